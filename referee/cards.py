@@ -1,0 +1,130 @@
+"""Cards of the standard 52-card French deck, and their text forms.
+
+A card prints as rank then suit: ``2C`` … ``10H``, ``JS``, ``QD``, ``KC``, ``AH``.
+Parsing also accepts ``T`` for ten and the Swedish/Danish names a person types
+(``hjärter dam``, ``klør konge``, ``spader 7``, ``ess ruter``).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+SUITS = "CDHS"
+RANKS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+RANK_TEXT = {2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9", 10: "10",
+             11: "J", 12: "Q", 13: "K", 14: "A"}
+SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+RANK_NAMES = {11: "jack", 12: "queen", 13: "king", 14: "ace"}
+
+JACK, QUEEN, KING, ACE = 11, 12, 13, 14
+
+#: Cards a court card demands in the two pile games (J 1, Q 2, K 3, A 4).
+COURT_DEMAND = {JACK: 1, QUEEN: 2, KING: 3, ACE: 4}
+
+_RANK_WORDS = {
+    "j": 11, "knekt": 11, "knægt": 11, "kn": 11,
+    "q": 12, "dam": 12, "dronning": 12,
+    "k": 13, "kung": 13, "konge": 13,
+    "a": 14, "ess": 14, "es": 14, "t": 10,
+}
+_SUIT_WORDS = {
+    "c": "C", "♣": "C", "klöver": "C", "klover": "C", "klør": "C", "klor": "C",
+    "d": "D", "♦": "D", "ruter": "D",
+    "h": "H", "♥": "H", "hjärter": "H", "hjarter": "H", "hjerter": "H",
+    "s": "S", "♠": "S", "spader": "S",
+}
+
+
+class CardError(ValueError):
+    """A text that names no card."""
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Card:
+    """One playing card: ``rank`` 2..14 (11 J, 12 Q, 13 K, 14 A) and ``suit`` one of ``CDHS``."""
+
+    rank: int
+    suit: str
+
+    def __post_init__(self) -> None:
+        if self.rank not in RANK_TEXT or self.suit not in SUITS or len(self.suit) != 1:
+            raise CardError(f"no such card: rank {self.rank!r}, suit {self.suit!r}")
+
+    def __str__(self) -> str:
+        return RANK_TEXT[self.rank] + self.suit
+
+    def __repr__(self) -> str:
+        return f"Card.parse({str(self)!r})"
+
+    @property
+    def is_court(self) -> bool:
+        """J, Q, K or A: the demand cards of the pile games."""
+        return self.rank >= JACK
+
+    @property
+    def demand(self) -> int:
+        """Cards this card demands in the pile games (0 for a number card)."""
+        return COURT_DEMAND.get(self.rank, 0)
+
+    def name(self) -> str:
+        """Plain English, e.g. ``queen of hearts``."""
+        rank = RANK_NAMES.get(self.rank, str(self.rank))
+        return f"{rank} of {SUIT_NAMES[self.suit]}"
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Read any accepted text form; raises :class:`CardError` with the text otherwise."""
+        return parse_card(text)
+
+
+def _rank_of(word: str) -> int | None:
+    if word.isdigit():
+        value = int(word)
+        return value if 2 <= value <= 10 else None
+    return _RANK_WORDS.get(word)
+
+
+def parse_card(text: str) -> Card:
+    """Parse ``QH``, ``10H``, ``TH``, ``hjärter dam``, ``dam hjärter``, ``klør 7`` …"""
+    if not isinstance(text, str):
+        raise CardError(f"not a card: {text!r} (expected text such as 'QH')")
+    raw = text.strip().lower()
+    words = [w for w in re.split(r"[\s_\-]+", raw) if w]
+    if len(words) == 2:
+        for rank_word, suit_word in (words, words[::-1]):
+            rank, suit = _rank_of(rank_word), _SUIT_WORDS.get(suit_word)
+            if rank is not None and suit is not None:
+                return Card(rank, suit)
+    elif len(words) == 1 and len(raw) >= 2:
+        rank, suit = _rank_of(raw[:-1]), _SUIT_WORDS.get(raw[-1])
+        if rank is not None and suit is not None:
+            return Card(rank, suit)
+    raise CardError(
+        f"not a card: {text!r} (expected rank then suit, e.g. 'QH', '10D', 'TS', 'hjärter dam')"
+    )
+
+
+def full_deck() -> list[Card]:
+    """The 52 cards in a fixed order: clubs 2..A, diamonds, hearts, spades."""
+    return [Card(rank, suit) for suit in SUITS for rank in RANKS]
+
+
+def shuffled_deck(seed: int) -> list[Card]:
+    """The full deck shuffled by ``random.Random(seed)``: the same seed, the same order."""
+    deck = full_deck()
+    random.Random(seed).shuffle(deck)
+    return deck
+
+
+def card_text(card: Card | None) -> str | None:
+    """The text form, or ``None`` for a card whose face is unknown."""
+    return None if card is None else str(card)
+
+
+def cards_text(cards: Iterable[Card | None]) -> list[str | None]:
+    """Text forms of several cards (``None`` kept for unknown faces)."""
+    return [card_text(c) for c in cards]

@@ -1,0 +1,169 @@
+"""Plain value types shared by every game: inputs, verdicts, the journal header.
+
+An :class:`Input` is exactly one journal line of ``JOURNAL.md``; a :class:`Verdict` is exactly one
+line of ``referee replay --json``. Both convert to and from those JSON objects losslessly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.cards import Card, CardError, cards_text, parse_card
+
+GAMES = ("beggar-my-neighbour", "banka-bever", "vandatta")
+
+#: Every act of the journal contract, with the games that know it.
+ACTS: dict[str, tuple[str, ...]] = {
+    "lay": ("beggar-my-neighbour", "banka-bever"),
+    "slap": ("banka-bever",),
+    "play": ("vandatta",),
+    "draw": ("vandatta",),
+    "pass": ("vandatta",),
+    "call": ("vandatta",),
+    "deal": ("vandatta",),
+    "reshuffle": ("vandatta",),
+}
+
+#: Judging priority at equal ``t``: a lay or play is judged before anything else.
+_ACT_PRIORITY = {"lay": 0, "play": 0}
+
+
+class InputError(ValueError):
+    """A journal input that cannot be read (bad field, unknown act, unreadable card)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One timestamped input from a seat: ``t`` in nanoseconds on the table clock."""
+
+    t: int
+    seat: int
+    act: str
+    card: Card | None = None
+    cards: tuple[Card, ...] | None = None
+    as_: Card | None = None
+    call: str | None = None
+    hands: tuple[tuple[Card, ...], ...] | None = None
+    stock: tuple[Card, ...] | None = None
+    upcard: Card | None = None
+
+    @property
+    def priority(self) -> int:
+        """0 for a lay or play (judged first at equal ``t``), 1 otherwise."""
+        return _ACT_PRIORITY.get(self.act, 1)
+
+    def to_json(self) -> dict[str, Any]:
+        """The journal line as a JSON-ready dict (only the fields that are set)."""
+        out: dict[str, Any] = {"t": self.t, "seat": self.seat, "act": self.act}
+        if self.card is not None:
+            out["card"] = str(self.card)
+        if self.cards is not None:
+            out["cards"] = cards_text(self.cards)
+        if self.as_ is not None:
+            out["as"] = str(self.as_)
+        if self.call is not None:
+            out["call"] = self.call
+        if self.hands is not None:
+            out["hands"] = [cards_text(h) for h in self.hands]
+        if self.stock is not None:
+            out["stock"] = cards_text(self.stock)
+        if self.upcard is not None:
+            out["upcard"] = str(self.upcard)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, n_seats: int | None = None) -> Input:
+        """Read one journal input line; raises :class:`InputError` naming what is wrong."""
+        if not isinstance(obj, dict):
+            raise InputError("an input must be a JSON object")
+        for key in ("t", "seat", "act"):
+            if key not in obj:
+                raise InputError(f"missing field {key!r}")
+        t, seat, act = obj["t"], obj["seat"], obj["act"]
+        if not isinstance(t, int) or isinstance(t, bool) or t < 0:
+            raise InputError(f"'t' must be a non-negative integer of nanoseconds, got {t!r}")
+        if not isinstance(seat, int) or isinstance(seat, bool):
+            raise InputError(f"'seat' must be an integer, got {seat!r}")
+        if n_seats is not None and not 0 <= seat < n_seats:
+            raise InputError(f"seat {seat} is out of range (seats 0..{n_seats - 1})")
+        if act not in ACTS:
+            raise InputError(f"unknown act {act!r} (known: {', '.join(ACTS)})")
+        kwargs: dict[str, Any] = {}
+        if obj.get("card") is not None:
+            kwargs["card"] = _card(obj["card"], "card")
+        if act == "play":
+            if "cards" not in obj:
+                raise InputError("missing field 'cards' (a play lists the cards laid)")
+        if obj.get("cards") is not None:
+            kwargs["cards"] = _card_list(obj["cards"], "cards")
+            if act == "play" and not kwargs["cards"]:
+                raise InputError("'cards' is empty: a play lays at least one card")
+        if obj.get("as") is not None:
+            kwargs["as_"] = _card(obj["as"], "as")
+        if act == "call":
+            if "call" not in obj:
+                raise InputError("missing field 'call' (e.g. \"lappen\")")
+            if not isinstance(obj["call"], str):
+                raise InputError(f"'call' must be text, got {obj['call']!r}")
+        if obj.get("call") is not None:
+            kwargs["call"] = str(obj["call"])
+        if obj.get("hands") is not None:
+            hands = obj["hands"]
+            if not isinstance(hands, list):
+                raise InputError("'hands' must be a list of card lists")
+            kwargs["hands"] = tuple(_card_list(h, "hands") for h in hands)
+        if obj.get("stock") is not None:
+            kwargs["stock"] = _card_list(obj["stock"], "stock")
+        if obj.get("upcard") is not None:
+            kwargs["upcard"] = _card(obj["upcard"], "upcard")
+        return cls(t=t, seat=seat, act=act, **kwargs)
+
+
+def _card(value: Any, key: str) -> Card:
+    try:
+        return parse_card(value)
+    except CardError as exc:
+        raise InputError(f"{key!r}: {exc}") from None
+
+
+def _card_list(value: Any, key: str) -> tuple[Card, ...]:
+    if not isinstance(value, list):
+        raise InputError(f"{key!r} must be a list of cards, got {value!r}")
+    return tuple(_card(v, key) for v in value)
+
+
+def judging_key(inp: Input, order: int) -> tuple[int, int, int]:
+    """Sort key of the judging order: ``t``, then lay/play before others, then arrival order."""
+    return (inp.t, inp.priority, order)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One ruling: ``verdict`` is its kind (``challenge``, ``pile_won`` …), ``data`` its fields."""
+
+    t: int
+    verdict: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A field of the verdict, or ``default``."""
+        return self.data.get(key, default)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``referee replay --json`` line as a dict."""
+        return {"t": self.t, "verdict": self.verdict, **self.data}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Verdict:
+        """Inverse of :meth:`to_json`."""
+        data = {k: v for k, v in obj.items() if k not in ("t", "verdict")}
+        return cls(t=obj["t"], verdict=obj["verdict"], data=data)
+
+
+def illegal(t: int, seat: int, code: str, reason: str) -> Verdict:
+    """A refused input: ``code`` is the stable identifier, ``reason`` words for a person."""
+    return Verdict(t, "illegal", {"seat": seat, "code": code, "reason": reason})

@@ -1,0 +1,127 @@
+"""Table options (*bordsval*) per game, by the exact names of RULES.md, validated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from referee.model import GAMES
+
+
+class OptionError(ValueError):
+    """An unknown table option or a bad value; ``key`` names the option."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"table option {key!r}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class BeggarOptions:
+    """Beggar My Neighbour: ``time_limit_s`` (seconds, default none)."""
+
+    time_limit_s: float | None = None
+
+
+@dataclass(frozen=True)
+class BankaOptions:
+    """Banka bäver options (RULES.md §2)."""
+
+    false_slap_penalty: str = "none"
+    collect_grace_ms: int = 1500
+    slap_back_in: bool = False
+    bottom_match: bool = True
+
+
+@dataclass(frozen=True)
+class VandattaOptions:
+    """Vändåtta options (RULES.md §3): variants, reshuffle and the points game."""
+
+    reshuffle_discards: bool = True
+    no_special_on_special: bool = False
+    no_special_finish: bool = False
+    lappen: bool = False
+    points_game: bool = False
+
+
+TableOptions = BeggarOptions | BankaOptions | VandattaOptions
+
+OPTION_CLASSES: dict[str, type] = {
+    "beggar-my-neighbour": BeggarOptions,
+    "banka-bever": BankaOptions,
+    "vandatta": VandattaOptions,
+}
+
+_CHOICES = {"false_slap_penalty": ("none", "burn")}
+
+
+def _check(key: str, kind: str, value: Any) -> Any:
+    if key in _CHOICES:
+        if value not in _CHOICES[key]:
+            raise OptionError(key, f"must be one of {', '.join(_CHOICES[key])}, got {value!r}")
+        return value
+    if "bool" in kind:
+        if not isinstance(value, bool):
+            raise OptionError(key, f"must be true or false, got {value!r}")
+        return value
+    if key == "collect_grace_ms":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise OptionError(key, f"must be a whole number of milliseconds >= 0, got {value!r}")
+        return value
+    if key == "time_limit_s":
+        if value is None or value == "none":
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise OptionError(key, f"must be a number of seconds > 0 or none, got {value!r}")
+        return value
+    return value  # pragma: no cover - every option is covered above
+
+
+def parse_options(game: str, raw: dict[str, Any] | None) -> TableOptions:
+    """Validate ``raw`` for ``game``: missing keys take defaults; unknown keys are errors."""
+    if game not in OPTION_CLASSES:
+        raise ValueError(f"unknown game {game!r} (known: {', '.join(GAMES)})")
+    cls = OPTION_CLASSES[game]
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise OptionError("options", "must be an object of option names to values")
+    known = {f.name: str(f.type) for f in fields(cls)}
+    values = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise OptionError(
+                key, f"unknown for {game} (known: {', '.join(known) or 'none'})"
+            )
+        values[key] = _check(key, known[key], value)
+    return cls(**values)
+
+
+def options_to_json(options: TableOptions) -> dict[str, Any]:
+    """Every option with its value, defaults included."""
+    return {f.name: getattr(options, f.name) for f in fields(options)}
+
+
+def parse_option_assignment(text: str) -> tuple[str, Any]:
+    """Read ``key=value`` from a command line: ``true``/``false``, numbers, ``none`` or text."""
+    if "=" not in text:
+        raise OptionError(text, "expected key=value, e.g. false_slap_penalty=burn")
+    key, value = text.split("=", 1)
+    key, value = key.strip(), value.strip()
+    low = value.lower()
+    parsed: Any
+    if low in ("true", "yes", "on"):
+        parsed = True
+    elif low in ("false", "no", "off"):
+        parsed = False
+    elif low in ("none", "null"):
+        parsed = None
+    else:
+        try:
+            parsed = int(value)
+        except ValueError:
+            try:
+                parsed = float(value)
+            except ValueError:
+                parsed = value
+    return key, parsed
