@@ -6,10 +6,11 @@ window* and then releases everything older than the window in judging order: ``t
 play before any other act at the same ``t``, then arrival order (``referee.model.judging_key``).
 
 Replaying a journal uses the same arbiter with the window closed by :meth:`Arbiter.flush`, so the
-order live and in replay is the same. An input that arrives after a later input was already
-released cannot be judged in its place any more: it is restamped 1 ns after the last released
-input (``late`` counts these) and that restamped input is what the caller journals, so a replay
-reproduces exactly what the table judged.
+order live and in replay is the same. The arbiter's *horizon* is the time up to which it has
+released (and so up to which the engine may have let time pass). An input that arrives with a
+``t`` at or before the horizon cannot be judged in its place any more: it is restamped 1 ns after
+the horizon (``late`` counts these) and that restamped input is what the caller journals, so a
+replay reproduces exactly what the table judged.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Arbiter:
         self.settle_ns = settle_ns
         self._held: list[tuple[tuple[int, int, int], Input]] = []
         self._arrivals = 0
-        self._released_key: tuple[int, int, int] | None = None
+        self.horizon: int | None = None
         self.late = 0
 
     def __len__(self) -> int:
@@ -42,12 +43,10 @@ class Arbiter:
     def push(self, inp: Input) -> Input:
         """Take one input; returns it as it will be judged (restamped if it came too late)."""
         self._arrivals += 1
-        key = judging_key(inp, self._arrivals)
-        if self._released_key is not None and key < self._released_key:
-            inp = replace(inp, t=self._released_key[0] + 1)
-            key = judging_key(inp, self._arrivals)
+        if self.horizon is not None and inp.t <= self.horizon:
+            inp = replace(inp, t=self.horizon + 1)
             self.late += 1
-        heapq.heappush(self._held, (key, inp))
+        heapq.heappush(self._held, (judging_key(inp, self._arrivals), inp))
         return inp
 
     def release(self, now_ns: int) -> list[Input]:
@@ -55,18 +54,18 @@ class Arbiter:
         out: list[Input] = []
         limit = now_ns - self.settle_ns
         while self._held and self._held[0][1].t <= limit:
-            key, inp = heapq.heappop(self._held)
-            self._released_key = key
-            out.append(inp)
+            out.append(heapq.heappop(self._held)[1])
+        if self.horizon is None or limit > self.horizon:
+            self.horizon = limit
         return out
 
     def flush(self) -> list[Input]:
         """Everything held, in judging order (end of a replay, or shutting down)."""
         out: list[Input] = []
         while self._held:
-            key, inp = heapq.heappop(self._held)
-            self._released_key = key
-            out.append(inp)
+            out.append(heapq.heappop(self._held)[1])
+        if out and (self.horizon is None or out[-1].t > self.horizon):
+            self.horizon = out[-1].t
         return out
 
     def next_due(self) -> int | None:

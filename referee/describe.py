@@ -1,0 +1,75 @@
+"""Plain words for verdicts and table state, for terminals and displays."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from referee.cards import parse_card
+
+_REASONS = {
+    "challenge": "won the challenge",
+    "double": "slapped a double",
+    "bottom_match": "slapped a match with the bottom card",
+    "payment_failed": "collects: the payer ran out of cards",
+    "last_player": "is the last player with cards",
+}
+
+
+def _name(seats: Sequence[str], seat: Any) -> str:
+    if isinstance(seat, int) and 0 <= seat < len(seats):
+        return seats[seat]
+    return f"seat {seat}"
+
+
+def _card(text: Any) -> str:
+    try:
+        return parse_card(text).name()
+    except Exception:
+        return str(text)
+
+
+def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
+    """One verdict (its JSON dict) as a sentence for a person at the table."""
+    kind = verdict.get("verdict")
+    n = lambda key: _name(seats, verdict.get(key))  # noqa: E731
+    if kind == "challenge":
+        owes = verdict.get("owes")
+        return f"{n('by')} challenges: {n('seat')} owes {owes} card{'s' * (owes != 1)}"
+    if kind == "pile_won":
+        reason = _REASONS.get(verdict.get("reason", ""), verdict.get("reason", ""))
+        return f"{n('seat')} {reason} and takes the pile ({verdict.get('cards')} cards)"
+    if kind == "false_slap":
+        burned = f", burns the {_card(verdict['card'])}" if verdict.get("card") else ""
+        return f"{n('seat')} slapped falsely{burned}"
+    if kind == "slap_lost":
+        return f"{n('seat')} was too late: {n('to')} won the slap"
+    if kind == "illegal":
+        return f"{n('seat')}: not allowed — {verdict.get('reason', verdict.get('code'))}"
+    if kind == "desync":
+        return (f"{n('seat')}: the table and the referee disagree — expected the "
+                f"{_card(verdict.get('expected'))}, got the {_card(verdict.get('got'))}")
+    if kind == "out":
+        return f"{n('seat')} is out of the game"
+    if kind == "round_over":
+        scores = verdict.get("scores") or []
+        text = ", ".join(f"{_name(seats, i)} {s}" for i, s in enumerate(scores))
+        head = ("Round blocked" if verdict.get("winner") is None
+                else f"{n('winner')} wins the round")
+        totals = verdict.get("totals")
+        if totals:
+            text += "; totals " + ", ".join(f"{_name(seats, i)} {s}" for i, s in enumerate(totals))
+        return f"{head} — hand scores {text}"
+    if kind == "game_over":
+        winners = [_name(seats, w) for w in verdict.get("winners") or []]
+        if not winners:
+            return "Game over"
+        return f"Game over: {' and '.join(winners)} win{'s' * (len(winners) == 1)}"
+    extra = {k: v for k, v in verdict.items() if k not in ("t", "verdict")}
+    return f"{kind}: {extra}"
+
+
+def format_time(t_ns: int) -> str:
+    """Table-clock nanoseconds as ``m:ss.mmm``."""
+    ms = t_ns // 1_000_000
+    return f"{ms // 60_000}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"

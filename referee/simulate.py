@@ -1,0 +1,348 @@
+"""``referee simulate``: a whole game with virtual players on a virtual table clock.
+
+The players are seeded: the same ``--seed`` gives the same deal, the same reactions and so the
+same journal and verdicts. Every input goes through :class:`referee.table.Table` (journal →
+arbiter → engine), the code a real table runs, so replaying the written journal reproduces the
+simulation's verdicts exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import random
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.cards import Card, parse_card, shuffled_deck
+from referee.deal import HAND_SIZE
+from referee.engine import SEAT_LIMITS
+from referee.journal import JournalHeader, JournalWriter
+from referee.model import GAMES, Input, Verdict
+from referee.options import OptionError, parse_option_assignment, parse_options
+from referee.table import Table
+
+MS = 1_000_000
+DEFAULT_NAMES = ("Anna", "Bo", "Cia", "Dan", "Eva", "Frej", "Gun", "Hugo")
+#: A game that has not ended after this many inputs is stopped (Beggar can loop for ever).
+MAX_INPUTS = 200_000
+
+
+@dataclass
+class Step:
+    """One judged input of the simulation, with the verdicts and state it produced."""
+
+    t: int
+    input: Input | None
+    verdicts: list[Verdict]
+    state: dict[str, Any]
+
+
+@dataclass(order=True)
+class _Plan:
+    t: int
+    order: int
+    inp: Input = field(compare=False)
+    version: int = field(compare=False, default=-1)
+
+
+class Simulation:
+    """A seeded game between virtual players; iterate :meth:`steps` to play it."""
+
+    def __init__(
+        self,
+        game: str,
+        players: int,
+        seed: int,
+        *,
+        options: dict[str, Any] | None = None,
+        dealer: int = 0,
+        names: list[str] | None = None,
+        journal: JournalWriter | None = None,
+        journal_path: str | None = None,
+    ) -> None:
+        if game not in GAMES:
+            raise ValueError(f"unknown game {game!r} (known: {', '.join(GAMES)})")
+        lo, hi = SEAT_LIMITS[game]
+        if not lo <= players <= hi:
+            raise ValueError(f"{game} takes {lo} to {hi} players, not {players}")
+        names = names or list(DEFAULT_NAMES[:players])
+        opts = parse_options(game, options or {})
+        self.header = JournalHeader(game, tuple(names), dealer % players, opts, seed).resolved()
+        if journal is None and journal_path is not None:
+            journal = JournalWriter(journal_path, self.header, fsync=False)
+        self.table = Table(self.header, settle_ns=0, journal=journal)
+        self.rng = random.Random(f"players-{seed}")
+        self.skill = [self.rng.uniform(0.8, 1.3) for _ in range(players)]
+        self._plans: list[_Plan] = []
+        self._order = 0
+        self._version = 0
+        self.t = 1_000 * MS
+        self._laid: list[Card | None] = []  # Banka bäver: cards laid face up on this pile
+        self._deals = 0
+
+    @property
+    def engine(self) -> Any:
+        """The engine judging the game."""
+        return self.table.engine
+
+    # -- planning -----------------------------------------------------------------------
+    def _plan(self, t: int, inp: Input, *, versioned: bool = True) -> None:
+        self._order += 1
+        heapq.heappush(
+            self._plans, _Plan(t, self._order, inp, self._version if versioned else -1)
+        )
+
+    def _reaction(self, seat: int, base_ms: float, spread: float = 0.25) -> int:
+        ms = self.rng.lognormvariate(0, spread) * base_ms * self.skill[seat]
+        return int(ms * MS) + self.rng.randrange(1000)
+
+    def _plan_turn(self, now: int) -> None:
+        """Plan the next act of the seat(s) to act; older plans of this kind become stale."""
+        self._version += 1
+        if self.engine.over:
+            return
+        game = self.header.game
+        if game == "vandatta":
+            self._plan_vandatta(now)
+            return
+        lays = [i for i in self.engine.legal_inputs(now) if i.act == "lay"]
+        if lays:
+            lay = lays[0]
+            delay = self._reaction(lay.seat, 450 if game == "banka-bever" else 550, 0.3)
+            self._plan(now + delay, lay)
+
+    def _plan_slaps(self, now: int, state: dict[str, Any]) -> None:
+        laid = self._laid
+        bottom = state.get("bottom")
+        bottom_rank = parse_card(bottom).rank if bottom else None
+        pile_n = len(state.get("pile") or [])
+        holds = len(laid) >= 2 and laid[-1] is not None and laid[-2] is not None and (
+            laid[-1].rank == laid[-2].rank)
+        if not holds and laid and laid[-1] is not None and bottom_rank is not None:
+            holds = (pile_n >= 2 and laid[-1].rank == bottom_rank
+                     and self.header.options.bottom_match)
+        for seat in range(self.header.n_seats):
+            if state["counts"][seat] == 0 and not self.header.options.slap_back_in:
+                continue
+            if seat in state.get("out", []):
+                continue
+            if holds and self.rng.random() < 0.9:
+                self._plan(now + self._reaction(seat, 320), Input(0, seat, "slap"),
+                           versioned=False)
+            elif not holds and self.rng.random() < 0.004:
+                self._plan(now + self._reaction(seat, 380), Input(0, seat, "slap"),
+                           versioned=False)
+
+    def _plan_vandatta(self, now: int) -> None:
+        legal = self.engine.legal_inputs(now)
+        state = self.engine.state()
+        if not legal:
+            if state.get("phase") == "round_over" and not self.engine.over:
+                self._plan(now + 3000 * MS, self._next_deal(state))
+            return
+        seat = legal[0].seat
+        choice = self._choose_vandatta(legal, state)
+        self._plan(now + self._reaction(seat, 1400, 0.35), choice)
+
+    def _choose_vandatta(self, legal: list[Input], state: dict[str, Any]) -> Input:
+        by_act: dict[str, list[Input]] = {}
+        for inp in legal:
+            by_act.setdefault(inp.act, []).append(inp)
+        if "reshuffle" in by_act:
+            return self._reshuffle(by_act["reshuffle"][0], state)
+        if "call" in by_act:
+            hand = self.engine.hand(by_act["call"][0].seat)
+            if len({c.rank for c in hand if c is not None}) <= 1 and self.rng.random() < 0.85:
+                return by_act["call"][0]
+        plays = by_act.get("play", [])
+        if plays:
+            def score(inp: Input) -> tuple[int, int, float]:
+                cards = inp.cards or ()
+                special = sum(1 for c in cards if c.rank in (8, 14))
+                return (-special if len(cards) > 1 else -special * 2, len(cards),
+                        self.rng.random())
+            if self.rng.random() < 0.9:
+                return max(plays, key=score)
+            return self.rng.choice(plays)
+        for act in ("draw", "pass"):
+            if act in by_act:
+                return by_act[act][0]
+        return legal[0]
+
+    def _reshuffle(self, template: Input, state: dict[str, Any]) -> Input:
+        if template.stock is not None:
+            return template
+        pile = [parse_card(c) for c in state["pile"][:-1] if c is not None]
+        self.rng.shuffle(pile)
+        return Input(template.t, template.seat, "reshuffle", stock=tuple(pile))
+
+    def _next_deal(self, state: dict[str, Any]) -> Input:
+        self._deals += 1
+        deck = shuffled_deck(self.rng.getrandbits(32))
+        n = self.header.n_seats
+        out = set(state.get("out", []))
+        dealer = state.get("dealer", 0)
+        hands: list[tuple[Card, ...]] = [() for _ in range(n)]
+        pos = 0
+        for k in range(1, n + 1):
+            seat = (dealer + k) % n
+            if seat not in out:
+                hands[seat] = tuple(deck[pos:pos + HAND_SIZE])
+                pos += HAND_SIZE
+        rest = deck[pos:]
+        seat = state.get("turn") if state.get("turn") is not None else dealer
+        return Input(0, seat, "deal", hands=tuple(hands), stock=tuple(rest[1:]), upcard=rest[0])
+
+    # -- running ------------------------------------------------------------------------
+    def steps(self) -> Iterator[Step]:
+        """Play the game, one judged input at a time."""
+        self._plan_turn(self.t)
+        count = 0
+        while self._plans and not self.engine.over and count < MAX_INPUTS:
+            plan = heapq.heappop(self._plans)
+            if plan.version not in (-1, self._version):
+                continue
+            count += 1
+            inp = Input(**{**_fields(plan.inp), "t": plan.t})
+            self.t = plan.t
+            self.table.push(inp)
+            verdicts = self.table.release(plan.t)
+            state = self.table.state()
+            self._after(inp, verdicts, state)
+            yield Step(plan.t, inp, verdicts, state)
+        if not self.engine.over:
+            verdicts = self.table.flush(finish=True)
+            if verdicts:
+                yield Step(self.t, None, verdicts, self.table.state())
+
+    def _after(self, inp: Input, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        game = self.header.game
+        changed = inp.act != "slap" or any(v.verdict in ("pile_won", "out") for v in verdicts)
+        if game == "banka-bever":
+            refused = any(v.verdict in ("illegal", "desync") for v in verdicts)
+            if inp.act == "lay" and not refused:
+                self._laid.append(inp.card or _top(state))
+            if any(v.verdict == "pile_won" for v in verdicts):
+                self._laid = []
+            if inp.act == "lay" and not refused:
+                self._plan_slaps(inp.t, state)
+        if changed or not self._has_turn_plan():
+            self._plan_turn(inp.t)
+
+    def _has_turn_plan(self) -> bool:
+        return any(p.version == self._version for p in self._plans)
+
+    def run(self, on_step: Callable[[Step], None] | None = None) -> list[Verdict]:
+        """Play to the end; returns every verdict."""
+        for step in self.steps():
+            if on_step is not None:
+                on_step(step)
+        return self.table.verdicts
+
+
+def _fields(inp: Input) -> dict[str, Any]:
+    return {name: getattr(inp, name) for name in Input.__slots__}
+
+
+def _top(state: dict[str, Any]) -> Card | None:
+    pile = state.get("pile") or []
+    return parse_card(pile[-1]) if pile and pile[-1] else None
+
+
+# -- command line ---------------------------------------------------------------------------
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from referee.cli import CommandError
+
+    options: dict[str, Any] = {}
+    try:
+        for text in args.option or []:
+            key, value = parse_option_assignment(text)
+            options[key] = value
+        sim = Simulation(args.game, args.players, args.seed, options=options,
+                         dealer=args.dealer, journal_path=args.journal)
+    except (OptionError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot write the journal: {exc}") from None
+    seats = list(sim.header.seats)
+    if args.json:
+        for step in sim.steps():
+            for v in step.verdicts:
+                print(json.dumps(v.to_json(), ensure_ascii=False))
+        print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
+    elif args.fast:
+        from referee.describe import describe, format_time
+
+        for step in sim.steps():
+            for v in step.verdicts:
+                print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+        print(_summary(sim))
+    else:
+        _live(sim, args.speed)
+    if sim.table.journal is not None:
+        sim.table.journal.close()
+    return 0
+
+
+def _summary(sim: Simulation) -> str:
+    state = sim.table.state()
+    seats = state["seats"]
+    winners = state.get("winners") or []
+    who = " and ".join(seats[w] for w in winners) or "nobody (stopped)"
+    return (f"{sim.header.game}: {state['cards_played']} cards played, "
+            f"{state['tricks']} piles collected; winner: {who}")
+
+
+def _live(sim: Simulation, speed: float) -> None:
+    from rich.console import Console
+    from rich.live import Live
+
+    from referee.view import render_table
+
+    console = Console()
+    recent: list[dict[str, Any]] = []
+    last_t: int | None = None
+    with Live(console=console, refresh_per_second=10, transient=False) as live:
+        for step in sim.steps():
+            if last_t is not None and speed > 0:
+                time.sleep(min((step.t - last_t) / 1e9 / speed, 2.0))
+            last_t = step.t
+            recent = (recent + [v.to_json() for v in step.verdicts])[-8:]
+            live.update(render_table(step.state, recent, status="simulation"))
+    console.print(_summary(sim))
+
+
+def register(sub: Any) -> None:
+    """Add the ``simulate`` subcommand."""
+    p = sub.add_parser(
+        "simulate", help="play a whole game with virtual players (no hardware, no broker)",
+        description="Play a whole game with seeded virtual players on a virtual table clock. "
+        "By default the table is shown live in the terminal at a human pace. The same seed "
+        "always gives the same game; --journal writes a journal that `referee replay` "
+        "judges to the same verdicts.",
+    )
+    p.add_argument("--game", required=True, choices=GAMES, help="which game to play")
+    p.add_argument("--players", type=int, default=4, help="number of seats (default 4)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the deal and the players")
+    p.add_argument("--dealer", type=int, default=0, help="the dealer's seat (default 0)")
+    p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
+                   help="a table option, e.g. -o false_slap_penalty=burn (repeatable)")
+    p.add_argument("--fast", action="store_true",
+                   help="run as fast as possible, printing verdicts as text")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="live view pace: 1 is real time, 4 four times faster (default 1)")
+    p.add_argument("--journal", metavar="PATH", help="write the game's journal to PATH")
+    p.add_argument("--json", action="store_true",
+                   help="print the verdicts and the final state as JSON lines (implies --fast)")
+    p.set_defaults(func=_cmd_simulate)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from referee.cli import main
+
+    sys.exit(main(["simulate", *sys.argv[1:]]))

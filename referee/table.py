@@ -1,0 +1,102 @@
+"""One table: inputs → journal → arbiter → engine → verdicts, the core the CLI and service share.
+
+``Table`` knows no clock: the caller says what time it is (``release(now_ns)``), the real
+monotonic clock at a real table, a virtual clock in simulation, and nothing at all in a replay
+(``flush``). So a replay of the journal goes through exactly the code that judged the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from referee.arbiter import DEFAULT_SETTLE_NS, Arbiter
+from referee.engine import Engine, new_engine
+from referee.journal import Journal, JournalHeader, JournalWriter
+from referee.model import Input, Verdict
+
+Listener = Callable[[list[Verdict], dict[str, Any]], None]
+
+
+class Table:
+    """A game in progress: journals every input before it is judged, and judges in time order."""
+
+    def __init__(
+        self,
+        header: JournalHeader,
+        *,
+        settle_ns: int = DEFAULT_SETTLE_NS,
+        journal: JournalWriter | None = None,
+    ) -> None:
+        self.header = header.resolved()
+        self.engine: Engine = new_engine(
+            self.header.game, self.header.n_seats, self.header.dealer,
+            self.header.options, self.header.deal,  # type: ignore[arg-type]
+        )
+        self.arbiter = Arbiter(settle_ns)
+        self.journal = journal
+        self.verdicts: list[Verdict] = []
+        self.inputs: list[Input] = []
+        self.listeners: list[Listener] = []
+
+    def push(self, inp: Input) -> Input:
+        """Take an input from any edge: journal it, hold it for judging; returns it as judged."""
+        inp = self.arbiter.push(inp)
+        if self.journal is not None:
+            self.journal.append(inp)
+        self.inputs.append(inp)
+        return inp
+
+    def _judge(self, inputs: Iterable[Input], until: int | None) -> list[Verdict]:
+        out: list[Verdict] = []
+        for inp in inputs:
+            out += self.engine.apply(inp)
+        if until is not None:
+            out += self.engine.advance(until)
+        return self._emit(out)
+
+    def _emit(self, out: list[Verdict]) -> list[Verdict]:
+        if out:
+            self.verdicts += out
+            state = self.state()
+            for listener in self.listeners:
+                listener(out, state)
+        return out
+
+    def release(self, now_ns: int) -> list[Verdict]:
+        """Judge every input older than the settle window and let time pass up to that point."""
+        released = self.arbiter.release(now_ns)
+        horizon = self.arbiter.horizon
+        return self._judge(released, horizon)
+
+    def flush(self, *, finish: bool = False) -> list[Verdict]:
+        """Judge everything held; with ``finish`` let pending graces run out (end of a replay)."""
+        out = self._judge(self.arbiter.flush(), None)
+        if finish:
+            out += self._emit(self.engine.finish())
+        return out
+
+    def state(self) -> dict[str, Any]:
+        """The engine's snapshot with the seat names added."""
+        state = dict(self.engine.state())
+        state["seats"] = list(self.header.seats)
+        return state
+
+
+@dataclass
+class ReplayResult:
+    """What a replay gives: every verdict in judging order and the final state."""
+
+    verdicts: list[Verdict]
+    state: dict[str, Any]
+    table: Table
+
+
+def replay(journal: Journal, *, finish: bool = True) -> ReplayResult:
+    """Judge a whole journal as ``referee replay`` does."""
+    table = Table(journal.header)
+    for inp in journal.inputs:
+        table.push(inp)
+    table.flush(finish=finish)
+    return ReplayResult(table.verdicts, table.state(), table)

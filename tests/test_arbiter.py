@@ -1,0 +1,40 @@
+"""The arbiter releases inputs in judging order, whatever order they arrived in."""
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from referee.arbiter import Arbiter
+from referee.model import Input
+
+
+def test_out_of_order_arrivals_come_out_in_time_order() -> None:
+    arb = Arbiter(settle_ns=10)
+    arb.push(Input(105, 1, "slap"))
+    arb.push(Input(100, 2, "slap"))
+    arb.push(Input(105, 0, "lay"))
+    assert arb.release(110) == [Input(100, 2, "slap")]
+    assert arb.release(120) == [Input(105, 0, "lay"), Input(105, 1, "slap")]
+    assert arb.next_due() is None
+
+
+def test_late_input_is_restamped_after_the_horizon() -> None:
+    arb = Arbiter(settle_ns=10)
+    arb.push(Input(100, 0, "lay"))
+    arb.release(200)
+    late = arb.push(Input(150, 1, "slap"))
+    assert late.t == 191 and arb.late == 1
+    assert arb.flush() == [late]
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from(["lay", "slap"])), max_size=40),
+       st.randoms())
+def test_flush_is_a_stable_sort_by_t_then_lay_first(items, rnd: random.Random) -> None:
+    inputs = [Input(t, k % 8, act) for k, (t, act) in enumerate(items)]
+    arb = Arbiter(settle_ns=0)
+    for inp in inputs:
+        arb.push(inp)
+    out = arb.flush()
+    expected = sorted(inputs, key=lambda i: (i.t, 0 if i.act == "lay" else 1))
+    assert out == expected

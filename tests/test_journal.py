@@ -1,0 +1,112 @@
+"""Journal reading and writing: strict, line-numbered errors, nothing before an error lost."""
+
+import json
+
+import pytest
+
+from referee.journal import JournalError, JournalHeader, JournalWriter, parse_lines, read_journal
+from referee.model import Input, InputError
+from referee.options import OptionError, parse_options
+
+HEADER = {"journal": 1, "game": "banka-bever", "seats": ["Anna", "Bo", "Cia"], "dealer": 2,
+          "options": {"false_slap_penalty": "none"}, "seed": 7, "deal": None}
+
+
+def lines(*objs: object) -> list[str]:
+    return [(o if isinstance(o, str) else json.dumps(o)) + "\n" for o in objs]
+
+
+def test_header_and_inputs_are_read() -> None:
+    j = parse_lines(lines(HEADER, {"t": 5, "seat": 0, "act": "lay", "card": "QH"},
+                          {"t": 9, "seat": 1, "act": "slap"}))
+    assert j.header.game == "banka-bever" and j.header.seats == ("Anna", "Bo", "Cia")
+    assert [i.act for i in j.inputs] == ["lay", "slap"] and j.lines == [2, 3]
+    assert str(j.inputs[0].card) == "QH"
+
+
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ("{nope", "not valid JSON"),
+        ({"t": 1, "seat": 0, "act": "dance"}, "unknown act"),
+        ({"seat": 0, "act": "slap"}, "missing field 't'"),
+        ({"t": 1, "seat": 5, "act": "slap"}, "out of range"),
+        ({"t": 1, "seat": 0, "act": "lay", "card": "QX"}, "not a card"),
+        ({"t": -1, "seat": 0, "act": "slap"}, "non-negative"),
+        ({"t": 1.5, "seat": 0, "act": "slap"}, "integer"),
+    ],
+)
+def test_malformed_line_names_line_and_reason_and_keeps_what_came_before(bad, words) -> None:
+    with pytest.raises(JournalError) as info:
+        parse_lines(lines(HEADER, {"t": 5, "seat": 0, "act": "lay"}, bad,
+                          {"t": 9, "seat": 1, "act": "slap"}))
+    assert info.value.line == 3 and words in info.value.reason
+    assert info.value.journal is not None and len(info.value.journal.inputs) == 1
+
+
+def test_vandatta_play_fields() -> None:
+    head = dict(HEADER, game="vandatta", options={})
+    j = parse_lines(lines(head, {"t": 1, "seat": 0, "act": "play", "cards": ["8H"], "as": "QS"}))
+    assert str(j.inputs[0].as_) == "QS"
+    with pytest.raises(JournalError, match="'as'"):
+        parse_lines(lines(head, {"t": 1, "seat": 0, "act": "play", "cards": ["8H"], "as": "X"}))
+    with pytest.raises(JournalError, match="cards"):
+        parse_lines(lines(head, {"t": 1, "seat": 0, "act": "play"}))
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"options": {"false_slap_penalty": "kick"}}, "false_slap_penalty"),
+        ({"options": {"banana": 1}}, "banana"),
+        ({"options": {"collect_grace_ms": -3}}, "collect_grace_ms"),
+        ({"game": "poker"}, "'game'"),
+        ({"seats": ["A"]}, "seats"),
+        ({"dealer": 3}, "dealer"),
+        ({"journal": 2}, "version"),
+        ({"deal": {"stacks": [["QH"], ["QH"], []], "pile": []}}, "more than once"),
+    ],
+)
+def test_bad_header_names_the_key(change, words) -> None:
+    with pytest.raises(JournalError) as info:
+        parse_lines(lines(dict(HEADER, **change)))
+    assert info.value.line == 1 and words in info.value.reason
+
+
+def test_options_defaults_and_errors() -> None:
+    opts = parse_options("banka-bever", {})
+    assert (opts.false_slap_penalty, opts.collect_grace_ms, opts.slap_back_in,
+            opts.bottom_match) == ("none", 1500, False, True)
+    v = parse_options("vandatta", {"lappen": True})
+    assert v.lappen and v.reshuffle_discards and not v.points_game
+    with pytest.raises(OptionError) as info:
+        parse_options("vandatta", {"lappen": "yes"})
+    assert info.value.key == "lappen"
+
+
+def test_writer_round_trip_and_torn_tail(tmp_path) -> None:
+    path = tmp_path / "j.jsonl"
+    header = JournalHeader.from_json(HEADER).resolved()
+    with JournalWriter(path, header) as w:
+        w.append(Input(10, 0, "lay"))
+        w.append(Input(20, 1, "slap"))
+    again = read_journal(path)
+    assert again.header.deal == header.deal and [i.t for i in again.inputs] == [10, 20]
+    with open(path, "a") as fh:
+        fh.write('{"t": 30, "seat": 2, "ac')  # a power cut mid-line
+    with pytest.raises(JournalError):
+        read_journal(path)
+    torn = read_journal(path, tolerate_torn_tail=True)
+    assert len(torn.inputs) == 2 and torn.torn_tail is not None
+    # Appending after a torn tail must start a fresh line.
+    with JournalWriter(path) as w:
+        w.append(Input(40, 0, "lay"))
+    assert [i.t for i in read_journal(path, tolerate_torn_tail=True).inputs][-1] == 40
+
+
+def test_input_round_trip() -> None:
+    obj = {"t": 3, "seat": 1, "act": "deal", "hands": [["QH"], ["2C"]], "stock": ["3C"],
+           "upcard": "4D"}
+    assert Input.from_json(obj).to_json() == obj
+    with pytest.raises(InputError):
+        Input.from_json(["not", "an", "object"])
