@@ -1,0 +1,335 @@
+"""The table's pin map: which GPIO each seat's slap button, call button and LED is wired to.
+
+It is read from the ``[hardware]`` table and the ``[[seats]]`` array of the table's TOML
+configuration (other top-level tables in the same file belong to other parts of the referee and
+are left alone)::
+
+    [hardware]
+    pin_factory = "lgpio"        # or "mock"; GPIOZERO_PIN_FACTORY overrides it
+    pull_up = true               # buttons switch to GND, the Pi's internal pull-up holds them high
+    bounce_lockout_ms = 30       # after an accepted press or release, edges are contact bounce
+    stuck_ms = 5000              # a button held this long is reported stuck and ignored
+    settle_ms = 20               # the arbiter's settle window
+
+    [[seats]]
+    name = "Anna"
+    slap = 17                    # BCM number, or "GPIO17", "BCM17", "BOARD11"
+    call = 27                    # optional: the Vändåtta call ("lappen") button
+    led = 22                     # optional: the seat's LED
+
+Every error is a :class:`ConfigError` whose message starts with the key it is about
+(``seats[1].call``), so a person can find the line to fix.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The BCM GPIO numbers a 40-pin Raspberry Pi header offers for buttons and LEDs. GPIO 0 and 1
+#: (header pins 27 and 28) are reserved for the HAT ID EEPROM.
+USABLE_GPIO = range(2, 28)
+
+#: Physical header pin (``BOARDn``) → BCM GPIO number, for the 40-pin header.
+BOARD_TO_BCM: dict[int, int] = {
+    3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 23, 18: 24, 19: 10,
+    21: 9, 22: 25, 23: 11, 24: 8, 26: 7, 27: 0, 28: 1, 29: 5, 31: 6, 32: 12, 33: 13, 35: 19,
+    36: 16, 37: 26, 38: 20, 40: 21,
+}
+#: Header pins that are power or ground, named in errors.
+POWER_PINS = {1: "3V3", 2: "5V", 4: "5V", 17: "3V3"}
+GROUND_PINS = {6, 9, 14, 20, 25, 30, 34, 39}
+
+#: GPIO 2 and 3 (I²C) carry fixed 1.8 kΩ pull-ups on the board: they cannot be pulled down.
+FIXED_PULL_UP = {2, 3}
+
+PIN_FACTORIES = ("lgpio", "mock")
+
+DEFAULT_BOUNCE_LOCKOUT_MS = 30.0
+DEFAULT_STUCK_MS = 5000.0
+DEFAULT_SETTLE_MS = 20.0
+MAX_SEATS = 8
+
+_HARDWARE_KEYS = {
+    "pin_factory", "pull_up", "active_state", "bounce_lockout_ms", "stuck_ms", "settle_ms",
+    "led_active_high", "lgpio_workdir", "gpiochip",
+}
+_SEAT_KEYS = {"name", "slap", "call", "led"}
+
+
+class ConfigError(ValueError):
+    """A pin map that cannot be used; ``key`` names the offending key (``seats[0].slap``)."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SeatPins:
+    """One seat's wiring: BCM numbers of its slap button, call button and LED (``None``: none)."""
+
+    seat: int
+    name: str
+    slap: int
+    call: int | None = None
+    led: int | None = None
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    """The validated pin map and the timing parameters of the pads.
+
+    ``pull_up`` is ``True`` (internal pull-up, button to GND, pressed = low), ``False`` (internal
+    pull-down, button to 3V3, pressed = high) or ``None`` (external resistors; then
+    ``active_state`` says which level means pressed: ``True`` = high). This is exactly
+    gpiozero's ``InputDevice(pull_up=…, active_state=…)``.
+    """
+
+    seats: tuple[SeatPins, ...]
+    pin_factory: str = "lgpio"
+    pull_up: bool | None = True
+    active_state: bool | None = None
+    bounce_lockout_ms: float = DEFAULT_BOUNCE_LOCKOUT_MS
+    stuck_ms: float = DEFAULT_STUCK_MS
+    settle_ms: float = DEFAULT_SETTLE_MS
+    led_active_high: bool = True
+    lgpio_workdir: str | None = None
+    gpiochip: int | None = None
+
+    @property
+    def lockout_ns(self) -> int:
+        """The bounce lockout in nanoseconds."""
+        return round(self.bounce_lockout_ms * 1_000_000)
+
+    @property
+    def stuck_ns(self) -> int:
+        """The stuck-button time in nanoseconds."""
+        return round(self.stuck_ms * 1_000_000)
+
+    @property
+    def settle_ns(self) -> int:
+        """The arbiter's settle window in nanoseconds."""
+        return round(self.settle_ms * 1_000_000)
+
+    def factory_name(self, environ: dict[str, str] | None = None) -> str:
+        """The pin factory to use: ``GPIOZERO_PIN_FACTORY`` if set, else ``pin_factory``."""
+        env = os.environ if environ is None else environ
+        name = env.get("GPIOZERO_PIN_FACTORY", "").strip().lower()
+        if not name:
+            return self.pin_factory
+        if name not in PIN_FACTORIES:
+            raise ConfigError(
+                "GPIOZERO_PIN_FACTORY",
+                f"unsupported pin factory {name!r} (known: {', '.join(PIN_FACTORIES)})",
+            )
+        return name
+
+
+def parse_pin(value: Any, key: str) -> int:
+    """A pin given as a BCM number or a name (``GPIO17``, ``BCM17``, ``BOARD11``) → BCM number."""
+    if isinstance(value, bool):
+        raise ConfigError(key, f"must be a BCM GPIO number 2..27 or a pin name, got {value!r}")
+    if isinstance(value, int):
+        bcm = value
+    elif isinstance(value, str):
+        text = value.strip().upper()
+        for prefix in ("GPIO", "BCM"):
+            if text.startswith(prefix) and text[len(prefix):].isdigit():
+                bcm = int(text[len(prefix):])
+                break
+        else:
+            if text.startswith("BOARD") and text[5:].isdigit():
+                bcm = _board_pin(int(text[5:]), key)
+            elif text.startswith("J8:") and text[3:].isdigit():
+                bcm = _board_pin(int(text[3:]), key)
+            else:
+                raise ConfigError(
+                    key,
+                    f"unknown pin name {value!r} (use a BCM number 2..27, GPIOn, BCMn or BOARDn)",
+                )
+    else:
+        raise ConfigError(
+            key, f"must be a BCM GPIO number 2..27 or a pin name, got {type(value).__name__}"
+        )
+    if bcm in (0, 1):
+        raise ConfigError(key, f"GPIO{bcm} is reserved for the HAT ID EEPROM; use GPIO 2..27")
+    if bcm not in USABLE_GPIO:
+        raise ConfigError(
+            key, f"GPIO{bcm} is not on the Raspberry Pi 40-pin header (usable: GPIO 2..27)"
+        )
+    return bcm
+
+
+def _board_pin(n: int, key: str) -> int:
+    if n in POWER_PINS:
+        raise ConfigError(key, f"header pin {n} is {POWER_PINS[n]} power, not a GPIO")
+    if n in GROUND_PINS:
+        raise ConfigError(key, f"header pin {n} is ground, not a GPIO")
+    if n not in BOARD_TO_BCM:
+        raise ConfigError(key, f"there is no header pin {n} on the 40-pin header (1..40)")
+    return BOARD_TO_BCM[n]
+
+
+def _number(raw: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
+    if key not in raw:
+        return default
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"hardware.{key}", f"must be a number of milliseconds, got {value!r}")
+    if not lo <= value <= hi:
+        raise ConfigError(f"hardware.{key}", f"must be between {lo:g} and {hi:g} ms, got {value}")
+    return float(value)
+
+
+def _bool(raw: dict[str, Any], key: str, default: bool) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"hardware.{key}", f"must be true or false, got {value!r}")
+    return value
+
+
+def _pull(raw: dict[str, Any]) -> tuple[bool | None, bool | None]:
+    pull_up: Any = raw.get("pull_up", True)
+    if pull_up == "none":
+        pull_up = None
+    elif not isinstance(pull_up, bool):
+        raise ConfigError(
+            "hardware.pull_up",
+            f'must be true, false or "none" (external resistors), got {pull_up!r}',
+        )
+    active: Any = raw.get("active_state")
+    if active is not None:
+        if isinstance(active, str) and active.lower() in ("high", "low"):
+            active = active.lower() == "high"
+        elif not isinstance(active, bool):
+            raise ConfigError(
+                "hardware.active_state", f'must be "high", "low", true or false, got {active!r}'
+            )
+    if pull_up is None and active is None:
+        raise ConfigError(
+            "hardware.active_state",
+            'is required when pull_up = "none": say which level means pressed ("high" or "low")',
+        )
+    if pull_up is not None and active is not None:
+        raise ConfigError(
+            "hardware.active_state",
+            "only applies with pull_up = \"none\"; with an internal pull the pressed level "
+            "follows from it (pull-up: low, pull-down: high)",
+        )
+    return pull_up, active
+
+
+def parse_config(doc: dict[str, Any]) -> HardwareConfig:
+    """Validate a parsed TOML document (the whole table configuration) into a pin map."""
+    if not isinstance(doc, dict):
+        raise ConfigError("<config>", "must be a TOML document")
+    raw = doc.get("hardware", {})
+    if not isinstance(raw, dict):
+        raise ConfigError("hardware", "must be a table: [hardware]")
+    for key in raw:
+        if key not in _HARDWARE_KEYS:
+            raise ConfigError(
+                f"hardware.{key}", f"unknown key (known: {', '.join(sorted(_HARDWARE_KEYS))})"
+            )
+    factory = raw.get("pin_factory", "lgpio")
+    if factory not in PIN_FACTORIES:
+        raise ConfigError(
+            "hardware.pin_factory", f"must be one of {', '.join(PIN_FACTORIES)}, got {factory!r}"
+        )
+    pull_up, active = _pull(raw)
+    lockout = _number(raw, "bounce_lockout_ms", DEFAULT_BOUNCE_LOCKOUT_MS, 1, 500)
+    stuck = _number(raw, "stuck_ms", DEFAULT_STUCK_MS, 100, 600_000)
+    settle = _number(raw, "settle_ms", DEFAULT_SETTLE_MS, 0, 1000)
+    if stuck <= lockout:
+        raise ConfigError(
+            "hardware.stuck_ms",
+            f"must be longer than bounce_lockout_ms ({lockout:g}), got {stuck:g}",
+        )
+    workdir = raw.get("lgpio_workdir")
+    if workdir is not None and (not isinstance(workdir, str) or not os.path.isabs(workdir)):
+        raise ConfigError(
+            "hardware.lgpio_workdir", f"must be an absolute directory path, got {workdir!r}"
+        )
+    chip = raw.get("gpiochip")
+    if chip is not None and (isinstance(chip, bool) or not isinstance(chip, int) or chip < 0):
+        raise ConfigError("hardware.gpiochip", f"must be a gpiochip number >= 0, got {chip!r}")
+
+    seats_raw = doc.get("seats")
+    if seats_raw is None:
+        raise ConfigError("seats", "missing: add one [[seats]] entry per seat with its slap pin")
+    if not isinstance(seats_raw, list) or not all(isinstance(s, dict) for s in seats_raw):
+        raise ConfigError("seats", "must be an array of tables: [[seats]]")
+    if not 1 <= len(seats_raw) <= MAX_SEATS:
+        raise ConfigError("seats", f"must list 1..{MAX_SEATS} seats, got {len(seats_raw)}")
+
+    used: dict[int, str] = {}
+    seats: list[SeatPins] = []
+    for i, entry in enumerate(seats_raw):
+        for key in entry:
+            if key not in _SEAT_KEYS:
+                raise ConfigError(
+                    f"seats[{i}].{key}", f"unknown key (known: {', '.join(sorted(_SEAT_KEYS))})"
+                )
+        name = entry.get("name", f"Seat {i}")
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"seats[{i}].name", f"must be a non-empty text, got {name!r}")
+        if "slap" not in entry:
+            raise ConfigError(f"seats[{i}].slap", "missing: every seat needs a slap button pin")
+        pins: dict[str, int | None] = {}
+        for role in ("slap", "call", "led"):
+            key = f"seats[{i}].{role}"
+            if role not in entry:
+                pins[role] = None
+                continue
+            bcm = parse_pin(entry[role], key)
+            if bcm in used:
+                raise ConfigError(key, f"GPIO{bcm} is already used by {used[bcm]}")
+            if role != "led" and pull_up is False and bcm in FIXED_PULL_UP:
+                raise ConfigError(
+                    key, f"GPIO{bcm} has a fixed pull-up on the board and cannot be pulled down"
+                )
+            used[bcm] = key
+            pins[role] = bcm
+        slap = pins["slap"]
+        assert slap is not None
+        seats.append(SeatPins(i, name.strip(), slap, pins["call"], pins["led"]))
+
+    return HardwareConfig(
+        seats=tuple(seats),
+        pin_factory=factory,
+        pull_up=pull_up,
+        active_state=active,
+        bounce_lockout_ms=lockout,
+        stuck_ms=stuck,
+        settle_ms=settle,
+        led_active_high=_bool(raw, "led_active_high", True),
+        lgpio_workdir=workdir,
+        gpiochip=chip,
+    )
+
+
+def loads_config(text: str) -> HardwareConfig:
+    """Read a pin map from TOML text; a TOML syntax error becomes a :class:`ConfigError`."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError("<toml>", str(exc)) from None
+    return parse_config(doc)
+
+
+def load_config(path: str | os.PathLike[str]) -> HardwareConfig:
+    """Read the pin map from the table's TOML configuration file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(p), f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return loads_config(text)
+    except ConfigError as exc:
+        raise ConfigError(exc.key, f"{exc.reason} (in {p})") from None
