@@ -1,0 +1,162 @@
+"""The table's TOML configuration for ``referee run``: game, seats, options, edges, broker.
+
+Every error names the file and the key. Sections:
+
+``[table]``  ``id``, ``game``, ``seats`` (names, clockwise), ``dealer``, ``card_source``
+(``virtual``, ``console`` or ``board``), ``journal_dir``, ``settle_ms``, ``seed`` (virtual deck).
+``[options]`` table options by the names of RULES.md.
+``[broker]`` ``url`` (``mqtt://host:port`` or ``ws://…``), ``username``, ``password`` or
+``password_file``. Leave the section out to run without a feed.
+``[board]`` ``port`` (device path or pyserial URL) and ``deck`` (the deck file of tag ids).
+``[hardware]`` and ``[[seats]]``: the GPIO pin map, read by :mod:`hardware.config`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.engine import SEAT_LIMITS
+from referee.model import GAMES
+from referee.options import OptionError, TableOptions, parse_options
+
+CARD_SOURCES = ("virtual", "console", "board")
+
+
+class ConfigError(ValueError):
+    """A configuration error: ``path`` and ``key`` say where."""
+
+    def __init__(self, path: str, key: str, reason: str) -> None:
+        super().__init__(f"{path}: {key}: {reason}")
+        self.path, self.key, self.reason = path, key, reason
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Where the feed publishes."""
+
+    url: str
+    username: str | None = None
+    password: str | None = None
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """Everything ``referee run`` needs to know about one table."""
+
+    table_id: str
+    game: str
+    seats: tuple[str, ...]
+    options: TableOptions
+    dealer: int = 0
+    card_source: str = "virtual"
+    journal_dir: Path = Path("journals")
+    settle_ms: float = 20.0
+    seed: int | None = None
+    broker: BrokerConfig | None = None
+    board_port: str | None = None
+    deck_file: Path | None = None
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    path: str = "<config>"
+
+
+def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str,
+         where: str, default: Any = ..., ) -> Any:
+    if key not in section:
+        if default is ...:
+            raise ConfigError(path, f"{where}.{key}", "is required")
+        return default
+    value = section[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _tuple(kind)):
+        names = " or ".join(k.__name__ for k in _tuple(kind))
+        raise ConfigError(path, f"{where}.{key}", f"must be {names}, got {value!r}")
+    return value
+
+
+def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
+    """Validate a parsed TOML document."""
+    known = {"table", "options", "broker", "board", "hardware", "seats"}
+    for key in raw:
+        if key not in known:
+            raise ConfigError(path, key, f"unknown section (known: {', '.join(sorted(known))})")
+    table = raw.get("table")
+    if not isinstance(table, dict):
+        raise ConfigError(path, "table", "the [table] section is required")
+    table_keys = {"id", "game", "seats", "dealer", "card_source", "journal_dir", "settle_ms",
+                  "seed"}
+    for key in table:
+        if key not in table_keys:
+            raise ConfigError(path, f"table.{key}",
+                              f"unknown key (known: {', '.join(sorted(table_keys))})")
+    table_id = _get(table, "id", str, path, "table")
+    if not table_id or "/" in table_id or "+" in table_id or "#" in table_id:
+        raise ConfigError(path, "table.id", "must be non-empty, without / + or #")
+    game = _get(table, "game", str, path, "table")
+    if game not in GAMES:
+        raise ConfigError(path, "table.game", f"must be one of {', '.join(GAMES)}, got {game!r}")
+    seats = _get(table, "seats", list, path, "table")
+    if not all(isinstance(s, str) and s for s in seats):
+        raise ConfigError(path, "table.seats", "must be a list of names")
+    lo, hi = SEAT_LIMITS[game]
+    if not lo <= len(seats) <= hi:
+        raise ConfigError(path, "table.seats", f"{game} takes {lo} to {hi} seats, got {len(seats)}")
+    dealer = _get(table, "dealer", int, path, "table", 0)
+    if not 0 <= dealer < len(seats):
+        raise ConfigError(path, "table.dealer", f"must be a seat number 0..{len(seats) - 1}")
+    source = _get(table, "card_source", str, path, "table", "virtual")
+    if source not in CARD_SOURCES:
+        raise ConfigError(path, "table.card_source",
+                          f"must be one of {', '.join(CARD_SOURCES)}, got {source!r}")
+    settle = _get(table, "settle_ms", (int, float), path, "table", 20.0)
+    if not 0 <= settle <= 1000:
+        raise ConfigError(path, "table.settle_ms", "must be between 0 and 1000")
+    seed = _get(table, "seed", int, path, "table", None)
+    base = Path(path).parent if path != "<config>" else Path(".")
+    journal_dir = base / _get(table, "journal_dir", str, path, "table", "journals")
+    try:
+        options = parse_options(game, raw.get("options", {}))
+    except OptionError as exc:
+        raise ConfigError(path, f"options.{exc.key}", exc.reason) from None
+    broker = None
+    if "broker" in raw:
+        b = raw["broker"]
+        if not isinstance(b, dict):
+            raise ConfigError(path, "broker", "must be a section")
+        password = _get(b, "password", str, path, "broker", None)
+        pfile = _get(b, "password_file", str, path, "broker", None)
+        if pfile is not None:
+            try:
+                password = (base / pfile).read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(path, "broker.password_file", f"cannot read: {exc}") from None
+        broker = BrokerConfig(_get(b, "url", str, path, "broker"),
+                              _get(b, "username", str, path, "broker", None), password)
+    board_port = deck = None
+    if "board" in raw:
+        bd = raw["board"]
+        board_port = _get(bd, "port", str, path, "board")
+        deck_name = _get(bd, "deck", str, path, "board", None)
+        deck = None if deck_name is None else base / deck_name
+    if source == "board" and board_port is None:
+        raise ConfigError(path, "board.port", "card_source = \"board\" needs [board] port")
+    return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
+                       float(settle), seed, broker, board_port, deck, raw, path)
+
+
+def load_config(path: str | Path) -> TableConfig:
+    """Read and validate a TOML configuration file."""
+    p = str(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(p, "-", f"cannot read the file: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(p, "-", f"not valid TOML: {exc}") from None
+    return parse_config(raw, p)
