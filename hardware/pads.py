@@ -1,0 +1,543 @@
+"""Slap and call pads on gpiozero: button edges in, timestamped :class:`referee.model.Input` out.
+
+Who slapped first is decided by the time each button edge *happened*, never by the order in
+which Python ran the callbacks. How this module gets that time:
+
+The edge time, on the Pi
+    gpiozero's lgpio pin factory claims each line for alerts (``lgpio.gpio_claim_alert``). The
+    kernel stamps every edge event when the interrupt fires, and lgpio passes that stamp through
+    its notification pipe to the Python callback as ``tick`` — integer nanoseconds on
+    ``CLOCK_MONOTONIC`` (the kernel GPIO character device stamps events on ``CLOCK_MONOTONIC``
+    by default, on the v1 uAPI since Linux 5.7). gpiozero's :class:`~gpiozero.pins.lgpio.LGPIOPin`
+    hands it on as ``when_changed(ticks, state)`` but divides it into float seconds first, and
+    the public ``Button.when_pressed`` drops it entirely: by the time that runs, all that is left
+    is "now", which is exactly the delivery order the arbiter must not trust. So:
+
+    - :func:`lgpio_factory` builds :class:`NsLGPIOFactory`, a subclass of gpiozero's
+      ``LGPIOFactory`` whose pins pass lgpio's integer ``tick`` through unchanged and whose
+      ``ticks()`` is ``time.monotonic_ns()`` — the same clock, the same unit, so the card events
+      (stamped with ``time.monotonic_ns()`` by the firmware bridge's clock sync) and the button
+      edges are comparable to the nanosecond, and gpiozero's own ``ticks_diff`` still works;
+    - :class:`Pad` is an ``InputDevice`` that listens on the pin's documented ``when_changed``
+      hook, which receives ``(ticks, state)``, instead of ``when_pressed``.
+
+No library debounce on the timing path
+    lgpio's debounce (``gpio_set_debounce_micros``) reports an edge only once the line has been
+    stable for the debounce period, and stamps it with *the last edge plus the debounce period*:
+    a bouncier button would look later than a clean one, and two close presses could swap. So
+    the pins run with ``bounce = None`` and :class:`ButtonLogic` debounces in software: the
+    *first* edge of a press is the slap's time, and for ``lockout_ns`` after any accepted press
+    or release further edges are contact bounce and change nothing (default 30 ms: buttons
+    chatter for 0.1–5 ms, a person cannot slap twice within ~100 ms).
+
+Stuck buttons
+    A button held closed longer than ``stuck_ns`` (default 5 s) is flagged: a
+    :class:`PadEvent` ``button_stuck`` is reported, and the button is ignored until it is
+    released (``button_released``). The service turns these into verdict-stream notices
+    (:meth:`PadEvent.to_verdict`: ``{"t": …, "verdict": "button_stuck", "seat": 2,
+    "button": "slap"}``). They are not inputs: they are not journalled and no engine sees them.
+
+On a laptop the same code runs on :class:`hardware.mock.VirtualMockFactory` (``pin_factory =
+"mock"`` or ``GPIOZERO_PIN_FACTORY=mock``), whose ticks are integer nanoseconds too.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from gpiozero import LED, InputDevice
+from gpiozero.pins import Factory
+
+from hardware.config import DEFAULT_BOUNCE_LOCKOUT_MS, DEFAULT_STUCK_MS, HardwareConfig
+from referee.model import Input, Verdict
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LOCKOUT_NS = round(DEFAULT_BOUNCE_LOCKOUT_MS * 1_000_000)
+DEFAULT_STUCK_NS = round(DEFAULT_STUCK_MS * 1_000_000)
+
+#: An edge stamp further than this from ``time.monotonic_ns()`` when it arrives cannot be on
+#: CLOCK_MONOTONIC (a kernel before 5.7 stamps the v1 uAPI on CLOCK_REALTIME).
+_CLOCK_SANITY_NS = 60 * 1_000_000_000
+
+
+def ticks_to_ns(ticks: int | float) -> int:
+    """A gpiozero ``ticks`` value in integer nanoseconds.
+
+    The factories of this package (:class:`NsLGPIOFactory`, ``VirtualMockFactory``) tick in
+    integer nanoseconds, passed through unchanged. Any other gpiozero factory ticks in float
+    seconds of ``time.monotonic()``: converted, at whatever precision the float still holds.
+    """
+    if isinstance(ticks, int):
+        return ticks
+    return round(ticks * 1e9)
+
+
+class Change(NamedTuple):
+    """What one button did, as :class:`ButtonLogic` decided: ``press``, ``stuck``, ``released``
+    (the end of a stuck hold) at ``t``."""
+
+    kind: str
+    t: int
+
+
+class ButtonLogic:
+    """Software debounce and stuck detection for one button line; pure, no clock of its own.
+
+    Feed it every raw edge (:meth:`edge`) and, now and then, the time (:meth:`check`). It keeps
+    the button's logical state:
+
+    - released → pressed on an *active* edge outside the lockout: a ``press`` at that edge's
+      own time (the first edge of the bounce burst), and the lockout starts;
+    - pressed → released on an *inactive* edge outside the lockout; the lockout starts again;
+    - every edge inside the lockout only updates the raw level (counted in ``bounces``). If the
+      line has ended up at the other level when the lockout is over, that is a real transition
+      that happened inside the lockout (a tap shorter than the lockout, or a re-press right after
+      a release): it is taken at the time of the last raw edge, when the contact settled;
+    - pressed for ``stuck_ns`` → ``stuck``: nothing from this button counts until it is
+      released, which gives ``released``.
+
+    An edge stamped earlier than one already seen on this line is dropped (``stale``): one
+    line's events come in order, so that would be a driver fault, not a press.
+    """
+
+    def __init__(
+        self,
+        lockout_ns: int = DEFAULT_LOCKOUT_NS,
+        stuck_ns: int = DEFAULT_STUCK_NS,
+        *,
+        active: bool = False,
+        now: int = 0,
+    ) -> None:
+        if lockout_ns <= 0:
+            raise ValueError("the bounce lockout must be positive")
+        if stuck_ns <= lockout_ns:
+            raise ValueError("the stuck time must be longer than the bounce lockout")
+        self.lockout_ns = lockout_ns
+        self.stuck_ns = stuck_ns
+        self.raw = active
+        self.raw_t = now
+        self.pressed = active
+        # A button already closed at start-up counts as pressed since now, but is no slap.
+        self.press_t: int | None = now if active else None
+        self.lock_until = now
+        self.last_t = now
+        self.stuck = False
+        self.presses = 0
+        self.bounces = 0
+        self.ignored = 0
+        self.stale = 0
+
+    def edge(self, t: int, active: bool) -> list[Change]:
+        """One raw edge of the line at ``t`` (``active``: the line is now at its pressed level)."""
+        if t < self.last_t:
+            self.stale += 1
+            return []
+        self.last_t = t
+        out = self.check(t)
+        self.raw, self.raw_t = active, t
+        if t < self.lock_until:
+            self.bounces += 1
+            return out
+        if self.stuck:
+            if not active:
+                out += self._transition(t, False)
+            else:
+                self.ignored += 1
+            return out
+        if active != self.pressed:
+            out += self._transition(t, active)
+        return out
+
+    def check(self, now: int) -> list[Change]:
+        """Let time pass to ``now``: settle a transition left inside a finished lockout, and
+        flag a button held for the stuck time."""
+        out: list[Change] = []
+        if now >= self.lock_until and self.raw != self.pressed:
+            out += self._transition(self.raw_t, self.raw)
+        if (
+            self.pressed
+            and not self.stuck
+            and self.press_t is not None
+            and now - self.press_t >= self.stuck_ns
+        ):
+            self.stuck = True
+            out.append(Change("stuck", self.press_t + self.stuck_ns))
+        return out
+
+    def next_due(self) -> int | None:
+        """The time at which :meth:`check` next has something to do, if any: the end of a
+        lockout that a transition is waiting on, or the moment a held button becomes stuck."""
+        due: list[int] = []
+        if self.raw != self.pressed:
+            due.append(self.lock_until)
+        if self.pressed and not self.stuck and self.press_t is not None:
+            due.append(self.press_t + self.stuck_ns)
+        return min(due) if due else None
+
+    def _transition(self, t: int, active: bool) -> list[Change]:
+        self.pressed = active
+        self.lock_until = t + self.lockout_ns
+        if active:
+            self.press_t = t
+            self.presses += 1
+            return [Change("press", t)]
+        self.press_t = None
+        if self.stuck:
+            self.stuck = False
+            return [Change("released", t)]
+        return []
+
+
+@dataclass(frozen=True)
+class PadEvent:
+    """A notice about a button, not an input: ``button_stuck`` or ``button_released``.
+
+    ``t`` is on the table clock (when the hold passed the stuck time, or when the button was
+    let go); ``button`` is ``"slap"`` or ``"call"``.
+    """
+
+    kind: str
+    t: int
+    seat: int
+    button: str
+
+    def to_verdict(self) -> Verdict:
+        """The verdict-stream notice: ``{"t", "verdict": kind, "seat", "button"}``."""
+        return Verdict(self.t, self.kind, {"seat": self.seat, "button": self.button})
+
+
+InputSink = Callable[[Input], object]
+EventSink = Callable[[PadEvent], object]
+
+
+class Pad(InputDevice):
+    """One button of one seat on a GPIO line, delivering timestamped inputs to ``on_input``.
+
+    A press becomes ``Input(t, seat, act)`` (``act="slap"``, or ``act="call", call="lappen"``
+    for a call button) with ``t`` the first edge's timestamp in nanoseconds on
+    ``CLOCK_MONOTONIC``. Callbacks run on the pin factory's thread (lgpio's notification
+    thread on the Pi): ``on_input`` must be thread-safe (``SlapDriver.submit`` is).
+    Call :meth:`check` every so often, and at :meth:`next_due` (the drivers do), so that a stuck
+    button is noticed and a press made inside the lockout is not delivered late.
+
+    ``table_time`` maps an edge time (CLOCK_MONOTONIC ns) onto the table clock, for a service
+    whose table clock is offset from CLOCK_MONOTONIC (a game resumed after a reboot).
+    """
+
+    button = "slap"
+
+    def __init__(
+        self,
+        pin: int | str,
+        *,
+        seat: int,
+        on_input: InputSink,
+        on_event: EventSink | None = None,
+        act: str = "slap",
+        call: str | None = None,
+        lockout_ns: int = DEFAULT_LOCKOUT_NS,
+        stuck_ns: int = DEFAULT_STUCK_NS,
+        pull_up: bool | None = True,
+        active_state: bool | None = None,
+        pin_factory: Factory | None = None,
+        table_time: Callable[[int], int] | None = None,
+    ) -> None:
+        super().__init__(pin, pull_up=pull_up, active_state=active_state, pin_factory=pin_factory)
+        self.seat = seat
+        self.act = act
+        self.call = call
+        self.on_input = on_input
+        self.on_event = on_event
+        self.table_time = table_time
+        self._lock = threading.Lock()
+        try:
+            self.pin.bounce = None  # never the library's debounce: see the module docstring
+            self.pin.edges = "both"
+            self.logic = ButtonLogic(
+                lockout_ns, stuck_ns, active=self.is_active, now=self._now()
+            )
+            self.pin.when_changed = self._pin_changed
+        except BaseException:
+            self.close()
+            raise
+
+    def _now(self) -> int:
+        return ticks_to_ns(self.pin_factory.ticks())
+
+    def _pin_changed(self, ticks: int | float, state: Any) -> None:
+        if state not in (0, 1, True, False):  # lgpio watchdog reports (level 2): not an edge
+            return
+        t = ticks_to_ns(ticks)
+        with self._lock:
+            changes = self.logic.edge(t, bool(self._state_to_value(state)))
+        self._deliver(changes)
+
+    def check(self, now_ns: int | None = None) -> None:
+        """Let time pass (default: the pin factory's now): reports a button stuck or settled."""
+        now = self._now() if now_ns is None else now_ns
+        with self._lock:
+            changes = self.logic.check(now)
+        self._deliver(changes)
+
+    def next_due(self) -> int | None:
+        """When :meth:`check` next has something to do (on the pin factory's clock), if ever."""
+        with self._lock:
+            return self.logic.next_due()
+
+    def _deliver(self, changes: Iterable[Change]) -> None:
+        for change in changes:
+            t = change.t if self.table_time is None else self.table_time(change.t)
+            if change.kind == "press":
+                self.on_input(Input(t=t, seat=self.seat, act=self.act, call=self.call))
+            elif self.on_event is not None:
+                kind = "button_stuck" if change.kind == "stuck" else "button_released"
+                self.on_event(PadEvent(kind, t, self.seat, self.button))
+
+    @property
+    def stuck(self) -> bool:
+        """True while the button is flagged stuck."""
+        return self.logic.stuck
+
+
+class SlapPad(Pad):
+    """A seat's slap button: each press is ``Input(t, seat, "slap")``."""
+
+    button = "slap"
+
+    def __init__(self, pin: int | str, **kwargs: Any) -> None:
+        super().__init__(pin, act="slap", call=None, **kwargs)
+
+
+class CallPad(Pad):
+    """A seat's call button (Vändåtta "lappen"): each press is
+    ``Input(t, seat, "call", call="lappen")``."""
+
+    button = "call"
+
+    def __init__(self, pin: int | str, *, call: str = "lappen", **kwargs: Any) -> None:
+        super().__init__(pin, act="call", call=call, **kwargs)
+
+
+class SeatPads:
+    """Every seat's slap and call pads of a table, from its :class:`HardwareConfig`."""
+
+    def __init__(
+        self,
+        config: HardwareConfig,
+        on_input: InputSink,
+        on_event: EventSink | None = None,
+        *,
+        pin_factory: Factory | None = None,
+        table_time: Callable[[int], int] | None = None,
+    ) -> None:
+        self.config = config
+        self.pin_factory = pin_factory if pin_factory is not None else make_pin_factory(config)
+        self.slap: dict[int, SlapPad] = {}
+        self.call: dict[int, CallPad] = {}
+        common: dict[str, Any] = dict(
+            on_input=on_input,
+            on_event=on_event,
+            lockout_ns=config.lockout_ns,
+            stuck_ns=config.stuck_ns,
+            pull_up=config.pull_up,
+            active_state=config.active_state,
+            pin_factory=self.pin_factory,
+            table_time=table_time,
+        )
+        try:
+            for seat in config.seats:
+                self.slap[seat.seat] = SlapPad(seat.slap, seat=seat.seat, **common)
+                if seat.call is not None:
+                    self.call[seat.seat] = CallPad(seat.call, seat=seat.seat, **common)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def pads(self) -> list[Pad]:
+        """Every pad, slap pads first."""
+        return [*self.slap.values(), *self.call.values()]
+
+    def check(self, now_ns: int | None = None) -> None:
+        """Let time pass on every pad (stuck detection); call it from the service loop."""
+        for pad in self.pads:
+            pad.check(now_ns)
+
+    def next_due(self) -> int | None:
+        """The earliest :meth:`Pad.next_due` of all pads, if any."""
+        due = [d for d in (p.next_due() for p in self.pads) if d is not None]
+        return min(due) if due else None
+
+    def stuck(self) -> list[tuple[int, str]]:
+        """``(seat, button)`` of every button now flagged stuck."""
+        return [(p.seat, p.button) for p in self.pads if p.stuck]
+
+    def close(self) -> None:
+        """Release every pin."""
+        for pad in self.pads:
+            pad.close()
+
+    def __enter__(self) -> SeatPads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SeatLeds:
+    """The seats' LEDs (gpiozero ``LED`` devices); a seat without an LED is skipped silently.
+
+    :meth:`show` follows the verdicts: the winner of a pile (or of the game) lights, otherwise
+    the seat whose turn it is.
+    """
+
+    def __init__(
+        self,
+        pins: Sequence[int | None] | HardwareConfig,
+        *,
+        active_high: bool = True,
+        pin_factory: Factory | None = None,
+    ) -> None:
+        if isinstance(pins, HardwareConfig):
+            active_high = pins.led_active_high
+            if pin_factory is None:
+                pin_factory = make_pin_factory(pins)
+            pins = [s.led for s in pins.seats]
+        self.leds: dict[int, LED] = {}
+        try:
+            for seat, pin in enumerate(pins):
+                if pin is not None:
+                    self.leds[seat] = LED(
+                        pin, active_high=active_high, initial_value=False, pin_factory=pin_factory
+                    )
+        except BaseException:
+            self.close()
+            raise
+
+    def on(self, seat: int) -> None:
+        """Light ``seat``'s LED."""
+        if seat in self.leds:
+            self.leds[seat].on()
+
+    def off(self, seat: int) -> None:
+        """Put out ``seat``'s LED."""
+        if seat in self.leds:
+            self.leds[seat].off()
+
+    def only(self, *seats: int) -> None:
+        """Light exactly these seats' LEDs."""
+        for seat, led in self.leds.items():
+            if seat in seats:
+                led.on()
+            else:
+                led.off()
+
+    def all_off(self) -> None:
+        """Put out every LED."""
+        self.only()
+
+    def lit(self) -> list[int]:
+        """The seats whose LED is lit."""
+        return [seat for seat, led in self.leds.items() if led.is_lit]
+
+    def show(self, verdicts: Sequence[Verdict], state: dict[str, Any] | None = None) -> None:
+        """Light the game's winners, else the last pile's winner, else the seat to play."""
+        for v in reversed(verdicts):
+            if v.verdict == "game_over":
+                self.only(*(v.get("winners") or []))
+                return
+        for v in reversed(verdicts):
+            if v.verdict == "pile_won":
+                self.only(v["seat"])
+                return
+        if state is not None and state.get("turn") is not None:
+            self.only(state["turn"])
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """The referee service's output hook: :meth:`show`."""
+        self.show(verdicts, state)
+
+    def close(self) -> None:
+        """Put out and release every LED."""
+        for led in self.leds.values():
+            led.close()
+
+
+_LGPIO_CLASSES: tuple[type, type] | None = None
+
+
+def lgpio_classes() -> tuple[type, type]:
+    """``(NsLGPIOFactory, NsLGPIOPin)``, built on first use (importing lgpio needs a Pi).
+
+    ``NsLGPIOPin`` overrides gpiozero's ``LGPIOPin._call_when_changed(chip, gpio, level, tick)``
+    to pass lgpio's integer ``tick`` — the kernel's CLOCK_MONOTONIC stamp of the edge, in
+    nanoseconds — to ``when_changed`` as it is, instead of ``tick / 1e9``. ``NsLGPIOFactory``
+    ticks in ``time.monotonic_ns()`` to match.
+    """
+    global _LGPIO_CLASSES
+    if _LGPIO_CLASSES is None:
+        from gpiozero.pins.lgpio import LGPIOFactory, LGPIOPin
+        from gpiozero.pins.pi import PiPin
+
+        class NsLGPIOPin(LGPIOPin):  # type: ignore[misc]
+            _warned = False
+
+            def _call_when_changed(self, chip: int, gpio: int, level: int, ticks: int) -> None:
+                if not NsLGPIOPin._warned and abs(ticks - time.monotonic_ns()) > _CLOCK_SANITY_NS:
+                    NsLGPIOPin._warned = True
+                    log.error(
+                        "GPIO edge stamps are not on CLOCK_MONOTONIC (kernel older than 5.7?): "
+                        "slap times cannot be compared with card times"
+                    )
+                PiPin._call_when_changed(self, ticks, level)
+
+        class NsLGPIOFactory(LGPIOFactory):  # type: ignore[misc]
+            def __init__(self, chip: int | None = None) -> None:
+                super().__init__(chip=chip)
+                self.pin_class = NsLGPIOPin
+
+            @staticmethod
+            def ticks() -> int:
+                return time.monotonic_ns()
+
+            @staticmethod
+            def ticks_diff(later: int, earlier: int) -> float:
+                return (later - earlier) / 1e9
+
+        _LGPIO_CLASSES = (NsLGPIOFactory, NsLGPIOPin)
+    return _LGPIO_CLASSES
+
+
+def lgpio_factory(chip: int | None = None, workdir: str | None = None) -> Factory:
+    """The lgpio pin factory whose edge ticks are the kernel's nanosecond timestamps.
+
+    ``workdir`` becomes ``LG_WD`` (unless the environment already sets it) *before* lgpio is
+    imported: importing lgpio starts its notification thread, which creates a FIFO
+    ``.lgd-nfyN`` in ``LG_WD`` or else the current directory, and fails if that is not writable
+    (see docs/wiring.md).
+    """
+    if workdir is not None:
+        os.environ.setdefault("LG_WD", workdir)
+    factory_class, _ = lgpio_classes()
+    return factory_class(chip=chip)
+
+
+def make_pin_factory(config: HardwareConfig, *, clock: Any = None) -> Factory:
+    """The pin factory the configuration (or ``GPIOZERO_PIN_FACTORY``) asks for.
+
+    ``"mock"`` gives a :class:`hardware.mock.VirtualMockFactory` on ``clock`` (default: the real
+    monotonic clock, so a simulated table keeps real time; tests pass a ``VirtualClock``).
+    """
+    name = config.factory_name()
+    if name == "mock":
+        from hardware.mock import MonotonicClock, VirtualMockFactory
+
+        return VirtualMockFactory(clock if clock is not None else MonotonicClock())
+    return lgpio_factory(config.gpiochip, config.lgpio_workdir)
