@@ -2,14 +2,13 @@
 
 It is read from the ``[hardware]`` table and the ``[[seats]]`` array of the table's TOML
 configuration (other top-level tables in the same file belong to other parts of the referee and
-are left alone)::
+are left alone; the arbiter's settle window is ``[table] settle_ms``, see ``referee.config``)::
 
     [hardware]
     pin_factory = "lgpio"        # or "mock"; GPIOZERO_PIN_FACTORY overrides it
     pull_up = true               # buttons switch to GND, the Pi's internal pull-up holds them high
     bounce_lockout_ms = 30       # after an accepted press or release, edges are contact bounce
     stuck_ms = 5000              # a button held this long is reported stuck and ignored
-    settle_ms = 20               # the arbiter's settle window
 
     [[seats]]
     name = "Anna"
@@ -50,12 +49,11 @@ PIN_FACTORIES = ("lgpio", "mock")
 
 DEFAULT_BOUNCE_LOCKOUT_MS = 30.0
 DEFAULT_STUCK_MS = 5000.0
-DEFAULT_SETTLE_MS = 20.0
 MAX_SEATS = 8
 
 _HARDWARE_KEYS = {
-    "pin_factory", "pull_up", "active_state", "bounce_lockout_ms", "stuck_ms", "settle_ms",
-    "led_active_high", "lgpio_workdir", "gpiochip",
+    "pin_factory", "pull_up", "active_state", "bounce_lockout_ms", "stuck_ms", "led_active_high",
+    "lgpio_workdir", "gpiochip",
 }
 _SEAT_KEYS = {"name", "slap", "call", "led"}
 
@@ -96,7 +94,6 @@ class HardwareConfig:
     active_state: bool | None = None
     bounce_lockout_ms: float = DEFAULT_BOUNCE_LOCKOUT_MS
     stuck_ms: float = DEFAULT_STUCK_MS
-    settle_ms: float = DEFAULT_SETTLE_MS
     led_active_high: bool = True
     lgpio_workdir: str | None = None
     gpiochip: int | None = None
@@ -110,11 +107,6 @@ class HardwareConfig:
     def stuck_ns(self) -> int:
         """The stuck-button time in nanoseconds."""
         return round(self.stuck_ms * 1_000_000)
-
-    @property
-    def settle_ns(self) -> int:
-        """The arbiter's settle window in nanoseconds."""
-        return round(self.settle_ms * 1_000_000)
 
     def factory_name(self, environ: dict[str, str] | None = None) -> str:
         """The pin factory to use: ``GPIOZERO_PIN_FACTORY`` if set, else ``pin_factory``."""
@@ -244,7 +236,6 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
     pull_up, active = _pull(raw)
     lockout = _number(raw, "bounce_lockout_ms", DEFAULT_BOUNCE_LOCKOUT_MS, 1, 500)
     stuck = _number(raw, "stuck_ms", DEFAULT_STUCK_MS, 100, 600_000)
-    settle = _number(raw, "settle_ms", DEFAULT_SETTLE_MS, 0, 1000)
     if stuck <= lockout:
         raise ConfigError(
             "hardware.stuck_ms",
@@ -267,6 +258,14 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
     if not 1 <= len(seats_raw) <= MAX_SEATS:
         raise ConfigError("seats", f"must list 1..{MAX_SEATS} seats, got {len(seats_raw)}")
 
+    table = doc.get("table")
+    table_seats = table.get("seats") if isinstance(table, dict) else None
+    if isinstance(table_seats, list) and len(table_seats) != len(seats_raw):
+        raise ConfigError(
+            "seats",
+            f"{len(seats_raw)} [[seats]] entries for the {len(table_seats)} seats of table.seats",
+        )
+
     used: dict[int, str] = {}
     seats: list[SeatPins] = []
     for i, entry in enumerate(seats_raw):
@@ -275,7 +274,10 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
                 raise ConfigError(
                     f"seats[{i}].{key}", f"unknown key (known: {', '.join(sorted(_SEAT_KEYS))})"
                 )
-        name = entry.get("name", f"Seat {i}")
+        default = f"Seat {i}"
+        if isinstance(table_seats, list) and isinstance(table_seats[i], str):
+            default = table_seats[i]
+        name = entry.get("name", default)
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"seats[{i}].name", f"must be a non-empty text, got {name!r}")
         if "slap" not in entry:
@@ -306,7 +308,6 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
         active_state=active,
         bounce_lockout_ms=lockout,
         stuck_ms=stuck,
-        settle_ms=settle,
         led_active_high=_bool(raw, "led_active_high", True),
         lgpio_workdir=workdir,
         gpiochip=chip,

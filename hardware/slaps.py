@@ -1,0 +1,218 @@
+"""Slap arbitration glue: pad edges from every seat → :class:`referee.arbiter.Arbiter` → engine.
+
+The pads (:mod:`hardware.pads`) call :meth:`SlapDriver.submit` from whatever thread delivers
+GPIO callbacks, with inputs stamped at the edge. Those inputs reach Python in delivery order,
+which is not edge order: lgpio's notification thread, the serial card reader and the scheduler
+each add their own delay. The arbiter holds every input for its settle window and releases them
+in time order; the engine then judges them one by one, and judges the slaps of one instant
+together by the tie rule of RULES.md (the engine holds such slaps until time has moved past their
+instant, which :meth:`SlapDriver.poll` makes it do with ``engine.advance``).
+
+So a verdict on a slap leaves :meth:`SlapDriver.poll` one settle window after the *latest* slap
+edge it depends on: that is the price of fairness, and the window (default 20 ms, see
+docs/wiring.md) is far below what a person notices between a slap and a lamp.
+
+Two ways to use it:
+
+- tests, the bench and a standalone table: :class:`SlapDriver` around an engine, fed by
+  :class:`hardware.pads.SeatPads` (``on_input=driver.submit``, ``on_event=driver.notice``), with
+  :meth:`SlapDriver.poll` called by a loop (:meth:`SlapDriver.serve` is one, on a thread);
+- the referee service (``referee.service.RefereeService``), which has its own journal, arbiter
+  and loop: :class:`GpioEdge` is its edge (pads → ``service.submit``, stuck buttons →
+  ``service.notice``), and :class:`hardware.pads.SeatLeds` is one of its outputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gpiozero.pins import Factory
+
+from hardware.config import HardwareConfig
+from hardware.pads import PadEvent, SeatLeds, SeatPads, ticks_to_ns
+from referee.arbiter import DEFAULT_SETTLE_NS, Arbiter
+from referee.engine import Engine
+from referee.model import Input, Verdict
+
+VerdictSink = Callable[[list[Verdict], dict[str, Any]], object]
+
+
+class SlapDriver:
+    """Inputs from any thread in, verdicts out in judging order; thread-safe.
+
+    ``on_verdicts(verdicts, state)`` (optional) and ``leds`` (optional :class:`SeatLeds`) are
+    told about every non-empty batch that :meth:`poll` returns. Pad notices
+    (``button_stuck`` / ``button_released``) come out of the next :meth:`poll` as verdicts of
+    their own kind, ahead of that poll's engine verdicts; they are never given to the engine.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        settle_ns: int = DEFAULT_SETTLE_NS,
+        leds: SeatLeds | None = None,
+        on_verdicts: VerdictSink | None = None,
+        pads: SeatPads | None = None,
+    ) -> None:
+        self.engine = engine
+        self.arbiter = Arbiter(settle_ns)
+        self.leds = leds
+        self.on_verdicts = on_verdicts
+        self.pads = pads
+        #: Every input in the order the engine judged it, as judged (a late one restamped):
+        #: what a journal of this table must hold to replay it.
+        self.judged: list[Input] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._notices: list[Verdict] = []
+
+    @property
+    def settle_ns(self) -> int:
+        """The arbiter's settle window."""
+        return self.arbiter.settle_ns
+
+    def submit(self, inp: Input) -> Input:
+        """Hand in an input (from any thread); returns it as it will be judged."""
+        with self._wake:
+            judged = self.arbiter.push(inp)
+            self._wake.notify()
+        return judged
+
+    def notice(self, event: PadEvent) -> None:
+        """Hand in a pad notice (from any thread); it goes out with the next poll."""
+        with self._wake:
+            self._notices.append(event.to_verdict())
+            self._wake.notify()
+
+    def poll(self, now_ns: int) -> list[Verdict]:
+        """Judge everything the settle window lets go at ``now_ns`` and let the engine's time
+        pass to ``now_ns - settle``; returns the verdicts (notices first)."""
+        if self.pads is not None:
+            self.pads.check(now_ns)
+        with self._lock:
+            out, self._notices = self._notices, []
+            released = self.arbiter.release(now_ns)
+            for inp in released:
+                self.judged.append(inp)
+                out += self.engine.apply(inp)
+            out += self.engine.advance(now_ns - self.arbiter.settle_ns)
+            if out:
+                self._tell(out)
+        return out
+
+    def flush(self) -> list[Verdict]:
+        """Judge everything held, whatever the time (shutting down, or the end of a test)."""
+        with self._lock:
+            out, self._notices = self._notices, []
+            for inp in self.arbiter.flush():
+                self.judged.append(inp)
+                out += self.engine.apply(inp)
+            if self.judged:
+                out += self.engine.advance(self.judged[-1].t + 1)
+            if out:
+                self._tell(out)
+        return out
+
+    def next_due(self) -> int | None:
+        """When :meth:`poll` next has something to release, if anything is held."""
+        with self._lock:
+            return self.arbiter.next_due()
+
+    def _pads_due(self) -> int | None:
+        return None if self.pads is None else self.pads.next_due()
+
+    def _tell(self, out: list[Verdict]) -> None:
+        if self.leds is None and self.on_verdicts is None:
+            return
+        state = self.engine.state()
+        if self.leds is not None:
+            self.leds.show(out, state)
+        if self.on_verdicts is not None:
+            self.on_verdicts(out, state)
+
+    def serve(
+        self,
+        stop: threading.Event,
+        *,
+        clock: Callable[[], int] = time.monotonic_ns,
+        idle_s: float = 0.05,
+    ) -> None:
+        """Poll until ``stop`` is set: wake at the next release time or when an input arrives,
+        and at least every ``idle_s`` (stuck-button checks). Run it on its own thread."""
+        while not stop.is_set():
+            self.poll(clock())
+            with self._wake:
+                if self._notices:
+                    continue
+                due = [d for d in (self.arbiter.next_due(), self._pads_due()) if d is not None]
+                wait = min([idle_s, *(max(0, d - clock()) / 1e9 for d in due)])
+                if wait > 0:
+                    self._wake.wait(wait)
+
+
+class GpioEdge:
+    """The GPIO pads as an edge of ``referee.service.RefereeService``.
+
+    ``start(service)`` opens the pads with ``on_input=service.submit`` (inputs stamped on the
+    table clock through ``service.clock.from_monotonic``), and reports stuck/released buttons
+    with ``service.notice("button_stuck", seat=…, button=…)`` on the service's loop. It checks
+    the pads for stuck buttons every ``check_s`` seconds.
+    """
+
+    def __init__(
+        self,
+        config: HardwareConfig,
+        *,
+        pin_factory: Factory | None = None,
+        check_s: float = 0.1,
+    ) -> None:
+        self.config = config
+        self.pin_factory = pin_factory
+        self.check_s = check_s
+        self.pads: SeatPads | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, service: Any) -> None:
+        """Open the pads and begin delivering inputs to ``service``."""
+        loop = asyncio.get_running_loop()
+
+        def on_event(ev: PadEvent) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(
+                    lambda: service.notice(ev.kind, seat=ev.seat, button=ev.button)
+                )
+
+        self.pads = SeatPads(
+            self.config,
+            service.submit,
+            on_event,
+            pin_factory=self.pin_factory,
+            table_time=service.clock.from_monotonic,
+        )
+        self._task = asyncio.create_task(self._check())
+
+    async def _check(self) -> None:
+        while self.pads is not None:
+            self.pads.check()
+            wait = self.check_s
+            due = self.pads.next_due()
+            if due is not None:
+                now = ticks_to_ns(self.pads.pin_factory.ticks())
+                wait = min(wait, max(0.0, (due - now) / 1e9))
+            await asyncio.sleep(wait)
+
+    async def stop(self) -> None:
+        """Stop checking and release the pins."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self.pads is not None:
+            self.pads.close()
+            self.pads = None
