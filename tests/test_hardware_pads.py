@@ -1,0 +1,355 @@
+"""Slap/call pads: edge time in, one input per press out, whatever the contact bounce does."""
+
+from __future__ import annotations
+
+import random
+import sys
+import types
+from typing import Any
+
+import pytest
+
+from hardware.config import loads_config
+from hardware.mock import BounceGenerator, Edge, EdgeScheduler, VirtualClock, VirtualMockFactory
+from hardware.pads import (
+    ButtonLogic,
+    CallPad,
+    Change,
+    PadEvent,
+    SeatLeds,
+    SeatPads,
+    SlapPad,
+    ticks_to_ns,
+)
+from referee.model import Input, Verdict
+
+MS = 1_000_000
+LOCK = 30 * MS
+STUCK = 5_000 * MS
+
+
+# -- the debounce and stuck logic, edge by edge -----------------------------------------------
+
+def test_press_is_taken_at_its_first_edge_and_bounce_is_ignored() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    assert b.edge(100 * MS, True) == [Change("press", 100 * MS)]
+    assert b.edge(100 * MS + 300_000, False) == []
+    assert b.edge(101 * MS, True) == []
+    assert b.bounces == 2 and b.presses == 1
+
+
+def test_release_bounce_makes_no_second_press() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    b.edge(0, True)
+    assert b.edge(80 * MS, False) == []  # released: the lockout starts again
+    assert b.edge(80 * MS + 200_000, True) == []
+    assert b.edge(81 * MS, False) == []
+    assert b.edge(84 * MS, True) == []
+    assert b.edge(84 * MS + 1, False) == []
+    assert b.presses == 1 and not b.pressed
+    assert b.edge(200 * MS, True) == [Change("press", 200 * MS)]
+
+
+def test_tap_shorter_than_the_lockout_is_released_and_the_next_press_counts() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    b.edge(0, True)
+    b.edge(12 * MS, False)  # released inside the lockout: only noted
+    assert b.pressed
+    assert b.next_due() == LOCK
+    assert b.check(LOCK) == []  # the lockout is over and the line is still released
+    assert not b.pressed and b.lock_until == 12 * MS + LOCK
+    assert b.edge(60 * MS, True) == [Change("press", 60 * MS)]
+
+
+def test_press_inside_the_release_lockout_is_settled_at_its_last_edge() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    b.edge(0, True)
+    b.edge(50 * MS, False)  # release accepted at 50 ms
+    b.edge(60 * MS, True)  # a new press 10 ms later: inside the lockout
+    b.edge(61 * MS, False)
+    b.edge(62 * MS, True)
+    assert b.next_due() == 80 * MS
+    assert b.check(79 * MS) == []
+    assert b.check(80 * MS) == [Change("press", 62 * MS)]
+
+
+def test_a_stale_edge_is_dropped() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    b.edge(100 * MS, True)
+    assert b.edge(99 * MS, False) == [] and b.stale == 1
+
+
+def test_stuck_button_is_flagged_ignored_and_released() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    b.edge(1_000 * MS, True)
+    assert b.next_due() == 1_000 * MS + STUCK
+    assert b.check(5_999 * MS) == []
+    assert b.check(6_000 * MS) == [Change("stuck", 6_000 * MS)]
+    assert b.check(7_000 * MS) == []  # flagged once
+    assert b.edge(7_000 * MS, True) == [] and b.ignored == 1
+    assert b.edge(8_000 * MS, False) == [Change("released", 8_000 * MS)]
+    assert not b.stuck
+    assert b.edge(9_000 * MS, True) == [Change("press", 9_000 * MS)]
+
+
+def test_stuck_is_reported_before_the_edge_that_reveals_it() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    b.edge(0, True)
+    assert b.edge(STUCK + 10 * MS, False) == [Change("stuck", STUCK), Change("released",
+                                                                             STUCK + 10 * MS)]
+
+
+def test_button_closed_at_start_is_no_slap_but_can_be_stuck() -> None:
+    b = ButtonLogic(LOCK, STUCK, active=True, now=10 * MS)
+    assert b.pressed and b.presses == 0
+    assert b.check(10 * MS + STUCK) == [Change("stuck", 10 * MS + STUCK)]
+
+
+def test_logic_rejects_nonsense_timing() -> None:
+    with pytest.raises(ValueError):
+        ButtonLogic(0, STUCK)
+    with pytest.raises(ValueError):
+        ButtonLogic(LOCK, LOCK)
+
+
+def test_ticks_to_ns() -> None:
+    assert ticks_to_ns(123_456_789_012_345_678) == 123_456_789_012_345_678
+    assert ticks_to_ns(1.5) == 1_500_000_000
+
+
+# -- pads on gpiozero mock pins ---------------------------------------------------------------
+
+def _mock(start: int = 1_000 * MS) -> tuple[VirtualClock, VirtualMockFactory]:
+    clock = VirtualClock(start)
+    return clock, VirtualMockFactory(clock)
+
+
+def test_slap_pad_stamps_the_edge_not_the_delivery() -> None:
+    clock, factory = _mock()
+    got: list[Input] = []
+    pad = SlapPad(17, seat=3, on_input=got.append, pin_factory=factory)
+    sched = EdgeScheduler(clock)
+    sched.schedule(factory.pin(17), Edge(1_500 * MS + 7, False), deliver_at=1_512 * MS)
+    sched.run()
+    assert got == [Input(t=1_500 * MS + 7, seat=3, act="slap")]
+    assert clock.now_ns() == 1_512 * MS
+    pad.close()
+
+
+def test_call_pad_makes_a_lappen_call() -> None:
+    clock, factory = _mock()
+    got: list[Input] = []
+    pad = CallPad(27, seat=1, on_input=got.append, pin_factory=factory)
+    factory.pin(27).drive_at(False, 2_000 * MS)
+    assert got == [Input(t=2_000 * MS, seat=1, act="call", call="lappen")]
+    assert Input.from_json(got[0].to_json()) == got[0]
+    pad.close()
+
+
+def test_active_high_wiring() -> None:
+    clock, factory = _mock()
+    got: list[Input] = []
+    pad = SlapPad(17, seat=0, on_input=got.append, pull_up=False, pin_factory=factory)
+    factory.pin(17).drive_at(True, 2_000 * MS)
+    factory.pin(17).drive_at(False, 2_100 * MS)
+    assert [i.t for i in got] == [2_000 * MS]
+    pad.close()
+
+
+def test_table_time_maps_edges_onto_the_table_clock() -> None:
+    clock, factory = _mock()
+    got: list[Input] = []
+    pad = SlapPad(17, seat=0, on_input=got.append, pin_factory=factory,
+                  table_time=lambda t: t + 7_000)
+    factory.pin(17).drive_at(False, 2_000 * MS)
+    assert got[0].t == 2_000 * MS + 7_000
+    pad.close()
+
+
+def test_ten_thousand_bouncy_presses_make_exactly_ten_thousand_slaps() -> None:
+    """Four seats, 2 500 presses each, bounce of 0.1-5 ms on make and break, taps shorter and
+    longer than the lockout, delivery delayed at random: one slap per press, at its first edge."""
+    clock, factory = _mock(0)
+    got: list[Input] = []
+    pins = [5, 6, 13, 19]
+    pads = [SlapPad(p, seat=s, on_input=got.append, pin_factory=factory)
+            for s, p in enumerate(pins)]
+    rng = random.Random(20240611)
+    gen = BounceGenerator()
+    sched = EdgeScheduler(clock)
+    expected: list[tuple[int, int]] = []
+    for seat, number in enumerate(pins):
+        pin = factory.pin(number)
+        t = rng.randrange(10 * MS)
+        for _ in range(2_500):
+            hold = rng.randrange(6 * MS, 250 * MS)
+            edges = gen.press(rng, t, hold, active_level=False)
+            expected.append((t, seat))
+            for edge in edges:
+                sched.schedule(pin, edge, edge.t + rng.randrange(0, 15 * MS))
+            # the next press comes at least a lockout plus the longest chatter after the break
+            t += hold + rng.randrange(40 * MS, 400 * MS)
+
+    def tick(now: int) -> None:
+        if rng.random() < 0.2:
+            for pad in pads:
+                pad.check(now)
+
+    sched.run(on_step=tick)
+    for pad in pads:
+        pad.check(clock.now_ns() + LOCK)
+    assert len(got) == 10_000
+    assert sorted((i.t, i.seat) for i in got) == sorted(expected)
+    assert sum(p.logic.bounces for p in pads) > 10_000  # there was bounce to ignore
+    for pad in pads:
+        pad.close()
+
+
+def test_stuck_pad_reports_and_is_ignored_until_released() -> None:
+    clock, factory = _mock()
+    got: list[Input] = []
+    events: list[PadEvent] = []
+    pad = SlapPad(17, seat=2, on_input=got.append, on_event=events.append,
+                  stuck_ns=2_000 * MS, pin_factory=factory)
+    pin = factory.pin(17)
+    pin.drive_at(False, 1_100 * MS)
+    clock.advance_to(3_099 * MS)
+    pad.check()
+    assert events == [] and not pad.stuck
+    clock.advance_to(3_100 * MS)
+    pad.check()
+    assert pad.stuck
+    assert events == [PadEvent("button_stuck", 3_100 * MS, 2, "slap")]
+    assert events[0].to_verdict().to_json() == {
+        "t": 3_100 * MS, "verdict": "button_stuck", "seat": 2, "button": "slap"}
+    pin.drive_at(True, 4_000 * MS)
+    assert events[-1] == PadEvent("button_released", 4_000 * MS, 2, "slap")
+    assert not pad.stuck
+    pin.drive_at(False, 5_000 * MS)
+    assert [i.t for i in got] == [1_100 * MS, 5_000 * MS]
+    pad.close()
+
+
+def test_seat_pads_from_the_pin_map() -> None:
+    cfg = loads_config(
+        "[hardware]\npin_factory='mock'\nstuck_ms = 1000\n"
+        "[[seats]]\nslap=17\ncall=27\nled=22\n[[seats]]\nslap=5\n"
+    )
+    clock, factory = _mock()
+    got: list[Input] = []
+    events: list[PadEvent] = []
+    with SeatPads(cfg, got.append, events.append, pin_factory=factory) as pads:
+        assert sorted(pads.slap) == [0, 1] and sorted(pads.call) == [0]
+        factory.pin(5).drive_at(False, 1_200 * MS)
+        factory.pin(27).drive_at(False, 1_300 * MS)
+        assert got == [Input(1_200 * MS, 1, "slap"), Input(1_300 * MS, 0, "call", call="lappen")]
+        assert pads.next_due() == 2_200 * MS
+        pads.check(2_300 * MS)
+        assert pads.stuck() == [(1, "slap"), (0, "call")]
+        assert [e.kind for e in events] == ["button_stuck", "button_stuck"]
+    # closed: the pins can be claimed again
+    SeatPads(cfg, got.append, pin_factory=factory).close()
+
+
+def test_seat_leds_follow_the_verdicts() -> None:
+    clock, factory = _mock()
+    leds = SeatLeds([22, None, 13, 25], pin_factory=factory)
+    leds.only(2)
+    assert leds.lit() == [2] and factory.pin(13).state and not factory.pin(22).state
+    leds.on(1)  # a seat without an LED: nothing to do
+    leds.show([Verdict(1, "pile_won", {"seat": 3, "reason": "double", "cards": 4}),
+               Verdict(1, "slap_lost", {"seat": 0, "to": 3})], {"turn": 3})
+    assert leds.lit() == [3]
+    leds.show([], {"turn": 0})
+    assert leds.lit() == [0]
+    leds.update([Verdict(2, "game_over", {"winners": [0, 2]})], {"turn": None})
+    assert leds.lit() == [0, 2]
+    leds.all_off()
+    assert leds.lit() == []
+    leds.close()
+
+
+def test_seat_leds_active_low_from_config() -> None:
+    cfg = loads_config("[hardware]\nled_active_high = false\n[[seats]]\nslap=17\nled=22\n")
+    clock, factory = _mock()
+    leds = SeatLeds(cfg, pin_factory=factory)
+    assert factory.pin(22).state  # off = high
+    leds.on(0)
+    assert not factory.pin(22).state
+    leds.close()
+
+
+# -- the lgpio path: the kernel's tick reaches the input unchanged ---------------------------
+
+class _StubCallback:
+    def __init__(self, registry: list[Any], func: Any) -> None:
+        self.func = func
+        self.registry = registry
+        registry.append(self)
+
+    def cancel(self) -> None:
+        if self in self.registry:
+            self.registry.remove(self)
+
+
+def _stub_lgpio(levels: dict[int, int], callbacks: list[Any]) -> types.ModuleType:
+    m = types.ModuleType("lgpio")
+    m.SET_PULL_NONE, m.SET_PULL_UP, m.SET_PULL_DOWN = 128, 32, 64  # type: ignore[attr-defined]
+    m.RISING_EDGE, m.FALLING_EDGE, m.BOTH_EDGES = 1, 2, 3  # type: ignore[attr-defined]
+    modes: dict[int, int] = {}
+    m.error = type("error", (Exception,), {})  # type: ignore[attr-defined]
+    m.gpiochip_open = lambda chip: 0  # type: ignore[attr-defined]
+    m.gpiochip_close = lambda h: 0  # type: ignore[attr-defined]
+
+    def claim_input(h: int, gpio: int, flags: int = 0) -> int:
+        modes[gpio] = 256 | flags
+        return 0
+
+    m.gpio_claim_input = claim_input  # type: ignore[attr-defined]
+    m.gpio_claim_output = lambda h, gpio, *a: 0  # type: ignore[attr-defined]
+    m.gpio_claim_alert = lambda h, gpio, edges, flags=0: 0  # type: ignore[attr-defined]
+    m.gpio_free = lambda h, gpio: 0  # type: ignore[attr-defined]
+    m.gpio_get_mode = lambda h, gpio: modes.get(gpio, 256)  # type: ignore[attr-defined]
+    m.gpio_read = lambda h, gpio: levels.get(gpio, 1)  # type: ignore[attr-defined]
+    m.gpio_set_debounce_micros = lambda h, gpio, us: 0  # type: ignore[attr-defined]
+    m.callback = lambda h, gpio, edges, func: _StubCallback(callbacks, func)  # type: ignore
+    return m
+
+
+def test_lgpio_pad_uses_the_kernel_timestamp_to_the_nanosecond(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """lgpio calls back with (chip, gpio, level, tick): tick, the kernel's CLOCK_MONOTONIC stamp
+    in ns, must become the input's t exactly — not tick / 1e9 (gpiozero's LGPIOPin rounds it) and
+    not the time the callback ran."""
+    import hardware.pads as pads_module
+
+    callbacks: list[Any] = []
+    monkeypatch.setitem(sys.modules, "lgpio", _stub_lgpio({17: 1}, callbacks))
+    monkeypatch.delitem(sys.modules, "gpiozero.pins.lgpio", raising=False)
+    monkeypatch.setattr(pads_module, "_LGPIO_CLASSES", None)
+    monkeypatch.delenv("LG_WD", raising=False)
+    factory_class, pin_class = pads_module.lgpio_classes()
+    monkeypatch.setattr(factory_class, "_get_revision", lambda self: 0xA02082)
+    factory = pads_module.lgpio_factory(chip=0, workdir="/run/card-referee")
+    import os
+
+    assert os.environ["LG_WD"] == "/run/card-referee"
+    try:
+        got: list[Input] = []
+        pad = SlapPad(17, seat=1, on_input=got.append, pin_factory=factory)
+        assert isinstance(pad.pin, pin_class)
+        assert pad.pin.bounce is None  # no lgpio debounce on the timing path
+        assert len(callbacks) == 1
+        tick = 123_456_789_012_345_678  # ~3.9 years of uptime: floats lose the nanoseconds
+        assert round(tick / 1e9 * 1e9) != tick
+        callbacks[0].func(0, 17, 0, tick)  # lgpio's notification thread: the line fell
+        callbacks[0].func(0, 17, 1, tick + 40 * MS)
+        callbacks[0].func(0, 17, 2, tick + 90 * MS)  # a watchdog report: not an edge
+        assert got == [Input(t=tick, seat=1, act="slap")]
+        assert isinstance(factory.ticks(), int)
+        assert factory.ticks_diff(3 * 10**9, 10**9) == 2.0
+        pad.close()
+    finally:
+        factory.close()
+        monkeypatch.setattr(pads_module, "_LGPIO_CLASSES", None)
