@@ -1,0 +1,879 @@
+"""Vändåtta (Swedish Crazy Eights): the rules engine of RULES.md §3.
+
+A pure state machine: inputs in, verdicts out; no clock, I/O, threads or randomness.
+
+Cards and what the referee knows
+--------------------------------
+Every card slot (a hand's card, a stock position, a discard card) holds a :class:`Card` or
+``None`` for a card whose face the referee has not seen. With a fully known deal nothing is
+``None`` and every input is checked exactly (known mode). With ``deal=None`` (or a ``deal``
+input without cards) hands and stock are ``None`` cards (observed mode): the referee learns faces
+as cards are played and drawn, and checks counts and legality against what it knows. Faces whose
+place is unknown form the *pool*; an unseen slot may hold any pool face. After a reshuffle
+without a stock order the faces of the old discard pile are known to be in the stock but not
+where (the *bag*).
+
+Turn structure (``phase`` in :meth:`Vandatta.state`)
+----------------------------------------------------
+``play``            the seat in turn lays, draws (at most three) or passes (after three draws, or
+                    at once when nothing can be drawn).
+``ace_draws``       an ace was laid: ``must_draw`` names the seat that draws one card now
+                    (one full round of draws clockwise from the ace player's left per ace).
+``ace_follow``      the ace's player must lay a follow-up of the (last) ace's suit.
+``special_finish``  (``no_special_finish``) the player's last card was an eight or an ace: they
+                    keep the turn and draw up to three cards with a fresh count.
+``lappen_penalty``  (``lappen``) a player tried to go out without a call: three penalty draws.
+``round_over``      (points game) the round is scored; the next ``deal`` input starts a round.
+``over``            the game is decided.
+
+Rulings of this module on points RULES.md leaves to the implementation
+---------------------------------------------------------------------
+* A draw from an empty stock while the discard pile can be reshuffled is refused with
+  ``stock_empty`` ("reshuffle first"): the engine never invents a stock order, so the table
+  makes the reshuffle (a ``reshuffle`` input, with the order when it is known) and the draw is
+  then repeated. A pass in that position is refused with ``must_draw`` (a card can be drawn).
+* An ace's follow-up of several cards of one rank is accepted when any one of them has the ace's
+  suit (the source's "flera kort av samma valör där ett av korten har samma färg som esset");
+  it need not be the first one laid.
+* A draw or pass by the ace's player while the ace is open (draws pending or not) is refused with
+  ``must_follow_ace``; a play by them while draws are pending with ``ace_draws_pending``.
+* A ``call`` is always accepted from a seat in the round (it is a button); without the ``lappen``
+  option it has no effect. ``called`` in the state lists the seats whose call counts now (for
+  the seat in turn) or for their next turn (everyone else).
+* Between rounds of the points game, ``play``/``draw``/``pass`` are refused with
+  ``not_your_turn`` (no one is in turn until the next ``deal``); a ``reshuffle`` with
+  ``no_reshuffle``.
+* A player left with no cards after a special finish in which nothing could be drawn has not gone
+  out (they laid their last card on a special card); they play on with an empty hand.
+* A hand with unseen cards has an unknown score: ``null`` in ``round_over``; it adds nothing to
+  the seat's total (observed-mode points games need the hands shown to be scored).
+* ``deal`` inputs and the constructor's deal are checked for cards given twice, one hand per
+  seat, empty hands for seats out of the game and a card for every seat in it; hand sizes other
+  than six are accepted (the referee records the table as it is, and test positions use them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from referee.cards import ACE, RANK_TEXT, SUIT_NAMES, SUITS, Card, card_text, cards_text, full_deck
+from referee.deal import HAND_SIZE
+from referee.engine import HandDeal
+from referee.model import Input, Verdict, illegal
+from referee.options import VandattaOptions
+
+EIGHT = 8
+MAX_DRAWS = 3
+LAPPEN_PENALTY_DRAWS = 3
+OUT_AT = 100
+
+PLAY = "play"
+ACE_DRAWS = "ace_draws"
+ACE_FOLLOW = "ace_follow"
+SPECIAL_FINISH = "special_finish"
+LAPPEN_PENALTY = "lappen_penalty"
+ROUND_OVER = "round_over"
+OVER = "over"
+
+_DECK = frozenset(full_deck())
+
+
+def card_points(card: Card) -> int:
+    """Points of one card left in hand: eight 25, ace 15, ten and J/Q/K 10, others 5."""
+    if card.rank == EIGHT:
+        return 25
+    if card.rank == ACE:
+        return 15
+    if card.rank >= 10:
+        return 10
+    return 5
+
+
+def hand_score(hand: Iterable[Card | None]) -> int | None:
+    """The points of a hand, or ``None`` when a card of it is unseen."""
+    total = 0
+    for card in hand:
+        if card is None:
+            return None
+        total += card_points(card)
+    return total
+
+
+def _is_special(card: Card | None) -> bool:
+    return card is not None and card.rank in (EIGHT, ACE)
+
+
+def _seat_word(seat: int) -> str:
+    return f"seat {seat}"
+
+
+def _rank_word(rank: int) -> str:
+    return {11: "jack", 12: "queen", 13: "king", 14: "ace"}.get(rank, str(rank))
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Plan:
+    rest: list[Card | None]
+    from_pool: tuple[Card, ...]
+
+
+class Vandatta:
+    """The Vändåtta engine for 2–7 seats (RULES.md §3), known or observed mode."""
+
+    game = "vandatta"
+
+    def __init__(
+        self,
+        n_seats: int,
+        dealer: int,
+        options: VandattaOptions | None = None,
+        deal: HandDeal | None = None,
+    ) -> None:
+        """Start the first round; ``deal`` None deals six unseen cards to each seat."""
+        if not 2 <= n_seats <= 7:
+            raise ValueError(f"Vändåtta takes 2 to 7 seats, not {n_seats}")
+        if not 0 <= dealer < n_seats:
+            raise ValueError(f"dealer {dealer} is not a seat (seats 0..{n_seats - 1})")
+        self.n_seats = n_seats
+        self.options = options if options is not None else VandattaOptions()
+        self.dealer = dealer
+        self._in_game = [True] * n_seats
+        self._out: list[int] = []
+        self._totals = [0] * n_seats
+        self._winners: list[int] | None = None
+        self._round = 0
+        self._rounds_done = 0
+        self._cards_played = 0
+        self._seq = 0
+        self._t = 0
+        if deal is None:
+            prepared = self._prepare(None, None, None)
+        else:
+            if not isinstance(deal, HandDeal):
+                raise ValueError("Vändåtta needs a HandDeal (hands, stock, upcard)")
+            prepared = self._prepare(deal.hands, deal.stock, deal.upcard)
+        if isinstance(prepared, str):
+            raise ValueError(prepared)
+        self._start_round(*prepared)
+
+    # ------------------------------------------------------------------ public interface
+
+    @property
+    def over(self) -> bool:
+        """True once the game is decided."""
+        return self._phase == OVER
+
+    def hand(self, seat: int) -> list[Card | None]:
+        """The cards of ``seat``'s hand (``None`` for unseen cards): for bots, not for displays."""
+        return list(self._hands[seat])
+
+    def stock_cards(self) -> list[Card | None]:
+        """The stock, top first (``None`` for unseen cards): for tests and simulation."""
+        return list(reversed(self._stock))
+
+    def advance(self, t: int) -> list[Verdict]:
+        """Vändåtta has no timed rule: nothing happens when time passes."""
+        self._t = max(self._t, t)
+        return []
+
+    def finish(self) -> list[Verdict]:
+        """Nothing is pending at the end of the input."""
+        return []
+
+    def apply(self, inp: Input) -> list[Verdict]:
+        """Judge one input; a refused input changes nothing (except a ``no_lappen`` penalty)."""
+        self._t = max(self._t, inp.t)
+        self._seq += 1
+        seat = inp.seat
+        if self._phase == OVER:
+            return [self._illegal(seat, "game_over", "the game is over")]
+        if not 0 <= seat < self.n_seats:
+            return [self._illegal(seat, "no_such_seat",
+                                  f"there is no seat {seat} (seats 0..{self.n_seats - 1})")]
+        if not self._in_game[seat]:
+            return [self._illegal(seat, "out_of_game",
+                                  f"{_seat_word(seat)} is out of the game (100 points or more)")]
+        handler = {
+            "play": self._on_play,
+            "draw": self._on_draw,
+            "pass": self._on_pass,
+            "call": self._on_call,
+            "deal": self._on_deal,
+            "reshuffle": self._on_reshuffle,
+        }.get(inp.act)
+        if handler is None:
+            return [self._illegal(seat, "unknown_act",
+                                  f"'{inp.act}' is not an act of Vändåtta "
+                                  "(play, draw, pass, call, deal, reshuffle)")]
+        return handler(inp)
+
+    def state(self) -> dict[str, Any]:
+        """A JSON-ready snapshot for displays (hands are not in it: see :meth:`hand`)."""
+        top = self._discard[-1] if self._discard else None
+        current = None
+        if self._current is not None:
+            current = {"suit": self._current[0], "rank": RANK_TEXT[self._current[1]]}
+        ace = None
+        if self._phase in (ACE_DRAWS, ACE_FOLLOW):
+            ace = {"seat": self._turn, "suit": self._ace_suit,
+                   "draws_left": len(self._ace_queue)}
+        return {
+            "game": self.game,
+            "counts": [len(h) for h in self._hands],
+            "pile": cards_text(self._discard),
+            "turn": self._actor(),
+            "cards_played": self._cards_played,
+            "tricks": self._rounds_done,
+            "out": sorted(self._out),
+            "over": self._phase == OVER,
+            "winners": None if self._winners is None else list(self._winners),
+            "top": card_text(top),
+            "current": current,
+            "stock": len(self._stock),
+            "must_draw": self._must_draw_seat(),
+            "draws": self._draws,
+            "phase": self._phase,
+            "round": self._round,
+            "totals": list(self._totals) if self.options.points_game else None,
+            "called": self._called_seats(),
+            "dealer": self.dealer,
+            "ace": ace,
+            "penalty_draws": self._penalty_left if self._phase == LAPPEN_PENALTY else 0,
+        }
+
+    def legal_inputs(self, t: int) -> list[Input]:
+        """Every input the seat to act may make now (plays in useful orders, draw, pass, call).
+
+        Reshuffles and deals are table acts and are not offered. Sets of several cards come in
+        every subset, once per possible last card (which sets the suit); eights come once per
+        subset with four declarations: each suit, of the rank most common in the rest of the
+        hand. Plays that the referee would refuse (including going out without a lappen call) are
+        left out.
+        """
+        seat = self._actor()
+        if seat is None:
+            return []
+        out: list[Input] = []
+        phase = self._phase
+        stock_top = self._stock[-1] if self._stock else None
+        draw = Input(t=t, seat=seat, act="draw", card=stock_top)
+        if phase == ACE_DRAWS:
+            if self._stock:
+                out.append(draw)
+        elif phase == LAPPEN_PENALTY:
+            if self._stock:
+                out.append(draw)
+            elif not self._can_draw():
+                out.append(Input(t=t, seat=seat, act="pass"))
+            return out
+        else:
+            for cards, as_ in self._candidate_plays(seat):
+                if isinstance(self._judge(seat, cards, as_), _Plan):
+                    out.append(Input(t=t, seat=seat, act="play", cards=cards, as_=as_))
+            if phase in (PLAY, SPECIAL_FINISH):
+                if self._draws < MAX_DRAWS and self._stock:
+                    out.append(draw)
+                if self._draws >= MAX_DRAWS or not self._can_draw():
+                    out.append(Input(t=t, seat=seat, act="pass"))
+        if self.options.lappen and seat not in self._called_seats():
+            out.append(Input(t=t, seat=seat, act="call", call="lappen"))
+        return out
+
+    # ------------------------------------------------------------------ set-up
+
+    def _prepare(
+        self,
+        hands: Sequence[Sequence[Card | None]] | None,
+        stock: Sequence[Card | None] | None,
+        upcard: Card | None,
+    ) -> tuple[list[list[Card | None]], list[Card | None], Card | None] | str:
+        """Check a deal and fill in unseen cards; returns the parts or what is wrong."""
+        n = self.n_seats
+        if hands is None:
+            new_hands: list[list[Card | None]] = [
+                [None] * HAND_SIZE if self._in_game[s] else [] for s in range(n)
+            ]
+        else:
+            if len(hands) != n:
+                return f"the deal must give one hand per seat ({n}), not {len(hands)}"
+            new_hands = [list(h) for h in hands]
+            for s in range(n):
+                if not self._in_game[s] and new_hands[s]:
+                    return f"{_seat_word(s)} is out of the game and gets no cards"
+                if self._in_game[s] and not new_hands[s]:
+                    return f"{_seat_word(s)} is in the game and must be dealt cards"
+        in_hands = sum(len(h) for h in new_hands)
+        if stock is None:
+            new_stock: list[Card | None] = [None] * max(0, 52 - in_hands - 1)
+        else:
+            new_stock = list(stock)
+        every = [c for h in new_hands for c in h] + new_stock + [upcard]
+        if len(every) > 52:
+            return f"the deal holds {len(every)} cards; the deck has 52"
+        twice = sorted(str(c) for c, k in Counter(c for c in every if c is not None).items()
+                       if k > 1)
+        if twice:
+            return f"the deal holds {', '.join(twice)} more than once"
+        return new_hands, new_stock, upcard
+
+    def _start_round(
+        self, hands: list[list[Card | None]], stock: list[Card | None], upcard: Card | None
+    ) -> None:
+        self._hands = hands
+        self._stock = list(reversed(stock))  # top of the stock is the last element
+        self._discard: list[Card | None] = [upcard]
+        known = {c for h in hands for c in h if c is not None}
+        known |= {c for c in stock if c is not None}
+        if upcard is not None:
+            known.add(upcard)
+        self._pool: set[Card] = set(_DECK - known)
+        self._bag: set[Card] = set()
+        # The upcard counts as itself: an 8 or an ace upcard has no special effect.
+        self._current: tuple[str, int] | None = (
+            None if upcard is None else (upcard.suit, upcard.rank)
+        )
+        self._phase = PLAY
+        self._round += 1
+        self._draws = 0
+        self._passes = 0
+        self._ace_queue: list[int] = []
+        self._ace_suit: str | None = None
+        self._penalty_left = 0
+        n = self.n_seats
+        self._calls: list[int | None] = [None] * n
+        self._cur_start: list[int | None] = [None] * n
+        self._prev_start: list[int | None] = [None] * n
+        self._turn: int | None = self._next_seat(self.dealer)
+        self._begin_turn(self._turn)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _illegal(self, seat: int, code: str, reason: str) -> Verdict:
+        return illegal(self._t, seat, code, reason)
+
+    def _verdict(self, kind: str, **data: Any) -> Verdict:
+        return Verdict(self._t, kind, data)
+
+    def _active(self) -> list[int]:
+        return [s for s in range(self.n_seats) if self._in_game[s]]
+
+    def _next_seat(self, seat: int) -> int:
+        for step in range(1, self.n_seats + 1):
+            s = (seat + step) % self.n_seats
+            if self._in_game[s]:
+                return s
+        return seat  # pragma: no cover - at least two seats are always in a running round
+
+    def _begin_turn(self, seat: int) -> None:
+        self._prev_start[seat] = self._cur_start[seat]
+        self._cur_start[seat] = self._seq
+
+    def _end_turn(self) -> None:
+        assert self._turn is not None
+        self._phase = PLAY
+        self._draws = 0
+        self._ace_queue = []
+        self._ace_suit = None
+        self._penalty_left = 0
+        self._turn = self._next_seat(self._turn)
+        self._begin_turn(self._turn)
+
+    def _actor(self) -> int | None:
+        if self._phase in (ROUND_OVER, OVER):
+            return None
+        if self._phase == ACE_DRAWS:
+            return self._ace_queue[0]
+        return self._turn
+
+    def _must_draw_seat(self) -> int | None:
+        if self._phase == ACE_DRAWS:
+            return self._ace_queue[0]
+        if self._phase == LAPPEN_PENALTY:
+            return self._turn
+        if self._phase == SPECIAL_FINISH and self._draws < MAX_DRAWS and self._can_draw():
+            return self._turn
+        return None
+
+    def _can_draw(self) -> bool:
+        """A card can be drawn now, or after a reshuffle the table is allowed to make."""
+        return bool(self._stock) or self._can_reshuffle()
+
+    def _can_reshuffle(self) -> bool:
+        return self.options.reshuffle_discards and not self._stock and len(self._discard) > 1
+
+    def _call_counts(self, seat: int) -> bool:
+        """The seat's lappen call counts for going out in its current turn."""
+        call = self._calls[seat]
+        if call is None:
+            return False
+        prev = self._prev_start[seat]
+        return prev is None or call > prev
+
+    def _called_seats(self) -> list[int]:
+        if not self.options.lappen or self._phase in (ROUND_OVER, OVER):
+            return []
+        seats = []
+        for s in self._active():
+            call = self._calls[s]
+            if call is None:
+                continue
+            if s == self._turn:
+                ok = self._call_counts(s)
+            else:
+                start = self._cur_start[s]
+                ok = start is None or call > start
+            if ok:
+                seats.append(s)
+        return seats
+
+    def _matches(self, card: Card) -> bool:
+        if card.rank == EIGHT or self._current is None:
+            return True
+        suit, rank = self._current
+        return card.suit == suit or card.rank == rank
+
+    def _current_words(self) -> str:
+        if self._current is None:
+            return "the card to follow"
+        suit, rank = self._current
+        return f"{SUIT_NAMES[suit]} or {_rank_word(rank)}"
+
+    def _can_follow_ace(self, card: Card, suit: str) -> bool:
+        return card.suit == suit and not (self.options.no_special_on_special
+                                          and card.rank == EIGHT)
+
+    def _has_follow_up(self, rest: Sequence[Card | None], suit: str) -> bool:
+        if any(c is not None and self._can_follow_ace(c, suit) for c in rest):
+            return True
+        if None in rest:
+            return any(self._can_follow_ace(c, suit) for c in self._pool)
+        return False
+
+    # ------------------------------------------------------------------ judging a play
+
+    def _judge(self, seat: int, cards: Sequence[Card], as_: Card | None) -> _Refusal | _Plan:
+        """Whether ``seat`` may lay ``cards`` now (turn already checked); no state change."""
+        hand = self._hands[seat]
+        if not cards:
+            return _Refusal("not_in_hand", "a play must name the cards laid")
+        if not hand:
+            return _Refusal("no_cards", f"{_seat_word(seat)} holds no cards to lay")
+        rank = cards[0].rank
+        if any(c.rank != rank for c in cards):
+            return _Refusal("not_same_rank",
+                            "several cards laid at once must all have the same rank")
+        rest = list(hand)
+        from_pool: list[Card] = []
+        for card in cards:
+            if card in rest:
+                rest.remove(card)
+            elif None in rest and card in self._pool and card not in from_pool:
+                rest.remove(None)
+                from_pool.append(card)
+            else:
+                return _Refusal("not_in_hand",
+                                f"the {card.name()} is not in {_seat_word(seat)}'s hand")
+        first = cards[0]
+        top = self._discard[-1] if self._discard else None
+        if self.options.no_special_on_special and _is_special(top) and _is_special(first):
+            assert top is not None
+            return _Refusal("special_on_special",
+                            f"no special card on a special card: the {first.name()} may not "
+                            f"be laid on the {top.name()}")
+        following = self._phase == ACE_FOLLOW
+        if following:
+            assert self._ace_suit is not None
+            if not any(c.suit == self._ace_suit for c in cards):
+                return _Refusal("must_follow_ace",
+                                f"the ace must be followed by a card of "
+                                f"{SUIT_NAMES[self._ace_suit]}")
+        elif not self._matches(first):
+            return _Refusal("no_match",
+                            f"the {first.name()} matches neither the suit nor the rank to "
+                            f"follow ({self._current_words()})")
+        if rank == EIGHT and as_ is None:
+            return _Refusal("bad_declaration",
+                            "an eight must be laid with the card it counts as "
+                            "(suit and rank, e.g. 'as': 'QH')")
+        if rank == ACE and not following:
+            suit = cards[-1].suit
+            if not self._has_follow_up(rest, suit):
+                extra = (" other than an eight" if self.options.no_special_on_special else "")
+                return _Refusal("ace_without_follow_up",
+                                f"an ace may only be laid by a player who keeps another card of "
+                                f"{SUIT_NAMES[suit]}{extra} to follow it")
+        goes_out = not rest and not (self.options.no_special_finish and rank in (EIGHT, ACE))
+        if goes_out and self.options.lappen and not self._call_counts(seat):
+            return _Refusal("no_lappen",
+                            f"{_seat_word(seat)} did not call lappen and may not go out: the "
+                            f"cards go back to the hand and {_seat_word(seat)} draws "
+                            f"{LAPPEN_PENALTY_DRAWS} cards")
+        return _Plan(rest, tuple(from_pool))
+
+    def _candidate_plays(self, seat: int) -> list[tuple[tuple[Card, ...], Card | None]]:
+        hand = self._hands[seat]
+        groups: dict[int, list[Card]] = {}
+        for c in hand:
+            if c is not None:
+                groups.setdefault(c.rank, []).append(c)
+        following = self._phase == ACE_FOLLOW
+        ace_suit = self._ace_suit
+        out: list[tuple[tuple[Card, ...], Card | None]] = []
+        for rank in sorted(groups):
+            group = sorted(groups[rank])
+            if following:
+                if not any(c.suit == ace_suit for c in group):
+                    continue
+            elif rank != EIGHT and not any(self._matches(c) for c in group):
+                continue
+            for size in range(1, len(group) + 1):
+                for subset in combinations(group, size):
+                    if following and not any(c.suit == ace_suit for c in subset):
+                        continue
+                    if rank == EIGHT:
+                        decl = self._declared_rank(hand, subset)
+                        for suit in SUITS:
+                            out.append((subset, Card(decl, suit)))
+                        continue
+                    for last in subset:
+                        others = [c for c in subset if c != last]
+                        if not others:
+                            if following or self._matches(last):
+                                out.append(((last,), None))
+                            continue
+                        if following:
+                            first = others[0]
+                        else:
+                            firsts = [c for c in others if self._matches(c)]
+                            if not firsts:
+                                continue
+                            first = firsts[0]
+                        order = (first, *[c for c in others if c != first], last)
+                        out.append((order, None))
+        return out
+
+    @staticmethod
+    def _declared_rank(hand: Sequence[Card | None], laid: Sequence[Card]) -> int:
+        rest = Counter(c.rank for c in hand
+                       if c is not None and c not in laid and c.rank != EIGHT)
+        if not rest:
+            return 2
+        return max(rest.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+    # ------------------------------------------------------------------ turn checks
+
+    def _turn_refusal(self, seat: int, act: str) -> Verdict | None:
+        """Whether ``seat`` may make a ``play``/``draw``/``pass`` in this phase at all."""
+        phase = self._phase
+        if phase == ROUND_OVER:
+            return self._illegal(seat, "not_your_turn",
+                                 "the round is over: the next round must be dealt first")
+        if phase == ACE_DRAWS:
+            drawer = self._ace_queue[0]
+            if seat == self._turn:
+                if act == "play":
+                    return self._illegal(seat, "ace_draws_pending",
+                                         f"the other players must first draw for the ace "
+                                         f"({_seat_word(drawer)} draws next)")
+                return self._illegal(seat, "must_follow_ace",
+                                     f"{_seat_word(seat)} laid an ace and must follow it with "
+                                     f"a card of {SUIT_NAMES[self._ace_suit or 'C']}, "
+                                     "not draw or pass")
+            if seat == drawer:
+                if act == "draw":
+                    return None
+                if act == "pass":
+                    return self._illegal(seat, "must_draw",
+                                         f"{_seat_word(seat)} must draw one card for the ace")
+                return self._illegal(seat, "not_your_turn",
+                                     f"{_seat_word(seat)} must draw one card for the ace "
+                                     "before laying anything")
+            return self._illegal(seat, "not_your_turn",
+                                 f"{_seat_word(drawer)} draws for the ace now")
+        if phase == ACE_FOLLOW:
+            if seat != self._turn:
+                return self._illegal(seat, "not_your_turn",
+                                     f"{_seat_word(self._turn or 0)} must follow the ace")
+            if act != "play":
+                return self._illegal(seat, "must_follow_ace",
+                                     f"{_seat_word(seat)} laid an ace and must follow it with "
+                                     f"a card of {SUIT_NAMES[self._ace_suit or 'C']}, "
+                                     "not draw or pass")
+            return None
+        if seat != self._turn:
+            return self._illegal(seat, "not_your_turn",
+                                 f"it is {_seat_word(self._turn or 0)}'s turn")
+        if phase == LAPPEN_PENALTY:
+            if act == "draw" or (act == "pass" and not self._can_draw()):
+                return None
+            return self._illegal(seat, "must_draw",
+                                 f"{_seat_word(seat)} must first draw the lappen penalty "
+                                 f"({self._penalty_left} more)")
+        return None
+
+    # ------------------------------------------------------------------ acts
+
+    def _on_play(self, inp: Input) -> list[Verdict]:
+        seat = inp.seat
+        refusal = self._turn_refusal(seat, "play")
+        if refusal is not None:
+            return [refusal]
+        cards: tuple[Card, ...] = inp.cards if inp.cards is not None else (
+            (inp.card,) if inp.card is not None else ())
+        judged = self._judge(seat, cards, inp.as_)
+        if isinstance(judged, _Refusal):
+            if judged.code == "no_lappen":
+                self._phase = LAPPEN_PENALTY
+                self._penalty_left = LAPPEN_PENALTY_DRAWS
+            return [self._illegal(seat, judged.code, judged.reason)]
+        following = self._phase == ACE_FOLLOW
+        self._hands[seat] = judged.rest
+        self._pool.difference_update(judged.from_pool)
+        self._discard.extend(cards)
+        self._cards_played += len(cards)
+        self._passes = 0
+        last = cards[-1]
+        if last.rank == EIGHT:
+            assert inp.as_ is not None
+            self._current = (inp.as_.suit, inp.as_.rank)  # no special effect of the named card
+        else:
+            self._current = (last.suit, last.rank)
+        if last.rank == ACE and not following:
+            self._ace_suit = last.suit
+            others = []
+            s = seat
+            while (s := self._next_seat(s)) != seat:
+                others.append(s)
+            self._ace_queue = others * len(cards)
+            self._phase = ACE_DRAWS
+            self._settle_ace()
+            return []
+        if not judged.rest:
+            if self.options.no_special_finish and last.rank in (EIGHT, ACE):
+                self._phase = SPECIAL_FINISH
+                self._draws = 0
+                self._ace_queue = []
+                self._ace_suit = None
+                return []
+            return self._end_round(seat)
+        self._end_turn()
+        return []
+
+    def _settle_ace(self) -> None:
+        """Ace draws end when all are made, or lapse when the stock cannot give a card."""
+        if self._phase == ACE_DRAWS and (not self._ace_queue or not self._can_draw()):
+            self._ace_queue = []
+            self._phase = ACE_FOLLOW
+
+    def _on_draw(self, inp: Input) -> list[Verdict]:
+        seat = inp.seat
+        refusal = self._turn_refusal(seat, "draw")
+        if refusal is not None:
+            return [refusal]
+        phase = self._phase
+        if phase in (PLAY, SPECIAL_FINISH) and self._draws >= MAX_DRAWS:
+            more = "pass" if phase == PLAY else "pass: the turn goes on"
+            return [self._illegal(seat, "draw_limit",
+                                  f"{_seat_word(seat)} has drawn {MAX_DRAWS} cards this turn; "
+                                  f"lay a card or {more}")]
+        if not self._stock:
+            if self._can_reshuffle():
+                why = ("the stock is empty: reshuffle the discard pile (all but its top card) "
+                       "into a new stock first")
+            else:
+                why = "the stock is empty and nothing can be drawn; the player may pass"
+            return [self._illegal(seat, "stock_empty", why)]
+        top = self._stock[-1]
+        got = inp.card
+        from_bag = from_pool = False
+        if top is not None:
+            if got is not None and got != top:
+                return [self._verdict("desync", seat=seat, expected=str(top), got=str(got))]
+            card: Card | None = top
+        elif got is not None:
+            unseen_slots = sum(1 for c in self._stock if c is None)
+            if got in self._bag:
+                from_bag = True
+            elif got in self._pool and unseen_slots > len(self._bag):
+                from_pool = True
+            else:
+                return [self._verdict("desync", seat=seat, expected=None, got=str(got))]
+            card = got
+        else:
+            card = None
+        # Apply.
+        self._stock.pop()
+        if from_bag:
+            self._bag.discard(got)  # type: ignore[arg-type]
+        elif from_pool:
+            self._pool.discard(got)  # type: ignore[arg-type]
+        elif top is None and self._bag:
+            # An unseen card left the stock: which bag card it was is unknown from now on.
+            self._pool |= self._bag
+            self._bag = set()
+        self._hands[seat].append(card)
+        if phase == ACE_DRAWS:
+            self._ace_queue.pop(0)
+            self._settle_ace()
+        elif phase == LAPPEN_PENALTY:
+            self._penalty_left -= 1
+            if self._penalty_left == 0:
+                self._end_turn()
+        else:
+            self._draws += 1
+        return []
+
+    def _on_pass(self, inp: Input) -> list[Verdict]:
+        seat = inp.seat
+        refusal = self._turn_refusal(seat, "pass")
+        if refusal is not None:
+            return [refusal]
+        can_draw = self._can_draw()
+        if self._phase in (PLAY, SPECIAL_FINISH) and self._draws < MAX_DRAWS and can_draw:
+            if self._phase == SPECIAL_FINISH:
+                return [self._illegal(seat, "special_finish",
+                                      f"{_seat_word(seat)} laid the last card on a special card "
+                                      f"and must draw up to {MAX_DRAWS} cards before passing "
+                                      f"({self._draws} drawn)")]
+            return [self._illegal(seat, "must_draw",
+                                  f"{_seat_word(seat)} must draw ({self._draws} of {MAX_DRAWS} "
+                                  "drawn) before passing")]
+        if can_draw:
+            self._passes = 0
+        else:
+            self._passes += 1
+            if self._passes >= len(self._active()):
+                return self._end_round(None)
+        self._end_turn()
+        return []
+
+    def _on_call(self, inp: Input) -> list[Verdict]:
+        seat = inp.seat
+        if inp.call is None or inp.call.strip().lower() != "lappen":
+            return [self._illegal(seat, "bad_call",
+                                  f"unknown call {inp.call!r}; the only call is 'lappen'")]
+        if self._phase == ROUND_OVER:
+            return []  # calls do not carry into the next round
+        if self._phase == LAPPEN_PENALTY and seat == self._turn:
+            return [self._illegal(seat, "must_draw",
+                                  f"{_seat_word(seat)} must first draw the lappen penalty "
+                                  f"({self._penalty_left} more)")]
+        self._calls[seat] = self._seq
+        return []
+
+    def _on_reshuffle(self, inp: Input) -> list[Verdict]:
+        seat = inp.seat
+        if self._phase == ROUND_OVER:
+            return [self._illegal(seat, "no_reshuffle", "no round is being played")]
+        if not self.options.reshuffle_discards:
+            return [self._illegal(seat, "no_reshuffle",
+                                  "this table does not reshuffle the discard pile "
+                                  "(reshuffle_discards is off)")]
+        if self._stock:
+            return [self._illegal(seat, "no_reshuffle",
+                                  f"the stock still holds {len(self._stock)} cards")]
+        below = self._discard[:-1]
+        if not below:
+            return [self._illegal(seat, "no_reshuffle",
+                                  "the discard pile holds only its top card: nothing to reshuffle")]
+        if inp.stock is None:
+            self._stock = [None] * len(below)
+            self._bag |= {c for c in below if c is not None}
+        else:
+            given = list(inp.stock)
+            if len(given) != len(below):
+                return [self._illegal(seat, "no_reshuffle",
+                                      f"the new stock must be the {len(below)} cards under the "
+                                      f"top of the discard pile, not {len(given)}")]
+            left = list(given)
+            for c in below:
+                if c is None:
+                    continue
+                if c not in left:
+                    return [self._illegal(seat, "no_reshuffle",
+                                          f"the new stock lacks the {c.name()} from the discard "
+                                          "pile")]
+                left.remove(c)
+            if len(set(left)) != len(left) or any(c not in self._pool for c in left):
+                bad = next(c for c in left if c not in self._pool or left.count(c) > 1)
+                return [self._illegal(seat, "no_reshuffle",
+                                      f"the {bad.name()} is not in the discard pile")]
+            self._pool.difference_update(left)
+            self._stock = list(reversed(given))
+        self._discard = self._discard[-1:]
+        return []
+
+    def _on_deal(self, inp: Input) -> list[Verdict]:
+        seat = inp.seat
+        if self._phase != ROUND_OVER:
+            return [self._illegal(seat, "round_not_over",
+                                  "a round is being played: the next deal comes after it")]
+        prepared = self._prepare(inp.hands, inp.stock, inp.upcard)
+        if isinstance(prepared, str):
+            return [self._illegal(seat, "bad_deal", prepared)]
+        self.dealer = self._next_seat(self.dealer)
+        self._start_round(*prepared)
+        return []
+
+    # ------------------------------------------------------------------ end of a round
+
+    def _end_round(self, winner: int | None) -> list[Verdict]:
+        active = self._active()
+        scores: list[int | None] = [
+            hand_score(self._hands[s]) if self._in_game[s] else None for s in range(self.n_seats)
+        ]
+        if winner is not None:
+            scores[winner] = 0
+        self._rounds_done += 1
+        self._turn = None
+        self._ace_queue = []
+        self._penalty_left = 0
+        self._draws = 0
+        points = self.options.points_game
+        if points:
+            for s in active:
+                score = scores[s]
+                if score is not None:
+                    self._totals[s] += score
+        verdicts = [self._verdict("round_over", winner=winner, scores=scores,
+                                  totals=list(self._totals) if points else None)]
+        winners: list[int] | None = None
+        if not points:
+            if winner is not None:
+                winners = [winner]
+            else:
+                known = {s: scores[s] for s in active if scores[s] is not None}
+                if known:
+                    low = min(known.values())
+                    winners = [s for s in active if known.get(s) == low]
+                else:
+                    winners = list(active)
+        else:
+            newly_out = [s for s in active if self._totals[s] >= OUT_AT]
+            for s in newly_out:
+                self._in_game[s] = False
+                self._out.append(s)
+                verdicts.append(self._verdict("out", seat=s))
+            remaining = self._active()
+            if len(remaining) == 1:
+                winners = remaining
+            elif not remaining:
+                low = min(self._totals[s] for s in newly_out)
+                winners = [s for s in newly_out if self._totals[s] == low]
+        if winners is None:
+            self._phase = ROUND_OVER
+        else:
+            self._phase = OVER
+            self._winners = winners
+            verdicts.append(self._verdict("game_over", winners=winners))
+        return verdicts
