@@ -102,8 +102,9 @@ class SlapDriver:
                 self.judged.append(inp)
                 out += self.engine.apply(inp)
             out += self.engine.advance(now_ns - self.arbiter.settle_ns)
-            if out:
-                self._tell(out)
+            state = self.engine.state() if out and self._listening() else None
+        if state is not None:
+            self._tell(out, state)
         return out
 
     def flush(self) -> list[Verdict]:
@@ -115,8 +116,9 @@ class SlapDriver:
                 out += self.engine.apply(inp)
             if self.judged:
                 out += self.engine.advance(self.judged[-1].t + 1)
-            if out:
-                self._tell(out)
+            state = self.engine.state() if out and self._listening() else None
+        if state is not None:
+            self._tell(out, state)
         return out
 
     def next_due(self) -> int | None:
@@ -127,10 +129,11 @@ class SlapDriver:
     def _pads_due(self) -> int | None:
         return None if self.pads is None else self.pads.next_due()
 
-    def _tell(self, out: list[Verdict]) -> None:
-        if self.leds is None and self.on_verdicts is None:
-            return
-        state = self.engine.state()
+    def _listening(self) -> bool:
+        return self.leds is not None or self.on_verdicts is not None
+
+    def _tell(self, out: list[Verdict], state: dict[str, Any]) -> None:
+        """Outside the lock: a listener may submit inputs."""
         if self.leds is not None:
             self.leds.show(out, state)
         if self.on_verdicts is not None:

@@ -1,0 +1,370 @@
+"""Slap arbitration end to end: mock pins → pads → arbiter → Banka bäver engine → verdicts.
+
+Everything runs on a virtual clock: edges are stamped when they happen and delivered later, in
+whatever order the random delays make; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from hardware.config import loads_config
+from hardware.mock import Edge, EdgeScheduler, VirtualClock, VirtualMockFactory
+from hardware.pads import PadEvent, SeatLeds, SlapPad
+from hardware.slaps import GpioEdge, SlapDriver
+from referee.arbiter import DEFAULT_SETTLE_NS
+from referee.banka_bever import BankaBever
+from referee.cards import Card, parse_card
+from referee.engine import PileDeal
+from referee.model import Input, Verdict
+from referee.options import BankaOptions
+
+MS = 1_000_000
+US = 1_000
+SLAP_PINS = [4, 5, 6, 12, 13, 16, 17, 18]  # seat → BCM
+FILLER = [parse_card(f"{r}{s}") for r in ("2", "3", "4", "6", "7", "8", "9", "10") for s in "CDHS"]
+
+
+def double_deal(n: int, dealer: int) -> PileDeal:
+    """A deal where the first two lays (left of the dealer, then the next seat) are 5H, 5S."""
+    stacks: list[list[Card]] = [[] for _ in range(n)]
+    first, second = (dealer + 1) % n, (dealer + 2) % n
+    stacks[first].append(parse_card("5H"))
+    stacks[second].append(parse_card("5S"))
+    fill = iter(FILLER)
+    for s in stacks:
+        while len(s) < 2:
+            s.append(next(fill))
+    return PileDeal(stacks=tuple(tuple(s) for s in stacks))
+
+
+DEALS = {(n, d): double_deal(n, d) for n in range(2, 9) for d in range(n)}
+
+
+def tie_winner(a: int, b: int, turn: int, n: int) -> int:
+    """RULES.md: the seat met first going clockwise from the seat whose turn it is."""
+    return min((a, b), key=lambda s: (s - turn) % n)
+
+
+@dataclass
+class Rig:
+    clock: VirtualClock
+    factory: VirtualMockFactory
+    driver: SlapDriver
+    pads: list[SlapPad]
+    sched: EdgeScheduler
+    verdicts: list[Verdict]
+
+    def poll(self, now: int) -> None:
+        self.verdicts += self.driver.poll(now)
+
+    def press(self, seat: int, t: int, delay: int, hold: int | None = 60 * MS) -> None:
+        """Seat's button goes down at ``t`` (delivered ``delay`` later) and, unless ``hold`` is
+        None, up again ``hold`` later."""
+        pin = self.pads[seat].pin
+        self.sched.schedule(pin, Edge(t, False), t + delay)
+        if hold is not None:
+            self.sched.schedule(pin, Edge(t + hold, True), t + hold)
+
+    def release(self, seat: int, t: int) -> None:
+        """Seat's button comes up at ``t``, delivered at once."""
+        self.pads[seat].pin.drive_at(True, t)
+
+    def run_until(self, t: int) -> None:
+        """Deliver the edges as they come due, and poll the driver whenever the arbiter has
+        something due (polling after every delivery, as the service does, changes nothing:
+        the arbiter releases only what its window lets go)."""
+        while True:
+            edge_at = self.sched.next_at()
+            due = self.driver.next_due()
+            if due is not None and due <= t and (edge_at is None or due < edge_at):
+                self.clock.advance_to(due)
+                self.poll(due)
+            elif edge_at is not None and edge_at <= t:
+                self.sched.step()
+            else:
+                break
+        self.clock.advance_to(t)
+        self.poll(t)
+
+
+def rig(n_pads: int = 8, leds: SeatLeds | None = None) -> Rig:
+    clock = VirtualClock(0)
+    factory = VirtualMockFactory(clock)
+    driver = SlapDriver(BankaBever(2, 0, BankaOptions(), DEALS[2, 0]), leds=leds)
+    pads = [SlapPad(SLAP_PINS[s], seat=s, on_input=driver.submit, pin_factory=factory)
+            for s in range(n_pads)]
+    return Rig(clock, factory, driver, pads, EdgeScheduler(clock), [])
+
+
+def copy_position(engine: BankaBever) -> BankaBever:
+    """A copy of an engine that shares nothing mutable with it: the engine's state is plain
+    attributes holding values, containers of values, and lists of containers of values (cards
+    are immutable). Many times cheaper than ``copy.deepcopy``."""
+    twin = object.__new__(type(engine))
+    state = twin.__dict__
+    state.update(engine.__dict__)
+    for key, value in engine.__dict__.items():
+        kind = type(value)
+        if kind is list:
+            state[key] = [type(v)(v) if type(v) in _CONTAINERS else v for v in value]
+        elif kind in _CONTAINERS:
+            state[key] = kind(value)
+    return twin
+
+
+_CONTAINERS = (list, deque, set, dict)
+
+
+def prepared(n: int, dealer: int, base: int) -> BankaBever:
+    """The double deal with both cards laid, the second at ``base``: a slap now wins."""
+    engine = BankaBever(n, dealer, BankaOptions(), DEALS[n, dealer])
+    engine.apply(Input(base - 100 * MS, (dealer + 1) % n, "lay"))
+    engine.apply(Input(base, (dealer + 2) % n, "lay"))
+    return engine
+
+
+POSITIONS = {(n, d): prepared(n, d, 0) for n, d in DEALS}
+
+
+def new_position(r: Rig, n: int, dealer: int, base: int) -> int:
+    """A copy of the prepared position (cards laid at time 0; the slaps come later: the
+    card-against-slap order through the arbiter has a test of its own). Returns the seat whose
+    turn it is."""
+    r.driver.engine = copy_position(POSITIONS[n, dealer])
+    return (dealer + 3) % n
+
+
+def test_copied_positions_are_independent_and_equal_to_fresh_ones() -> None:
+    for (n, d), engine in POSITIONS.items():
+        twin = copy_position(engine)
+        assert twin.state() == prepared(n, d, 0).state()
+        twin.apply(Input(MS, (d + 3) % n, "slap"))
+        twin.advance(2 * MS)
+        assert twin.state() != engine.state() == prepared(n, d, 0).state()
+
+
+def test_hundred_thousand_pairs_one_microsecond_apart_go_to_the_earliest_edge() -> None:
+    """100 000 pairs of slaps 1 µs apart, from random seats of random tables (2-8 seats), each
+    edge delivered 0-19 ms late (inside the 20 ms settle window), so the later edge is often
+    delivered first: the pile goes to the earlier edge every time."""
+    r = rig()
+    rng = random.Random(1_000_003)
+    window = r.driver.settle_ns
+    wrong = 0
+    pairs = 100_000
+    swapped = 0
+    for k in range(pairs):
+        base = (k + 1) * 1_000 * MS
+        n = rng.randint(2, 8)
+        dealer = rng.randrange(n)
+        new_position(r, n, dealer, base)
+        first, second = rng.sample(range(n), 2)
+        t = base + 200 * MS + rng.randrange(MS)
+        d1 = rng.randrange(window - US)
+        d2 = rng.randrange(window - US)
+        swapped += t + US + d2 < t + d1
+        r.press(first, t, d1, hold=None)
+        r.press(second, t + US, d2, hold=None)
+        r.verdicts = []
+        r.run_until(t + 2 * window)
+        r.release(first, t + 60 * MS)
+        r.release(second, t + 60 * MS)
+        expect = [
+            Verdict(t, "pile_won", {"seat": first, "reason": "double", "cards": 2}),
+            Verdict(t + US, "slap_lost", {"seat": second, "to": first}),
+        ]
+        wrong += r.verdicts != expect
+    assert wrong == 0
+    assert swapped > pairs // 3  # delivery order was often the wrong way round
+    assert r.driver.arbiter.late == 0
+
+
+def test_exact_ties_follow_the_clockwise_rule() -> None:
+    """Two slaps with the same timestamp: the seat met first clockwise from the seat whose turn
+    it is wins (RULES.md §2), whichever was delivered first."""
+    r = rig()
+    rng = random.Random(77)
+    window = r.driver.settle_ns
+    wins_by_late_delivery = 0
+    for k in range(10_000):
+        base = (k + 1) * 1_000 * MS
+        n = rng.randint(2, 8)
+        dealer = rng.randrange(n)
+        turn = new_position(r, n, dealer, base)
+        assert r.driver.engine.state()["turn"] == turn
+        a, b = rng.sample(range(n), 2)
+        t = base + 200 * MS + rng.randrange(MS)
+        da, db = rng.randrange(window), rng.randrange(window)
+        r.press(a, t, da, hold=None)
+        r.press(b, t, db, hold=None)
+        r.verdicts = []
+        r.run_until(t + 2 * window)
+        r.release(a, t + 60 * MS)
+        r.release(b, t + 60 * MS)
+        win = tie_winner(a, b, turn, n)
+        lose = b if win == a else a
+        wins_by_late_delivery += (win == a and da > db) or (win == b and db > da)
+        assert r.verdicts == [
+            Verdict(t, "pile_won", {"seat": win, "reason": "double", "cards": 2}),
+            Verdict(t, "slap_lost", {"seat": lose, "to": win}),
+        ]
+    assert wins_by_late_delivery > 2_000
+
+
+@pytest.mark.parametrize(
+    ("offset", "verdict"),
+    [(-500 * US, "false_slap"), (-1, "false_slap"), (0, "pile_won"), (500 * US, "pile_won")],
+)
+def test_slap_and_card_are_ordered_by_their_timestamps(offset: int, verdict: str) -> None:
+    """The card that makes the double (5S) is laid at L. A slap pressed 0.5 ms before it is a
+    false slap even though its edge is delivered after the card; at the same instant or after,
+    it wins."""
+    r = rig()
+    n, dealer = 3, 0
+    r.driver.engine = BankaBever(n, dealer, BankaOptions(), DEALS[n, dealer])
+    base = 1_000 * MS
+    lay_t = base + 100 * MS
+    r.clock.advance_to(base)
+    r.driver.submit(Input(base, 1, "lay"))  # 5H
+    slap_t = lay_t + offset
+    r.press(0, slap_t, delay=8 * MS)  # the slap's callback is 8 ms late
+    r.run_until(lay_t + 2 * MS)
+    r.driver.submit(Input(lay_t, 2, "lay"))  # the card reader reports 5S at 2 ms
+    r.run_until(lay_t + 500 * MS)
+    kinds = [v.verdict for v in r.verdicts]
+    assert kinds == [verdict]
+    assert r.verdicts[0].t == slap_t and r.verdicts[0]["seat"] == 0
+    assert [(i.act, i.t) for i in r.driver.judged] == sorted(
+        [("lay", base), ("lay", lay_t), ("slap", slap_t)], key=lambda x: (x[1], x[0] != "lay"))
+
+
+def test_an_edge_later_than_the_window_is_restamped_and_counted() -> None:
+    """The settle window is a promise only for edges delivered within it: a slap delivered 30 ms
+    late (window 20 ms) after a rival's slap was already judged loses the race, and the arbiter
+    counts it as late. (This is why the window must exceed the worst delivery delay.)"""
+    r = rig()
+    new_position(r, 2, 0, 1_000 * MS)
+    t = 1_300 * MS
+    r.press(0, t, delay=30 * MS)
+    r.press(1, t + 5 * MS, delay=0)
+    r.run_until(t + 500 * MS)
+    assert r.driver.arbiter.late == 1
+    assert [(v.verdict, v["seat"]) for v in r.verdicts] == [("pile_won", 1), ("slap_lost", 0)]
+    assert r.driver.judged[-1].t > t + 5 * MS  # restamped after what was already judged
+
+
+def test_notices_go_out_but_never_reach_the_engine() -> None:
+    r = rig(n_pads=2)
+    r.driver.notice(PadEvent("button_stuck", 5 * MS, 1, "slap"))
+    before = r.driver.engine.state()
+    out = r.driver.poll(6 * MS)
+    assert [v.to_json() for v in out] == [
+        {"t": 5 * MS, "verdict": "button_stuck", "seat": 1, "button": "slap"}]
+    assert r.driver.engine.state() == before and r.driver.judged == []
+    assert r.driver.poll(7 * MS) == []
+
+
+def test_the_winners_led_lights() -> None:
+    clock = VirtualClock(0)
+    factory = VirtualMockFactory(clock)
+    leds = SeatLeds([20, 21, 22], pin_factory=factory)
+    seen: list[tuple[list[Verdict], dict[str, Any]]] = []
+    driver = SlapDriver(BankaBever(3, 0, BankaOptions(), DEALS[3, 0]), leds=leds,
+                        on_verdicts=lambda v, s: seen.append((v, s)))
+    driver.submit(Input(1 * MS, 1, "lay"))
+    driver.submit(Input(2 * MS, 2, "lay"))
+    driver.submit(Input(3 * MS, 2, "slap"))
+    driver.poll(100 * MS)
+    assert leds.lit() == [2]
+    assert seen[-1][0][-1].verdict == "pile_won" and seen[-1][1]["turn"] == 2
+    driver.flush()
+    leds.close()
+
+
+def test_flush_judges_everything_held() -> None:
+    driver = SlapDriver(BankaBever(2, 0, BankaOptions(), DEALS[2, 0]))
+    driver.submit(Input(1 * MS, 1, "lay"))
+    driver.submit(Input(2 * MS, 0, "lay"))
+    driver.submit(Input(3 * MS, 1, "slap"))
+    assert driver.next_due() == 1 * MS + DEFAULT_SETTLE_NS
+    assert driver.poll(3 * MS) == []
+    out = driver.flush()
+    assert [(v.verdict, v["seat"]) for v in out] == [("pile_won", 1)]
+    assert driver.next_due() is None
+
+
+def test_serve_runs_the_driver_on_a_thread() -> None:
+    """The loop a standalone table runs: inputs from another thread, verdicts to a callback."""
+    clock = VirtualClock(0)
+    got = threading.Event()
+    seen: list[Verdict] = []
+
+    def on_verdicts(v: list[Verdict], state: dict[str, Any]) -> None:
+        seen.extend(v)
+        if any(x.verdict == "pile_won" for x in v):
+            got.set()
+
+    driver = SlapDriver(BankaBever(2, 0, BankaOptions(), DEALS[2, 0]), settle_ns=0,
+                        on_verdicts=on_verdicts)
+    stop = threading.Event()
+    worker = threading.Thread(target=driver.serve, args=(stop,),
+                              kwargs={"clock": clock.now_ns, "idle_s": 0.001})
+    worker.start()
+    try:
+        for inp in (Input(1 * MS, 1, "lay"), Input(2 * MS, 0, "lay"), Input(3 * MS, 0, "slap")):
+            driver.submit(inp)
+        clock.advance_to(10 * MS)
+        assert got.wait(10)
+    finally:
+        stop.set()
+        worker.join(10)
+    assert not worker.is_alive()
+    assert [v.verdict for v in seen] == ["pile_won"]
+
+
+def test_gpio_edge_feeds_the_referee_service() -> None:
+    """GpioEdge is the service's edge: pads → service.submit on the table clock, stuck buttons
+    → service.notice on the service's loop."""
+    cfg = loads_config("[hardware]\nstuck_ms = 500\n[[seats]]\nslap = 17\n[[seats]]\nslap = 5\n")
+    clock = VirtualClock(1_000 * MS)
+    factory = VirtualMockFactory(clock)
+
+    class FakeService:
+        def __init__(self) -> None:
+            self.inputs: list[Input] = []
+            self.notices: list[tuple[str, dict[str, Any]]] = []
+            self.clock = self
+
+        def from_monotonic(self, t: int) -> int:
+            return t + 42
+
+        def submit(self, inp: Input) -> None:
+            self.inputs.append(inp)
+
+        def notice(self, kind: str, **fields: Any) -> None:
+            self.notices.append((kind, fields))
+
+    async def main() -> FakeService:
+        service = FakeService()
+        edge = GpioEdge(cfg, pin_factory=factory, check_s=0.001)
+        await edge.start(service)
+        factory.pin(5).drive_at(False, 1_100 * MS)
+        clock.advance_to(1_700 * MS)
+        for _ in range(200):
+            await asyncio.sleep(0.001)
+            if service.notices:
+                break
+        await edge.stop()
+        return service
+
+    service = asyncio.run(main())
+    assert service.inputs == [Input(1_100 * MS + 42, 1, "slap")]
+    assert service.notices == [("button_stuck", {"seat": 1, "button": "slap"})]
