@@ -16,9 +16,12 @@ class DealError(ValueError):
 
 
 def pile_counts(game: str, n: int) -> tuple[list[int], int]:
-    """Cards per seat in dealing order (left of the dealer first) and leftover pile size."""
+    """Cards per seat in dealing order (left of the dealer first) and the cards left over
+    (the centre pile in Banka bäver, the stock and upcard in Vändåtta)."""
     if game == "banka-bever":
         return [52 // n] * n, 52 % n
+    if game == "vandatta":
+        return [HAND_SIZE] * n, 52 - HAND_SIZE * n
     # Beggar My Neighbour: the whole deck, one at a time, left of the dealer first.
     return [52 // n + (1 if i < 52 % n else 0) for i in range(n)], 0
 

@@ -1,0 +1,472 @@
+"""The referee service: ``referee run`` at a real table, and the same loop in simulation.
+
+One asyncio loop, no hidden threads of ours: edges (GPIO pads, the serial board, the console,
+virtual players) call :meth:`RefereeService.submit` — from any thread — with an :class:`Input`
+stamped on the table clock; the service journals it (flushed and synced to disk), holds it in the
+arbiter's settle window, judges it, and hands the verdicts and state to the outputs (the MQTT
+feed, seat LEDs, the terminal). Outputs must not block.
+
+Recovery: the game being played is always ``<journal_dir>/current.jsonl``. On start, a current
+journal whose game is not over is replayed through the same code and the game goes on from
+there; the table clock is shifted so that time keeps increasing across a reboot. A finished game's
+journal is archived under its start time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from referee.cards import CardError, parse_card
+from referee.config import ConfigError, TableConfig, load_config
+from referee.journal import (
+    JournalError,
+    JournalHeader,
+    JournalWriter,
+    dump_journal,
+    read_journal,
+)
+from referee.model import Input, Verdict
+from referee.table import Table
+
+log = logging.getLogger("referee.service")
+
+CURRENT = "current.jsonl"
+
+
+class TableClock:
+    """The table clock in ns: CLOCK_MONOTONIC plus an offset (so a resumed game's time grows)."""
+
+    def __init__(self, offset_ns: int = 0, source: Callable[[], int] = time.monotonic_ns) -> None:
+        self.offset_ns = offset_ns
+        self.source = source
+
+    def now(self) -> int:
+        """The table time now."""
+        return self.source() + self.offset_ns
+
+    def from_monotonic(self, mono_ns: int) -> int:
+        """A CLOCK_MONOTONIC timestamp (a GPIO edge, a synced board tick) on the table clock."""
+        return mono_ns + self.offset_ns
+
+
+class Output(Protocol):
+    """Anything that shows the game: called with each batch of verdicts and the new state."""
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Show the change; must return at once."""
+
+
+class Edge(Protocol):
+    """A source of inputs, started and stopped by the service."""
+
+    async def start(self, service: RefereeService) -> None:
+        """Begin delivering inputs with ``service.submit``."""
+
+    async def stop(self) -> None:
+        """Stop delivering inputs and release the device."""
+
+
+class RefereeService:
+    """One table: the journal on disk, the arbiter, the engine and the outputs."""
+
+    def __init__(self, config: TableConfig, *, clock: TableClock | None = None,
+                 outputs: Iterable[Output] = (), edges: Iterable[Edge] = (),
+                 fsync: bool = True) -> None:
+        self.config = config
+        self.clock = clock or TableClock()
+        self.outputs: list[Output] = list(outputs)
+        self.edges: list[Edge] = list(edges)
+        self.fsync = fsync
+        self.journal_dir = Path(config.journal_dir)
+        self.table: Table | None = None
+        self.paused = False
+        self.resumed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._pending: list[Input] = []
+        self._lock = threading.Lock()
+        self._stop: asyncio.Event | None = None
+
+    # -- games and journals ----------------------------------------------------------------
+    @property
+    def current_path(self) -> Path:
+        """The journal of the game being played."""
+        return self.journal_dir / CURRENT
+
+    def open_game(self) -> None:
+        """Resume the current journal's game if it is not over, else start a new game."""
+        self.journal_dir.mkdir(parents=True, exist_ok=True)
+        if self.current_path.exists():
+            try:
+                self._resume()
+                return
+            except JournalError as exc:
+                broken = self.current_path.with_suffix(f".broken-{int(time.time())}.jsonl")
+                self.current_path.rename(broken)
+                log.error("cannot resume %s (%s); kept it as %s", self.current_path, exc, broken)
+        self.start_game()
+
+    def _resume(self) -> None:
+        journal = read_journal(self.current_path, tolerate_torn_tail=True)
+        table = Table(journal.header, settle_ns=self._settle_ns())
+        for inp in journal.inputs:
+            table.push(inp)
+        table.flush()
+        if table.engine.over:
+            table_state = table.state()
+            self._archive()
+            log.info("the journal's game was over (%s); starting a new one", table_state["winners"])
+            self.start_game()
+            return
+        last_t = journal.inputs[-1].t if journal.inputs else 0
+        # Keep table time increasing across a reboot: CLOCK_MONOTONIC starts again at boot.
+        gap = last_t + 1_000_000 - self.clock.source()
+        if gap > self.clock.offset_ns:
+            self.clock.offset_ns = gap
+        table.journal = JournalWriter(self.current_path, fsync=self.fsync)
+        self.table = table
+        self.resumed = True
+        log.info("resumed %s: %d inputs, table clock offset %d ns", self.current_path,
+                 len(journal.inputs), self.clock.offset_ns)
+        self._publish(table.verdicts[-8:])
+
+    def start_game(self, seed: int | None = None) -> None:
+        """Deal a new game (a virtual deck is shuffled with ``seed``, else a fresh seed)."""
+        cfg = self.config
+        if self.table is not None and self.table.journal is not None:
+            self.table.journal.close()
+            if self.current_path.exists():
+                self._archive()
+        if cfg.card_source == "virtual":
+            seed = seed if seed is not None else (cfg.seed if cfg.seed is not None
+                                                  else int.from_bytes(os.urandom(4), "big"))
+        else:
+            seed = None  # observed mode: the cards are learned as they are laid
+        header = JournalHeader(cfg.game, cfg.seats, cfg.dealer, cfg.options, seed).resolved()
+        self.journal_dir.mkdir(parents=True, exist_ok=True)
+        writer = JournalWriter(self.current_path, header, fsync=self.fsync)
+        self.table = Table(header, settle_ns=self._settle_ns(), journal=writer)
+        self.resumed = False
+        self._publish([])
+
+    def _archive(self) -> None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = self.journal_dir / f"{stamp}-{self.config.game}.jsonl"
+        k = 1
+        while target.exists():
+            k += 1
+            target = self.journal_dir / f"{stamp}-{self.config.game}-{k}.jsonl"
+        self.current_path.rename(target)
+
+    def _settle_ns(self) -> int:
+        return int(self.config.settle_ms * 1_000_000)
+
+    # -- inputs ------------------------------------------------------------------------------
+    def submit(self, inp: Input) -> None:
+        """Hand in an input from any thread; ``inp.t`` is on the table clock."""
+        with self._lock:
+            self._pending.append(inp)
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
+
+    def notice(self, kind: str, **fields: Any) -> None:
+        """An outside event for the verdict stream that is not a game input (e.g. a stuck button,
+        the board going offline); not journaled."""
+        self._publish([Verdict(self.clock.now(), kind, fields)])
+
+    def _take_pending(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for inp in pending:
+            if self.table is None:
+                continue
+            if self.paused:
+                self.notice("ignored", seat=inp.seat, act=inp.act, reason="the game is paused")
+                continue
+            self.table.push(inp)
+
+    def step(self) -> list[Verdict]:
+        """Take what edges handed in, judge what the settle window lets go, publish."""
+        self._take_pending()
+        if self.table is None:
+            return []
+        verdicts = self.table.release(self.clock.now())
+        if verdicts:
+            self._publish(verdicts)
+        return verdicts
+
+    def _publish(self, verdicts: list[Verdict]) -> None:
+        if self.table is None:
+            return
+        state = self.state()
+        for out in self.outputs:
+            try:
+                out.update(verdicts, state)
+            except Exception:  # an output must never stop the referee
+                log.exception("output %r failed", out)
+
+    def state(self) -> dict[str, Any]:
+        """The table state with the table id, pause flag and whether the game was resumed."""
+        assert self.table is not None
+        state = self.table.state()
+        state["table"] = self.config.table_id
+        state["paused"] = self.paused
+        return state
+
+    # -- operator ----------------------------------------------------------------------------
+    def pause(self) -> None:
+        """Stop accepting inputs (they are reported as ignored) until :meth:`resume`."""
+        self.paused = True
+        self.notice("paused")
+
+    def resume(self) -> None:
+        """Accept inputs again."""
+        self.paused = False
+        self.notice("resumed")
+
+    def end_game(self) -> None:
+        """End the game now: its journal is archived and a new game is dealt."""
+        self.notice("ended_by_operator")
+        self.start_game()
+
+    def correct(self, line: int, card: str) -> str:
+        """Correct a misread card: input line ``line`` (as numbered in the journal file) gets
+        ``card``; the game is judged again from the corrected journal. The journal before the
+        correction is kept beside it. Returns what was changed, in words."""
+        assert self.table is not None
+        try:
+            new_card = parse_card(card)
+        except CardError as exc:
+            raise ValueError(str(exc)) from None
+        journal = read_journal(self.current_path, tolerate_torn_tail=True)
+        if line not in journal.lines:
+            raise ValueError(f"line {line} is not an input line of {self.current_path}")
+        k = journal.lines.index(line)
+        old = journal.inputs[k]
+        if old.act not in ("lay", "draw"):
+            raise ValueError(f"line {line} is a {old.act!r}, not a card laid or drawn")
+        journal.inputs[k] = replace(old, card=new_card)
+        assert self.table.journal is not None
+        self.table.journal.close()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        os.replace(self.current_path, self.journal_dir / f"before-correction-{stamp}.jsonl")
+        tmp = self.current_path.with_suffix(".tmp")
+        tmp.write_text(dump_journal(journal.header, journal.inputs), encoding="utf-8")
+        os.replace(tmp, self.current_path)
+        self._resume()
+        return f"line {line}: {old.card} → {new_card}"
+
+    # -- running -----------------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Run until ``stop`` is set (or the task is cancelled)."""
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._stop = stop or asyncio.Event()
+        if self.table is None:
+            self.open_game()
+        for edge in self.edges:
+            await edge.start(self)
+        try:
+            while not self._stop.is_set():
+                self.step()
+                assert self.table is not None
+                due = self.table.arbiter.next_due()
+                wait = 0.05 if due is None else max(0.0, (due - self.clock.now()) / 1e9)
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=min(wait, 0.05) + 0.0005)
+        finally:
+            for edge in reversed(self.edges):
+                with contextlib.suppress(Exception):
+                    await edge.stop()
+            self.step()
+            if self.table is not None and self.table.journal is not None:
+                self.table.journal.close()
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to return."""
+        if self._stop is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+
+
+# -- the console card source and operator console ----------------------------------------------
+CONSOLE_HELP = """\
+Inputs (seat number first):  lay SEAT [CARD] | slap SEAT | play SEAT CARD [CARD…] [as CARD]
+                             draw SEAT [CARD] | pass SEAT | call SEAT | reshuffle SEAT
+Operator:                    pause | resume | end | new | correct LINE CARD | state | help | quit
+"""
+
+
+def parse_console_line(text: str, t: int) -> Input | str:
+    """Turn a typed line into an Input stamped ``t``, or return an operator command word."""
+    words = text.strip().split()
+    if not words:
+        return ""
+    cmd = words[0].lower()
+    if cmd in ("pause", "resume", "end", "new", "state", "help", "quit", "correct"):
+        return text.strip()
+    if cmd not in ("lay", "slap", "play", "draw", "pass", "call", "reshuffle"):
+        raise ValueError(f"unknown command {words[0]!r}; type 'help'")
+    if len(words) < 2 or not words[1].isdigit():
+        raise ValueError(f"'{cmd}' needs the seat number first, e.g. '{cmd} 1'")
+    seat = int(words[1])
+    rest = words[2:]
+    try:
+        if cmd in ("lay", "draw"):
+            card = parse_card(" ".join(rest)) if rest else None
+            return Input(t, seat, cmd, card=card)
+        if cmd == "play":
+            declared = None
+            if "as" in [w.lower() for w in rest]:
+                k = [w.lower() for w in rest].index("as")
+                declared = parse_card(" ".join(rest[k + 1:]))
+                rest = rest[:k]
+            if not rest:
+                raise ValueError("'play' needs the cards laid, e.g. 'play 0 QH QS'")
+            return Input(t, seat, "play", cards=tuple(parse_card(w) for w in rest),
+                         as_=declared)
+        if cmd == "call":
+            return Input(t, seat, "call", call="lappen")
+        return Input(t, seat, cmd)
+    except CardError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class ConsoleEdge:
+    """Typed inputs and operator commands from a text stream (standard input by default)."""
+
+    def __init__(self, stream: Any = None, echo: Callable[[str], None] | None = None) -> None:
+        self.stream = stream or sys.stdin
+        self.echo = echo or (lambda text: print(text, flush=True))
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, service: RefereeService) -> None:
+        """Read lines in the background."""
+        self._task = asyncio.create_task(self._read(service))
+
+    async def _read(self, service: RefereeService) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            line = await loop.run_in_executor(None, self.stream.readline)
+            if not line:
+                return
+            self.handle(service, line)
+
+    def handle(self, service: RefereeService, line: str) -> None:
+        """Act on one typed line."""
+        try:
+            parsed = parse_console_line(line, service.clock.now())
+        except ValueError as exc:
+            self.echo(f"? {exc}")
+            return
+        if isinstance(parsed, Input):
+            service.submit(parsed)
+            return
+        words = parsed.split()
+        if not words:
+            return
+        cmd = words[0].lower()
+        try:
+            if cmd == "pause":
+                service.pause()
+            elif cmd == "resume":
+                service.resume()
+            elif cmd == "end":
+                service.end_game()
+            elif cmd == "new":
+                service.start_game()
+            elif cmd == "state":
+                self.echo(json.dumps(service.state(), ensure_ascii=False))
+            elif cmd == "help":
+                self.echo(CONSOLE_HELP)
+            elif cmd == "quit":
+                service.stop()
+            elif cmd == "correct":
+                if len(words) < 3 or not words[1].isdigit():
+                    raise ValueError("usage: correct LINE CARD (LINE as numbered in the journal)")
+                self.echo(service.correct(int(words[1]), " ".join(words[2:])))
+        except ValueError as exc:
+            self.echo(f"? {exc}")
+
+    async def stop(self) -> None:
+        """Stop reading."""
+        if self._task is not None:
+            self._task.cancel()
+
+
+class LogOutput:
+    """Writes each verdict to the log in plain words."""
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Log the verdicts."""
+        from referee.describe import describe
+
+        for v in verdicts:
+            log.info("%s", describe(v.to_json(), state.get("seats") or []))
+
+
+# -- command line --------------------------------------------------------------------------------
+def _cmd_run(args: argparse.Namespace) -> int:
+    from referee.cli import CommandError
+
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        service = build_service(config, console=not args.no_console)
+    except (ConfigError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        asyncio.run(service.run())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def build_service(config: TableConfig, *, console: bool = True) -> RefereeService:
+    """The service with the edges and outputs the configuration names."""
+    outputs: list[Output] = [LogOutput()]
+    edges: list[Edge] = []
+    if console:
+        edges.append(ConsoleEdge())
+    service = RefereeService(config, outputs=outputs, edges=edges)
+    for hook in _BUILD_HOOKS:
+        hook(service)
+    return service
+
+
+#: Functions that add edges/outputs from optional parts (GPIO, board, feed) to a new service.
+_BUILD_HOOKS: list[Callable[[RefereeService], None]] = []
+
+
+def register(sub: Any) -> None:
+    """Add the ``run`` subcommand."""
+    p = sub.add_parser(
+        "run", help="referee a real table from its configuration",
+        description="Referee a real table: slap and call buttons on GPIO, cards from the "
+        "serial board, typed at the console or dealt by a virtual deck, the game published "
+        "to MQTT. Every input is journaled and synced to disk before it is judged; after a "
+        "crash or power cut the same command resumes the game where it was.",
+    )
+    p.add_argument("--config", required=True, help="the table's TOML configuration file")
+    p.add_argument("--no-console", action="store_true",
+                   help="do not read typed inputs and operator commands from standard input")
+    p.add_argument("--verbose", "-v", action="store_true", help="log debugging detail")
+    p.set_defaults(func=_cmd_run)
