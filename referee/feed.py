@@ -4,7 +4,7 @@ Topics under ``cardtable/<table_id>/`` (``JOURNAL.md``, "MQTT feed"):
 
 - ``status`` (retained): ``online``, or ``offline`` — the Last Will, and sent on a clean exit.
 - ``state`` (retained, QoS 1): the engine's ``state()`` plus ``session`` (new at every start),
-  ``seq`` (one more per change), ``table``, ``names`` (seat names, when known) and ``recent``
+  ``seq`` (one more per change), ``table``, ``seats`` (seat names, when known) and ``recent``
   (the last few verdicts, each with its ``seq`` and ``text``), so a display that joins at any
   moment has the whole picture at once.
 - ``events`` (QoS 1, not retained): each verdict as its ``referee replay --json`` object, plus
@@ -25,6 +25,7 @@ import contextlib
 import json
 import logging
 import os
+import socket
 import threading
 import uuid
 from collections import deque
@@ -36,7 +37,7 @@ from urllib.parse import unquote, urlsplit
 
 import aiomqtt
 
-from referee.cards import SUIT_SYMBOLS
+from referee.describe import describe
 
 log = logging.getLogger("referee.feed")
 
@@ -73,6 +74,10 @@ class BrokerAddress:
         }
         if self.transport == "websockets":
             kwargs["websocket_path"] = self.path or "/mqtt"
+        else:
+            # Small packets at once: without this, Nagle holds an event behind the state
+            # published just before it until the broker's (delayed) ACK, up to 40 ms.
+            kwargs["socket_options"] = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
         if self.tls:
             kwargs["tls_params"] = aiomqtt.TLSParameters()
         return kwargs
@@ -179,15 +184,7 @@ class Topics:
         return f"{self.base}/seat/{n}"
 
 
-# --------------------------------------------------------------------------- plain words
-
-
-def pretty_card(text: str | None) -> str:
-    """``"QH"`` → ``"Q♥"``; an unknown face (``None``) → ``"??"``."""
-    if not text:
-        return "??"
-    suit = text[-1].upper()
-    return text[:-1] + SUIT_SYMBOLS.get(suit, suit)
+# --------------------------------------------------------------------------- seat view
 
 
 def seat_name(seat: Any, names: Sequence[str] | None) -> str:
@@ -197,83 +194,13 @@ def seat_name(seat: Any, names: Sequence[str] | None) -> str:
     return f"seat {seat}"
 
 
-def _cards_word(n: Any) -> str:
-    return "1 card" if n == 1 else f"{n} cards"
-
-
-def _join(words: Sequence[str]) -> str:
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
-
-
-_WON_WHY = {
-    "challenge": "{w} wins the challenge and takes the pile ({c})",
-    "double": "{w} slapped a double and takes the pile ({c})",
-    "bottom_match": "{w} slapped: the top card matches the bottom card; takes the pile ({c})",
-    "payment_failed": "the payer ran out of cards: {w} takes the pile ({c})",
-    "last_player": "{w} is the last player left and takes the pile ({c})",
-}
-
-
-def describe_verdict(v: Mapping[str, Any], names: Sequence[str] | None = None) -> str:
-    """One verdict (its ``referee replay --json`` object) in plain words for a person."""
-    kind = v.get("verdict")
-
-    def who(key: str) -> str:
-        return seat_name(v.get(key), names)
-
-    if kind == "challenge":
-        return f"{who('by')} demands: {who('seat')} owes {_cards_word(v.get('owes'))}"
-    if kind == "pile_won":
-        template = _WON_WHY.get(str(v.get("reason")), "{w} takes the pile ({c}, {r})")
-        return template.format(w=who("seat"), c=_cards_word(v.get("cards")), r=v.get("reason"))
-    if kind == "false_slap":
-        burned = f"; burns {pretty_card(v['card'])}" if v.get("card") else ""
-        return f"{who('seat')}: false slap, nothing to slap{burned}"
-    if kind == "slap_lost":
-        return f"{who('seat')} slapped too late: {who('to')} won the slap"
-    if kind == "illegal":
-        reason = v.get("reason") or v.get("code") or "not allowed"
-        return f"Not allowed, {who('seat')}: {reason}"
-    if kind == "desync":
-        return (f"Card mismatch at {who('seat')}: the referee expected "
-                f"{pretty_card(v.get('expected'))}, the table shows {pretty_card(v.get('got'))}")
-    if kind == "out":
-        return f"{who('seat')} is out"
-    if kind == "round_over":
-        scores = v.get("scores") or []
-        score_text = _join([f"{seat_name(i, names)} {s}" for i, s in enumerate(scores)])
-        head = ("Round blocked: nobody wins it" if v.get("winner") is None
-                else f"{who('winner')} wins the round")
-        text = f"{head}. Scores: {score_text}" if score_text else head
-        totals = v.get("totals")
-        if totals:
-            text += ". Totals: " + _join(
-                [f"{seat_name(i, names)} {s}" for i, s in enumerate(totals)])
-        return text
-    if kind == "game_over":
-        winners = [seat_name(w, names) for w in (v.get("winners") or [])]
-        if not winners:
-            return "Game over"
-        if len(winners) == 1:
-            return f"Game over: {winners[0]} wins"
-        return f"Game over: shared win for {_join(winners)}"
-    extra = ", ".join(f"{k} {val}" for k, val in v.items()
-                      if k not in ("t", "verdict", "session", "seq", "text"))
-    return f"{kind}: {extra}" if extra else str(kind)
-
-
-# --------------------------------------------------------------------------- seat view
-
-
 def seat_view(
     state: Mapping[str, Any], seat: int, names: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """What seat ``seat``'s own display shows: its name and count, whether it is its turn,
     what it owes (cards to pay in a challenge, or an ace draw in Vändåtta), and whether it is out
     or has won. Pure: a function of the state only."""
-    names = names if names is not None else state.get("names")
+    names = names if names is not None else state.get("seats")
     counts = state.get("counts") or []
     challenge = state.get("challenge") or None
     claim = state.get("claim") or None
@@ -342,9 +269,11 @@ class TableFeed:
         recent: int = 8,
         keepalive: int = 5,
     ) -> None:
-        """``seats``: seat names (published as ``names``); ``backoff``: first and longest wait
-        between reconnection attempts, in seconds — the longest bounds how late the displays are
-        whole again after the broker returns; ``recent``: verdicts kept in the state."""
+        """``seats``: seat names (added to the state as ``seats`` unless it has them);
+        ``backoff``: first and longest wait between reconnection attempts, in seconds — the
+        longest bounds how late the displays are whole again after the broker returns;
+        ``recent``: verdicts kept in the state; ``keepalive``: seconds, so that the broker sends
+        the Will within 1.5 × keepalive when the referee's machine vanishes."""
         if queue_size < 1:
             raise ValueError("queue_size must be at least 1")
         self.broker = resolve_broker(broker_url, username, password)
@@ -395,6 +324,11 @@ class TableFeed:
         else:
             self._accept(state, verdicts)
 
+    def listener(self, verdicts: list[Any], state: Mapping[str, Any]) -> None:
+        """:meth:`publish` with the argument order of ``referee.table.Table.listeners``:
+        ``table.listeners.append(feed.listener)``."""
+        self.publish(state, verdicts)
+
     def stop(self) -> None:
         """Ask :meth:`run` to publish what is pending, then ``offline``, and return."""
         if self._other_thread():
@@ -414,11 +348,13 @@ class TableFeed:
 
     def _accept(self, state: dict[str, Any], verdicts: list[dict[str, Any]]) -> None:
         self.seq += 1
-        names = self.names if self.names is not None else state.get("names")
+        if self.names is not None:
+            state.setdefault("seats", self.names)
+        names = state.get("seats") or []
         for v in verdicts:
             v["session"] = self.session
             v["seq"] = self.seq
-            v["text"] = describe_verdict(v, names)
+            v["text"] = describe(v, names)
             self._recent.append(v)
             if not self._connected:
                 self.dropped_events += 1
@@ -430,8 +366,6 @@ class TableFeed:
         state["session"] = self.session
         state["seq"] = self.seq
         state["table"] = self.table_id
-        if self.names is not None:
-            state.setdefault("names", self.names)
         state["recent"] = list(self._recent)
         self._latest = state
         self._state_dirty = True
@@ -483,6 +417,8 @@ class TableFeed:
                     keepalive=self.keepalive,
                     timeout=5.0,
                 )
+                # The publisher sends up to queue_size messages at once by design.
+                client.pending_calls_threshold = 4 * self.queue_size + 64
                 async with client:
                     self.connections += 1
                     if self.connections > 1:
@@ -548,7 +484,7 @@ class TableFeed:
             self._state_dirty = False
             latest = self._latest
             sends.append(client.publish(self.topics.state, _dumps(latest), qos=1, retain=True))
-            names = self.names if self.names is not None else latest.get("names")
+            names = latest.get("seats")
             for n in range(len(latest.get("counts") or [])):
                 payload = _dumps(seat_view(latest, n, names))
                 if self._seats_sent.get(n) != payload:

@@ -159,6 +159,7 @@ def make_broker(workdir: Path, acl_text: str = ACL_TEXT) -> Broker:
         f"password_file {passwd}\n"
         f"acl_file {acl}\n"
         "persistence false\n"
+        "set_tcp_nodelay true\n"
         f"log_dest file {workdir / 'mosquitto.log'}\n"
         "log_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
         f"listener {port} 127.0.0.1\n"
