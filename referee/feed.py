@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -33,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiomqtt
 
@@ -62,6 +63,8 @@ class BrokerAddress:
     username: str | None = None
     password: str | None = None
     path: str | None = None
+    #: CA certificate file to check the broker's TLS certificate (None: the system's CAs).
+    cafile: str | None = None
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`aiomqtt.Client`: host, port, credentials, transport."""
@@ -79,7 +82,7 @@ class BrokerAddress:
             # published just before it until the broker's (delayed) ACK, up to 40 ms.
             kwargs["socket_options"] = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
         if self.tls:
-            kwargs["tls_params"] = aiomqtt.TLSParameters()
+            kwargs["tls_params"] = aiomqtt.TLSParameters(ca_certs=self.cafile)
         return kwargs
 
     def url(self, *, with_password: bool = False) -> str:
@@ -101,6 +104,7 @@ def parse_broker_url(url: str) -> BrokerAddress:
     """Read ``mqtt://user:pass@host:1883``, ``mqtts://…``, ``ws://host:9001/mqtt`` or ``wss://…``.
 
     A URL without a scheme is taken as ``mqtt://``. User and password are percent-decoded.
+    ``?cafile=/path/ca.crt`` names the CA that signed a TLS broker's certificate.
     Raises :class:`ValueError` naming what is wrong.
     """
     text = url.strip()
@@ -121,7 +125,16 @@ def parse_broker_url(url: str) -> BrokerAddress:
     websockets = scheme in ("ws", "wss")
     if parts.path not in ("", "/") and not websockets:
         raise ValueError(f"broker URL {url!r}: a path only makes sense with ws:// or wss://")
+    query = parse_qs(parts.query)
+    unknown = set(query) - {"cafile"}
+    if unknown:
+        raise ValueError(f"broker URL {url!r}: unknown parameter {sorted(unknown)[0]!r} "
+                         "(known: cafile)")
+    cafile = query["cafile"][-1] if "cafile" in query else None
+    if cafile is not None and scheme not in ("mqtts", "wss"):
+        raise ValueError(f"broker URL {url!r}: cafile needs mqtts:// or wss://")
     return BrokerAddress(
+        cafile=cafile,
         host=host,
         port=port or DEFAULT_PORTS[scheme],
         transport="websockets" if websockets else "tcp",
@@ -142,7 +155,7 @@ def resolve_broker(
     pw = password if password is not None else addr.password
     if pw is None and user is not None:
         pw = os.environ.get(PASSWORD_ENV)
-    return BrokerAddress(addr.host, addr.port, addr.transport, addr.tls, user, pw, addr.path)
+    return dataclasses.replace(addr, username=user, password=pw)
 
 
 # --------------------------------------------------------------------------- topics

@@ -131,8 +131,9 @@ class Broker:
         return self.start()
 
 
-def make_broker(workdir: Path, acl_text: str = ACL_TEXT) -> Broker:
-    """Write a test configuration into ``workdir`` and return the (not yet started) broker."""
+def make_broker(workdir: Path, acl_text: str = ACL_TEXT, extra_config: str = "") -> Broker:
+    """Write a test configuration into ``workdir`` and return the (not yet started) broker;
+    ``extra_config`` is appended (e.g. a TLS listener)."""
     binary = _need("mosquitto", "/usr/sbin/mosquitto")
     passwd_tool = _need("mosquitto_passwd", "/usr/bin/mosquitto_passwd")
     workdir.mkdir(parents=True, exist_ok=True)
@@ -166,6 +167,7 @@ def make_broker(workdir: Path, acl_text: str = ACL_TEXT) -> Broker:
         "protocol mqtt\n"
         f"listener {ws_port} 127.0.0.1\n"
         "protocol websockets\n"
+        + extra_config
     )
     return Broker(binary=binary, workdir=workdir, port=port, ws_port=ws_port,
                   passwords=passwords, config=config)
@@ -184,11 +186,12 @@ def mosquitto(tmp_path: Path) -> Iterator[Broker]:
 
 @pytest.fixture
 def mosquitto_factory(tmp_path: Path) -> Iterator[Callable[..., Broker]]:
-    """Make (not start) brokers with a chosen ACL text; all are stopped after the test."""
+    """Make (not start) brokers with a chosen ACL text and extra configuration lines; all are
+    stopped after the test."""
     made: list[Broker] = []
 
-    def factory(acl_text: str = ACL_TEXT, name: str = "custom") -> Broker:
-        broker = make_broker(tmp_path / f"mosquitto-{name}-{len(made)}", acl_text)
+    def factory(acl_text: str = ACL_TEXT, name: str = "custom", extra_config: str = "") -> Broker:
+        broker = make_broker(tmp_path / f"mosquitto-{name}-{len(made)}", acl_text, extra_config)
         made.append(broker)
         return broker
 

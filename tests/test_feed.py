@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -126,6 +127,7 @@ def test_parse_broker_url_forms() -> None:
     assert parse_broker_url("ws://h").client_kwargs()["websocket_path"] == "/mqtt"
     assert parse_broker_url("wss://h:443").tls
     assert parse_broker_url("mqtt://u:secret@h:1").url() == "mqtt://u@h:1"
+    assert parse_broker_url("mqtts://h?cafile=/etc/ca.crt").cafile == "/etc/ca.crt"
 
 
 @pytest.mark.parametrize("bad, words", [
@@ -133,6 +135,8 @@ def test_parse_broker_url_forms() -> None:
     ("mqtt://:1883", "no host"),
     ("mqtt://h:99999", "port"),
     ("mqtt://h:1/some/path", "path"),
+    ("mqtts://h?ca=x", "unknown parameter 'ca'"),
+    ("mqtt://h?cafile=x", "cafile needs"),
 ])
 def test_parse_broker_url_errors(bad: str, words: str) -> None:
     with pytest.raises(ValueError, match=words):
@@ -594,3 +598,52 @@ def test_shipped_configuration_runs(tmp_path: Path) -> None:
         run(go())
     finally:
         broker.stop()
+
+
+def _make_tls_files(folder: Path) -> dict[str, Path]:
+    """A throw-away CA and a server certificate for 127.0.0.1, made with openssl."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed")
+    folder.mkdir()
+    f = {n: folder / n for n in ("ca.key", "ca.crt", "server.key", "server.csr", "server.crt",
+                                 "san.ext")}
+    f["san.ext"].write_text("subjectAltName=IP:127.0.0.1\n")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    for cmd in (
+        ["req", "-x509", *ec, "-keyout", f["ca.key"], "-out", f["ca.crt"], "-days", "2",
+         "-subj", "/CN=cardtable test CA"],
+        ["req", *ec, "-keyout", f["server.key"], "-out", f["server.csr"],
+         "-subj", "/CN=127.0.0.1"],
+        ["x509", "-req", "-in", f["server.csr"], "-CA", f["ca.crt"], "-CAkey", f["ca.key"],
+         "-CAcreateserial", "-out", f["server.crt"], "-days", "2", "-extfile", f["san.ext"]],
+    ):
+        subprocess.run([openssl, *map(str, cmd)], check=True, capture_output=True)
+    return f
+
+
+def test_feed_over_tls_with_its_own_ca(mosquitto_factory: Callable[..., Broker],
+                                       tmp_path: Path) -> None:
+    """mqtts:// with ?cafile= as docs/security.md describes; without the CA it refuses."""
+    files = _make_tls_files(tmp_path / "tls")
+    tls_port = free_port()
+    broker = mosquitto_factory(name="tls", extra_config=(
+        f"listener {tls_port} 127.0.0.1\nprotocol mqtt\ncafile {files['ca.crt']}\n"
+        f"certfile {files['server.crt']}\nkeyfile {files['server.key']}\n"))
+    broker.start()
+    pw = broker.passwords["referee"]
+
+    async def go() -> None:
+        good = f"mqtts://referee:{pw}@127.0.0.1:{tls_port}?cafile={files['ca.crt']}"
+        async with TableFeed(good, "t1") as feed:
+            assert await feed.wait_connected(10)
+            feed.publish(banka_state(1), [])
+            async with Subscriber(broker.url("display"), ["cardtable/t1/state"]) as sub:
+                await sub.wait(lambda s: len(s.messages) == 1)
+        untrusted = TableFeed(f"mqtts://referee:{pw}@127.0.0.1:{tls_port}", "t2")
+        task = asyncio.create_task(untrusted.run())
+        assert not await untrusted.wait_connected(1.5)
+        untrusted.stop()
+        await asyncio.wait_for(task, 5)
+
+    run(go())
