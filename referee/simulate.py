@@ -141,6 +141,12 @@ class Simulation:
     def _plan_vandatta(self, now: int) -> None:
         legal = self.engine.legal_inputs(now)
         state = self.engine.state()
+        seat = state.get("must_draw") if state.get("must_draw") is not None else state["turn"]
+        if (state["stock"] == 0 and len(state["pile"]) > 1 and seat is not None
+                and self.header.options.reshuffle_discards and state["phase"] != "round_over"):
+            # The table reshuffles as soon as the stock is empty (RULES.md allows any moment).
+            self._plan(now + 2500 * MS, self._reshuffle(Input(0, seat, "reshuffle"), state))
+            return
         if not legal:
             if state.get("phase") == "round_over" and not self.engine.over:
                 self._plan(now + 3000 * MS, self._next_deal(state))
@@ -153,8 +159,6 @@ class Simulation:
         by_act: dict[str, list[Input]] = {}
         for inp in legal:
             by_act.setdefault(inp.act, []).append(inp)
-        if "reshuffle" in by_act:
-            return self._reshuffle(by_act["reshuffle"][0], state)
         if "call" in by_act:
             hand = self.engine.hand(by_act["call"][0].seat)
             if len({c.rank for c in hand if c is not None}) <= 1 and self.rng.random() < 0.85:
@@ -186,7 +190,9 @@ class Simulation:
         deck = shuffled_deck(self.rng.getrandbits(32))
         n = self.header.n_seats
         out = set(state.get("out", []))
+        # The deal passes clockwise to the next seat still in the game.
         dealer = state.get("dealer", 0)
+        dealer = next((dealer + k) % n for k in range(1, n + 1) if (dealer + k) % n not in out)
         hands: list[tuple[Card, ...]] = [() for _ in range(n)]
         pos = 0
         for k in range(1, n + 1):
@@ -195,7 +201,7 @@ class Simulation:
                 hands[seat] = tuple(deck[pos:pos + HAND_SIZE])
                 pos += HAND_SIZE
         rest = deck[pos:]
-        seat = state.get("turn") if state.get("turn") is not None else dealer
+        seat = dealer
         return Input(0, seat, "deal", hands=tuple(hands), stock=tuple(rest[1:]), upcard=rest[0])
 
     # -- running ------------------------------------------------------------------------
@@ -294,8 +300,9 @@ def _summary(sim: Simulation) -> str:
     seats = state["seats"]
     winners = state.get("winners") or []
     who = " and ".join(seats[w] for w in winners) or "nobody (stopped)"
+    what = "rounds played" if sim.header.game == "vandatta" else "piles collected"
     return (f"{sim.header.game}: {state['cards_played']} cards played, "
-            f"{state['tricks']} piles collected; winner: {who}")
+            f"{state['tricks']} {what}; winner: {who}")
 
 
 def _live(sim: Simulation, speed: float) -> None:
