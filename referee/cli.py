@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("hand1", help="player 1's stack, top first, e.g. '---K---Q-KQAJ-----AAJ--J--'")
     p.add_argument("hand2", help="player 2's stack, top first")
     p.add_argument("--max-cards", type=int, default=None,
-                   help="stop after this many cards (status 'stopped')")
+                   help="stop at the first trick that starts after this many cards "
+                   "(status 'stopped')")
     p.add_argument("--json", action="store_true",
                    help='print {"status", "cards", "tricks", "winner"} as one JSON object')
     p.set_defaults(func=_cmd_beggar)
