@@ -46,7 +46,8 @@ class SlapDriver:
     """Inputs from any thread in, verdicts out in judging order; thread-safe.
 
     ``on_verdicts(verdicts, state)`` (optional) and ``leds`` (optional :class:`SeatLeds`) are
-    told about every non-empty batch that :meth:`poll` returns. Pad notices
+    told about every non-empty batch that :meth:`poll` returns (outside the driver's lock, so
+    they may submit inputs; call :meth:`poll` from one thread). Pad notices
     (``button_stuck`` / ``button_released``) come out of the next :meth:`poll` as verdicts of
     their own kind, ahead of that poll's engine verdicts; they are never given to the engine.
     """
@@ -71,6 +72,11 @@ class SlapDriver:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._notices: list[Verdict] = []
+
+    def replace_engine(self, engine: Engine) -> None:
+        """Judge from now on with ``engine`` (a new game); what is held stays held for it."""
+        with self._lock:
+            self.engine = engine
 
     @property
     def settle_ns(self) -> int:

@@ -1,0 +1,162 @@
+"""Slap arbitration on the real clock: from the last button edge delivered to the verdict leaving
+the arbiter. Prints one JSON line.
+
+    python3 bench/slaps.py [--pairs 400] [--seed 1] [--settle-ms 20]
+
+Each pair: a fresh Banka bäver position where a slap wins (two fives on the pile, 8 seats), two
+seats press their slap buttons with edges 1 µs to 1 ms apart, stamped on CLOCK_MONOTONIC up to
+1 ms before they are delivered (the kernel → lgpio → Python delay), and delivered in random
+order from a feeder thread, as lgpio's notification thread would, to gpiozero mock pins
+(:class:`hardware.mock.VirtualMockFactory` on the real monotonic clock). The pads turn them into
+inputs, the :class:`hardware.slaps.SlapDriver` loop (its own thread, waking when something is
+due) holds them for the settle window and hands them to the engine.
+
+Measured per pair: ``correct`` (the pile went to the earlier edge) and the latency from the moment
+the last edge's callback returned to the moment the driver handed out the verdict. The latency
+is the settle window (minus how old the last edge already was when delivered) plus the wake-up
+and judging time; ``over_window_ms`` is the part beyond the window's due time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hardware.config import HardwareConfig, SeatPins  # noqa: E402
+from hardware.mock import MonotonicClock, VirtualMockFactory  # noqa: E402
+from hardware.pads import SeatPads  # noqa: E402
+from hardware.slaps import SlapDriver  # noqa: E402
+from referee.banka_bever import BankaBever  # noqa: E402
+from referee.cards import parse_card  # noqa: E402
+from referee.engine import PileDeal  # noqa: E402
+from referee.model import Input, Verdict  # noqa: E402
+from referee.options import BankaOptions  # noqa: E402
+
+SEATS = 8
+PINS = [4, 5, 6, 12, 13, 16, 17, 18]
+US = 1_000
+MS = 1_000_000
+
+
+def position(dealer: int, now: int) -> BankaBever:
+    """Eight seats, two fives just laid (the second 50 ms ago): the next slap wins."""
+    cards = iter(parse_card(f"{r}{s}") for r in "2346789" for s in "CDHS")
+    stacks = [[next(cards), next(cards)] for _ in range(SEATS)]
+    stacks[(dealer + 1) % SEATS][0] = parse_card("5H")
+    stacks[(dealer + 2) % SEATS][0] = parse_card("5S")
+    engine = BankaBever(SEATS, dealer, BankaOptions(),
+                        PileDeal(stacks=tuple(tuple(s) for s in stacks)))
+    engine.apply(Input(now - 100 * MS, (dealer + 1) % SEATS, "lay"))
+    engine.apply(Input(now - 50 * MS, (dealer + 2) % SEATS, "lay"))
+    return engine
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by the nearest-rank method."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))
+    return ordered[k]
+
+
+def run(pairs: int, seed: int, settle_ms: float) -> dict[str, Any]:
+    rng = random.Random(seed)
+    clock = MonotonicClock()
+    factory = VirtualMockFactory(clock)
+    verdict_at: dict[str, Any] = {}
+    got = threading.Event()
+
+    def on_verdicts(verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        for v in verdicts:
+            if v.verdict == "pile_won":
+                verdict_at["t"] = time.monotonic_ns()
+                verdict_at["seat"] = v["seat"]
+            elif v.verdict == "slap_lost":
+                verdict_at["lost"] = v["seat"]
+        if "seat" in verdict_at and "lost" in verdict_at:
+            got.set()  # both slaps judged: the next pair may start
+
+    settle_ns = round(settle_ms * MS)
+    driver = SlapDriver(position(0, clock.now_ns()), settle_ns=settle_ns,
+                        on_verdicts=on_verdicts)
+    config = HardwareConfig(seats=tuple(SeatPins(s, f"Seat {s}", p) for s, p in enumerate(PINS)),
+                            pin_factory="mock")
+    seat_pads = SeatPads(config, driver.submit, driver.notice, pin_factory=factory)
+    driver.pads = seat_pads  # the driver's loop checks them (lockouts, stuck buttons)
+    pads = [seat_pads.slap[s] for s in range(SEATS)]
+    released = [clock.now_ns()] * SEATS  # no edge can predate its pad
+    stop = threading.Event()
+    loop = threading.Thread(target=driver.serve, args=(stop,), daemon=True)
+    loop.start()
+
+    latencies: list[float] = []
+    over: list[float] = []
+    correct = 0
+    try:
+        for k in range(pairs):
+            driver.replace_engine(position(rng.randrange(SEATS), clock.now_ns()))
+            # Each seat's pad is used every fourth pair.
+            a, b = (2 * k) % SEATS, (2 * k + 1) % SEATS
+            if rng.random() < 0.5:
+                a, b = b, a
+            # A person presses again no sooner than a bounce lockout after letting go.
+            ready = max(released[a], released[b]) + config.lockout_ns + 5 * MS
+            while clock.now_ns() < ready:
+                time.sleep(max(0, ready - clock.now_ns()) / 1e9)
+            got.clear()
+            verdict_at.clear()
+            now = clock.now_ns()
+            t_a = now - rng.randrange(MS)  # a's edge happened first ...
+            t_b = t_a + round(10 ** rng.uniform(3, 6))  # ... 1 µs to 1 ms before b's
+            order = [(a, t_a), (b, t_b)]
+            rng.shuffle(order)
+            for seat, t in order:
+                pads[seat].pin.drive_at(False, t)
+            delivered = time.monotonic_ns()
+            if not got.wait(5):
+                raise RuntimeError(f"pair {k}: no verdict within 5 s")
+            latencies.append((verdict_at["t"] - delivered) / MS)
+            over.append((verdict_at["t"] - (max(t_a, t_b) + settle_ns)) / MS)
+            correct += verdict_at["seat"] == a
+            for seat in (a, b):
+                released[seat] = clock.now_ns()
+                pads[seat].pin.drive_at(True, released[seat])
+    finally:
+        stop.set()
+        loop.join(5)
+        seat_pads.close()
+    return {
+        "pairs": pairs,
+        "correct": correct,
+        "p50_ms": round(statistics.median(latencies), 3),
+        "p99_ms": round(percentile(latencies, 0.99), 3),
+        "max_ms": round(max(latencies), 3),
+        "settle_ms": settle_ms,
+        "over_window_p50_ms": round(statistics.median(over), 3),
+        "over_window_p99_ms": round(percentile(over, 0.99), 3),
+        "late": driver.arbiter.late,
+        "clock": "CLOCK_MONOTONIC",
+        "backend": "gpiozero MockFactory (hardware.mock)",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--settle-ms", type=float, default=20.0)
+    args = parser.parse_args(argv)
+    print(json.dumps(run(args.pairs, args.seed, args.settle_ms)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
