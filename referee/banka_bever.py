@@ -1,0 +1,533 @@
+"""Banka bäver (RULES.md §2): the slap game as a pure state machine.
+
+The engine has no clock, no I/O and no randomness: time is the ``t`` (ns) of each input, and the
+cards come from the deal (known mode) or from the ``card`` of each ``lay`` (observed mode, where
+the stacks start as ``None`` cards by :func:`referee.deal.seat_counts`).
+
+How the engine reads the points of RULES.md §2 that need a reading (each is pinned by a test in
+``tests/test_banka_bever.py``):
+
+* **Slaps at the same instant.** The tie rule (clockwise from the seat whose turn it is) needs
+  every slap of one instant before any of them can be judged, but inputs come one at a time. So a
+  slap is *held* and judged, with every other slap of its instant, as soon as the engine knows no
+  further slap can share that instant: at the next input with a later ``t``, at ``advance(t)``
+  with a later ``t``, at ``finish()``, or (out of judging order) before a lay at the same ``t``.
+  Its verdicts carry the slap's own ``t`` and come first in the list that call returns. A slap
+  refused because the game is over is refused at once.
+* **Judging a group.** All slaps of one instant are judged against the pile as it was at that
+  instant. If the pile can be won, the first seat in tie order allowed to slap wins (verdict
+  first); every other slap of the instant lost the race (``slap_lost``, or its refusal), in tie
+  order. Otherwise each is a false slap, in tie order (burns happen in that order).
+* **Claim and slap at the same instant.** A claim is final *at* the end of its grace; a slap with
+  exactly that ``t`` comes after it (so with ``collect_grace_ms=0`` a slap at the instant of the
+  last payment card is too late: the claim, like a lay, comes first at an equal instant).
+* **Payment fails at once** (nobody else holds cards when a court card is laid): the layer claims
+  the pile with reason ``payment_failed``, with the usual collect grace.
+* **Running out by a burn.** A payer who burns their last card fails the payment (RULES.md). A seat
+  whose turn it is to lay (no challenge, no claim) and who burns their last card has its turn with
+  no cards: it goes out at once (with ``slap_back_in`` it is skipped) and the turn passes on.
+* **Who goes out, in what order.** After a pile is won, every other seat still in and holding no
+  cards goes out, clockwise from the winner. ``last_player``: the seats go out first, then the last
+  seat takes the pile (``pile_won`` with reason ``last_player``, only if the pile holds cards),
+  then ``game_over``.
+* **``slap_back_in`` with nobody holding cards.** With the option on nobody is ever out, so a seat
+  that lays (or burns) the last card held at the table would leave nobody able to lay: that seat
+  takes the pile (reason ``last_player``) and, holding every card, wins.
+* **A slap by a seat with no cards** is refused (``no_cards``) even right after a slap win, where
+  a slap by a seat with cards would get ``slap_lost``.
+* **Observed mode.** The leftover pile's bottom card is shown to the players, not to the referee:
+  its face is unknown (``bottom`` null), so a bottom-match slap cannot be recognised until a new
+  pile starts with a laid card (or a burn of a known card makes it the bottom); such a slap is
+  judged false. A lay whose card the referee has not seen must carry the card
+  (``card_required``). When the referee knows what a card must be (the deal, or a face learned
+  earlier and collected since), a different reported card is a ``desync``, and so is a reported
+  card the referee knows to be elsewhere (``expected`` null).
+* A claimant's lay that the referee refuses (``card_required``, ``desync``) does not make the
+  claim final: the claimant did not lay.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from referee.cards import Card, card_text, cards_text
+from referee.deal import seat_counts
+from referee.engine import PileDeal
+from referee.model import Input, Verdict, illegal
+from referee.options import BankaOptions
+
+GAME = "banka-bever"
+MIN_SEATS, MAX_SEATS = 2, 8
+_NS_PER_MS = 1_000_000
+_FOREVER = 1 << 62
+
+
+class BankaBever:
+    """The Banka bäver engine: ``apply`` inputs, ``advance`` time, read ``state()``."""
+
+    game = GAME
+
+    def __init__(
+        self,
+        n_seats: int,
+        dealer: int,
+        options: BankaOptions | None = None,
+        deal: PileDeal | None = None,
+    ) -> None:
+        """Start a game: ``deal`` None is observed mode (stacks of unseen cards)."""
+        if not MIN_SEATS <= n_seats <= MAX_SEATS:
+            raise ValueError(f"Banka bäver takes {MIN_SEATS} to {MAX_SEATS} seats, not {n_seats}")
+        if not 0 <= dealer < n_seats:
+            raise ValueError(f"dealer {dealer} is not a seat (0..{n_seats - 1})")
+        options = BankaOptions() if options is None else options
+        if not isinstance(options, BankaOptions):
+            raise TypeError("Banka bäver needs BankaOptions")
+        self.n_seats = n_seats
+        self.dealer = dealer
+        self.options = options
+        self._grace = options.collect_grace_ms * _NS_PER_MS
+        self._burn = options.false_slap_penalty == "burn"
+        self._back_in = options.slap_back_in
+        self._bottom_match = options.bottom_match
+
+        stacks: list[list[Card | None]]
+        pile: list[Card | None]
+        if deal is None:
+            counts, left = seat_counts(GAME, n_seats, dealer)
+            stacks = [[None] * c for c in counts]
+            pile = [None] * left
+        else:
+            if not isinstance(deal, PileDeal):
+                raise TypeError("Banka bäver is dealt a PileDeal")
+            if len(deal.stacks) != n_seats:
+                raise ValueError(f"the deal has {len(deal.stacks)} stacks for {n_seats} seats")
+            stacks = [list(s) for s in deal.stacks]
+            pile = list(deal.pile)
+            if any(not s for s in stacks):
+                raise ValueError("every seat must be dealt at least one card")
+        every = [c for s in stacks for c in s if c is not None] + [c for c in pile if c]
+        if len(set(every)) != len(every):
+            raise ValueError("the deal holds a card more than once")
+
+        self._stacks: list[deque[Card | None]] = [deque(s) for s in stacks]
+        self._pile: list[Card | None] = pile  # bottom first
+        self._laid = 0  # cards laid face up by players: always the top of the pile
+        self._known: set[Card] = set(every)
+        self._total = sum(len(s) for s in stacks) + len(pile)
+        self._out: set[int] = set()
+        self._turn: int | None = (dealer + 1) % n_seats
+        self._ch_by: int | None = None  # challenge: by whom; the payer is ``_turn``
+        self._ch_owes = 0
+        self._cl_seat: int | None = None  # claim after a challenge
+        self._cl_reason = ""
+        self._cl_until = 0
+        self._slap_win: tuple[int, int] | None = None  # (seat, t) until the next lay
+        self._group: list[int] = []  # seats whose slaps at ``_group_t`` wait to be judged
+        self._group_t = 0
+        self._last_t = 0
+        self._over = False
+        self._winners: list[int] | None = None
+        self.cards_played = 0
+        self.tricks = 0
+
+    # -- the Engine protocol ------------------------------------------------------------------
+    @property
+    def over(self) -> bool:
+        """True once the game is decided."""
+        return self._over
+
+    @property
+    def winners(self) -> list[int] | None:
+        """The winning seat(s), once the game is over."""
+        return None if self._winners is None else list(self._winners)
+
+    def apply(self, inp: Input) -> list[Verdict]:
+        """Judge one input (after letting time pass up to its ``t``)."""
+        t = inp.t if inp.t >= self._last_t else self._last_t
+        out: list[Verdict] = []
+        self._settle(t, out, group_at_t=False)
+        self._last_t = t
+        seat = inp.seat
+        if not 0 <= seat < self.n_seats:
+            out.append(illegal(t, seat, "no_such_seat",
+                               f"seat {seat} is not at this table (0..{self.n_seats - 1})"))
+            return out
+        if inp.act == "slap":
+            if self._over:
+                out.append(illegal(t, seat, "game_over", "the game is over"))
+            else:
+                self._group.append(seat)
+                self._group_t = t
+            return out
+        if inp.act == "lay":
+            if self._group:  # out of judging order: slaps at this instant were already given
+                self._judge_slaps(out)
+            self._lay(inp, t, out)
+            return out
+        out.append(illegal(t, seat, "unknown_act",
+                           f"Banka bäver knows only 'lay' and 'slap', not {inp.act!r}"))
+        return out
+
+    def advance(self, t: int) -> list[Verdict]:
+        """Let time pass up to ``t``: claims whose grace ended by ``t`` become final, slaps held
+        from before ``t`` are judged."""
+        out: list[Verdict] = []
+        if t > self._last_t:
+            self._settle(t, out, group_at_t=False)
+            self._last_t = t
+        else:
+            self._settle(self._last_t, out, group_at_t=False)
+        return out
+
+    def finish(self) -> list[Verdict]:
+        """The input has ended: judge held slaps and let a pending collect grace run out."""
+        out: list[Verdict] = []
+        self._settle(_FOREVER, out, group_at_t=True)
+        return out
+
+    def state(self) -> dict[str, Any]:
+        """A JSON-ready snapshot of the table (CONTRIBUTING-NOTES.md plus ``last_slap_win`` and
+        ``held_slaps``, the seats whose slaps wait for their instant to close)."""
+        challenge = None
+        if self._ch_by is not None:
+            challenge = {"by": self._ch_by, "seat": self._turn, "owes": self._ch_owes}
+        claim = None
+        if self._cl_seat is not None:
+            claim = {"seat": self._cl_seat, "reason": self._cl_reason, "until": self._cl_until}
+        slap_win = None
+        if self._slap_win is not None:
+            slap_win = {"seat": self._slap_win[0], "t": self._slap_win[1]}
+        return {
+            "game": GAME,
+            "counts": [len(s) for s in self._stacks],
+            "pile": cards_text(self._pile),
+            "turn": self._turn,
+            "cards_played": self.cards_played,
+            "tricks": self.tricks,
+            "out": sorted(self._out),
+            "over": self._over,
+            "winners": self.winners,
+            "challenge": challenge,
+            "bottom": card_text(self._pile[0]) if self._pile else None,
+            "claim": claim,
+            "last_slap_win": slap_win,
+            "held_slaps": list(self._group),
+        }
+
+    def legal_inputs(self, t: int) -> list[Input]:
+        """The lay of the seat to act (with its card when the referee knows it) and a slap for
+        every seat allowed to slap, as things stand at ``t``."""
+        if self._group or (self._cl_seat is not None and self._cl_until <= t):
+            probe = self._clone()
+            probe._settle(max(t, self._last_t), [], group_at_t=True)
+            return probe._legal(t)
+        return self._legal(t)
+
+    # -- reading the table --------------------------------------------------------------------
+    def stack(self, seat: int) -> list[Card | None]:
+        """A seat's stack, top first (``None`` for unseen cards)."""
+        return list(self._stacks[seat])
+
+    def pile(self) -> list[Card | None]:
+        """The centre pile, bottom first."""
+        return list(self._pile)
+
+    def slap_reason(self) -> str | None:
+        """``double`` or ``bottom_match`` if a slap now would win the pile, else ``None``."""
+        if self._laid == 0:
+            return None
+        pile = self._pile
+        top = pile[-1]
+        assert top is not None  # laid cards are always seen
+        if self._laid >= 2 and pile[-2].rank == top.rank:  # type: ignore[union-attr]
+            return "double"
+        if self._bottom_match and len(pile) >= 2:
+            bottom = pile[0]
+            if bottom is not None and bottom.rank == top.rank:
+                return "bottom_match"
+        return None
+
+    # -- internals ----------------------------------------------------------------------------
+    def _clone(self) -> BankaBever:
+        twin = object.__new__(BankaBever)
+        twin.__dict__.update(self.__dict__)
+        twin._stacks = [deque(s) for s in self._stacks]
+        twin._pile = list(self._pile)
+        twin._known = set(self._known)
+        twin._out = set(self._out)
+        twin._group = list(self._group)
+        return twin
+
+    def _legal(self, t: int) -> list[Input]:
+        if self._over:
+            return []
+        res: list[Input] = []
+        seat = self._turn
+        if seat is not None and not self._claim_would_end():
+            stack = self._stacks[seat]
+            if stack:
+                res.append(Input(t, seat, "lay", card=stack[0]))
+            elif self._cl_seat == seat and self._pile:
+                res.append(Input(t, seat, "lay", card=self._pile[0]))
+        for s in range(self.n_seats):
+            if s not in self._out and (self._stacks[s] or self._back_in):
+                res.append(Input(t, s, "slap"))
+        return res
+
+    def _claim_would_end(self) -> bool:
+        """A pending claim, once final, would leave the claimant alone with every card."""
+        c = self._cl_seat
+        if c is None:
+            return False
+        return all(not self._stacks[s] for s in range(self.n_seats)
+                   if s != c and s not in self._out)
+
+    def _settle(self, t: int, out: list[Verdict], *, group_at_t: bool) -> None:
+        """Process, in time order, held slaps from before ``t`` (or at ``t``) and a claim whose
+        grace ends by ``t``; at an equal instant the claim comes first."""
+        while True:
+            group = self._group and (self._group_t < t or (group_at_t and self._group_t <= t))
+            claim = self._cl_seat is not None and self._cl_until <= t
+            if claim and (not group or self._cl_until <= self._group_t):
+                self._finalize_claim(self._cl_until, out)
+                if self._cl_until > self._last_t:
+                    self._last_t = self._cl_until
+            elif group:
+                self._judge_slaps(out)
+            else:
+                return
+
+    def _slap_refusal(self, seat: int, t: int) -> Verdict | None:
+        if self._over:
+            return illegal(t, seat, "game_over", "the game is over")
+        if seat in self._out:
+            return illegal(t, seat, "out_of_game", f"seat {seat} is out of the game")
+        if not self._stacks[seat] and not self._back_in:
+            return illegal(t, seat, "no_cards", f"seat {seat} holds no cards and may not slap")
+        return None
+
+    def _judge_slaps(self, out: list[Verdict]) -> None:
+        """Judge every held slap of one instant (see the module notes)."""
+        t = self._group_t
+        n = self.n_seats
+        base = self._turn if self._turn is not None else 0
+        order = sorted(enumerate(self._group), key=lambda p: ((p[1] - base) % n, p[0]))
+        self._group = []
+        seats = [s for _, s in order]
+        if not self._over and self._slap_win is None:
+            reason = self.slap_reason()
+            if reason is not None:
+                refusals = [self._slap_refusal(s, t) for s in seats]
+                win = next((i for i, r in enumerate(refusals) if r is None), None)
+                if win is not None:
+                    winner = seats[win]
+                    self._take_pile(winner, reason, t, out)
+                    self._slap_win = (winner, t)
+                    for i, s in enumerate(seats):
+                        if i != win:
+                            out.append(refusals[i] or self._lost(s, winner, t))
+                    self._after_win(winner, t, out)
+                    return
+        for s in seats:
+            refusal = self._slap_refusal(s, t)
+            if refusal is not None:
+                out.append(refusal)
+            elif self._slap_win is not None:
+                out.append(self._lost(s, self._slap_win[0], t))
+            else:
+                self._false_slap(s, t, out)
+
+    @staticmethod
+    def _lost(seat: int, to: int, t: int) -> Verdict:
+        return Verdict(t, "slap_lost", {"seat": seat, "to": to})
+
+    def _false_slap(self, seat: int, t: int, out: list[Verdict]) -> None:
+        data: dict[str, Any] = {"seat": seat}
+        stack = self._stacks[seat]
+        if not (self._burn and stack):
+            out.append(Verdict(t, "false_slap", data))
+            return
+        card = stack.popleft()
+        self._pile.insert(0, card)  # face up under the pile: the new bottom card
+        if card is not None:
+            data["card"] = str(card)
+        out.append(Verdict(t, "false_slap", data))
+        if stack or self._cl_seat is not None or self._turn != seat:
+            return
+        if self._ch_by is not None:  # the payer burned their last card: the payment fails
+            self._claim(self._ch_by, "payment_failed", t)
+        else:  # their turn, and no card to lay
+            self._give_turn(seat, t, out, origin=seat)
+
+    def _lay(self, inp: Input, t: int, out: list[Verdict]) -> None:
+        seat = inp.seat
+        if self._over:
+            out.append(illegal(t, seat, "game_over", "the game is over"))
+            return
+        if seat in self._out:
+            out.append(illegal(t, seat, "out_of_game", f"seat {seat} is out of the game"))
+            return
+        if seat != self._turn:
+            why = (f"seat {self._turn} collects the pile and lays next" if self._cl_seat is not None
+                   else f"seat {self._turn} owes a card" if self._ch_by is not None
+                   else f"it is seat {self._turn}'s turn")
+            out.append(illegal(t, seat, "not_your_turn", why))
+            return
+        claiming = self._cl_seat is not None
+        stack = self._stacks[seat]
+        if stack:
+            expected = stack[0]
+        elif claiming and self._pile:
+            expected = self._pile[0]
+        else:  # pragma: no cover - a seat to lay always holds a card
+            out.append(illegal(t, seat, "no_cards", f"seat {seat} holds no cards"))
+            return
+        got = inp.card
+        if expected is None:
+            if got is None:
+                out.append(illegal(t, seat, "card_required",
+                                   "the referee has not seen this card: say which card it is"))
+                return
+            if got in self._known:
+                out.append(Verdict(t, "desync", {"seat": seat, "expected": None, "got": str(got)}))
+                return
+        elif got is not None and got != expected:
+            out.append(Verdict(t, "desync",
+                               {"seat": seat, "expected": str(expected), "got": str(got)}))
+            return
+        if claiming:
+            self._finalize_claim(t, out)
+            if self._over:
+                out.append(illegal(t, seat, "game_over",
+                                   "the game is over: the claim of this pile ended it"))
+                return
+        card = stack.popleft()
+        if card is None:
+            card = got
+            self._known.add(card)  # type: ignore[arg-type]
+        assert card is not None
+        self._pile.append(card)
+        self._laid += 1
+        self.cards_played += 1
+        self._slap_win = None
+        if self._ch_by is not None:
+            if card.is_court:
+                self._start_challenge(seat, card, t, out)
+            else:
+                self._ch_owes -= 1
+                if self._ch_owes == 0:
+                    self._claim(self._ch_by, "challenge", t)
+                elif not stack:
+                    self._claim(self._ch_by, "payment_failed", t)
+        elif card.is_court:
+            self._start_challenge(seat, card, t, out)
+        else:
+            self._give_turn(self._next_in(seat), t, out, origin=seat)
+
+    def _next_in(self, seat: int) -> int:
+        n = self.n_seats
+        for i in range(1, n):
+            s = (seat + i) % n
+            if s not in self._out:
+                return s
+        return seat
+
+    def _next_with_cards(self, seat: int) -> int | None:
+        n = self.n_seats
+        for i in range(1, n):
+            s = (seat + i) % n
+            if self._stacks[s] and s not in self._out:
+                return s
+        return None
+
+    def _start_challenge(self, seat: int, card: Card, t: int, out: list[Verdict]) -> None:
+        payer = self._next_with_cards(seat)
+        if payer is None:  # nobody else can pay: the payment fails at once
+            self._claim(seat, "payment_failed", t)
+            return
+        self._ch_by = seat
+        self._ch_owes = card.demand
+        self._turn = payer
+        out.append(Verdict(t, "challenge", {"by": seat, "seat": payer, "owes": card.demand}))
+
+    def _claim(self, seat: int, reason: str, t: int) -> None:
+        self._ch_by = None
+        self._ch_owes = 0
+        self._cl_seat = seat
+        self._cl_reason = reason
+        self._cl_until = t + self._grace
+        self._turn = seat
+
+    def _finalize_claim(self, t: int, out: list[Verdict]) -> None:
+        seat = self._cl_seat
+        assert seat is not None
+        self._take_pile(seat, self._cl_reason, t, out)
+        self._after_win(seat, t, out)
+
+    def _take_pile(self, seat: int, reason: str, t: int, out: list[Verdict]) -> None:
+        """The pile, turned over as a whole, goes under ``seat``'s stack (bottom card first)."""
+        cards = len(self._pile)
+        self._stacks[seat].extend(self._pile)
+        self._pile = []
+        self._laid = 0
+        self.tricks += 1
+        self._ch_by = None
+        self._ch_owes = 0
+        self._cl_seat = None
+        self._cl_reason = ""
+        self._turn = seat
+        out.append(Verdict(t, "pile_won", {"seat": seat, "reason": reason, "cards": cards}))
+
+    def _after_win(self, winner: int, t: int, out: list[Verdict]) -> None:
+        """Seats holding no cards go out (clockwise from the winner); then maybe game over."""
+        n = self.n_seats
+        if self._back_in:
+            if all(not self._stacks[s] for s in range(n) if s != winner):
+                self._end(winner, t, out)
+            return
+        for i in range(1, n):
+            s = (winner + i) % n
+            if s not in self._out and not self._stacks[s]:
+                self._out.add(s)
+                out.append(Verdict(t, "out", {"seat": s}))
+        if len(self._out) == n - 1:
+            self._end(winner, t, out)
+
+    def _give_turn(self, start: int, t: int, out: list[Verdict], *, origin: int) -> None:
+        """The turn to lay comes to ``start``: a seat with no cards goes out (or, with
+        ``slap_back_in``, is skipped) and the turn goes on clockwise."""
+        n = self.n_seats
+        if self._back_in:
+            for i in range(n):
+                s = (start + i) % n
+                if self._stacks[s]:
+                    self._turn = s
+                    return
+            self._take_pile(origin, "last_player", t, out)  # nobody holds a card
+            self._end(origin, t, out)
+            return
+        seat = start
+        while True:
+            if self._stacks[seat]:
+                self._turn = seat
+                return
+            self._out.add(seat)
+            out.append(Verdict(t, "out", {"seat": seat}))
+            if len(self._out) == n - 1:
+                last = next(s for s in range(n) if s not in self._out)
+                if self._pile:
+                    self._take_pile(last, "last_player", t, out)
+                self._end(last, t, out)
+                return
+            seat = self._next_in(seat)
+
+    def _end(self, winner: int, t: int, out: list[Verdict]) -> None:
+        self._over = True
+        self._winners = [winner]
+        self._turn = None
+        self._ch_by = None
+        self._ch_owes = 0
+        self._cl_seat = None
+        self._cl_reason = ""
+        out.append(Verdict(t, "game_over", {"winners": [winner]}))
