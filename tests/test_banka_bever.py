@@ -464,6 +464,16 @@ def test_burn_in_observed_mode_gives_no_card_when_unseen() -> None:
     assert e.state()["counts"] == [13, 12, 13, 13]
 
 
+def test_same_instant_slaps_are_judged_against_the_pile_before_their_burns() -> None:
+    e = game(4, full(4, ["7H", "7S", "2D"]), false_slap_penalty="burn")
+    lay(e, 10, 0)  # seat 1 is to lay, so seat 1's slap comes first in tie order
+    out = vs(slap(e, 20, 2, 1))
+    # seat 1's burned 7S would make a bottom match for seat 2, but not at their shared instant
+    assert out == [("false_slap", {"seat": 1, "card": "7S"}),
+                   ("false_slap", {"seat": 2, "card": "2D"})]
+    assert e.state()["pile"] == ["2D", "7S", "7H"]
+
+
 def test_payer_burning_last_card_fails_the_payment() -> None:
     e = game(2, small(["QH 2C", "3D 4S"]), false_slap_penalty="burn")
     lay(e, 10, 0)
