@@ -419,6 +419,7 @@ class TableFeed:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         backoff = self.backoff_min
+        warned = False
         topics = self.topics
         will = aiomqtt.Will(topics.status, b"offline", qos=1, retain=True)
         while not self._stopping:
@@ -434,6 +435,7 @@ class TableFeed:
                 client.pending_calls_threshold = 4 * self.queue_size + 64
                 async with client:
                     self.connections += 1
+                    warned = False
                     if self.connections > 1:
                         log.info("feed %s: reconnected to %s", self.table_id, self.broker.url())
                     backoff = self.backoff_min
@@ -441,9 +443,11 @@ class TableFeed:
                     await client.publish(topics.status, b"offline", qos=1, retain=True)
                     return
             except aiomqtt.MqttError as exc:
-                if self._connected or self.connections == 0:
+                # Once per outage (and once at a start without broker), not at every attempt.
+                if self._connected or not warned:
                     log.warning("feed %s: broker %s unreachable (%s); retrying",
                                 self.table_id, self.broker.url(), exc)
+                warned = True
             finally:
                 self._set_connected(False)
             with contextlib.suppress(TimeoutError):
