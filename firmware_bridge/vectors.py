@@ -17,6 +17,7 @@ import sys
 from importlib import resources
 from typing import Any
 
+from firmware_bridge.protocol import MESSAGE_CLASSES as _CLASSES
 from firmware_bridge.protocol import (
     Ack,
     Button,
@@ -40,7 +41,6 @@ from firmware_bridge.protocol import (
     encode_frame,
     frame_bytes,
 )
-from firmware_bridge.protocol import MESSAGE_CLASSES as _CLASSES
 
 #: One message of each type, as in the file.
 SAMPLES: list[tuple[str, int, Message]] = [
