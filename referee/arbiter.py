@@ -11,6 +11,14 @@ released (and so up to which the engine may have let time pass). An input that a
 ``t`` at or before the horizon cannot be judged in its place any more: it is restamped 1 ns after
 the horizon (``late`` counts these) and that restamped input is what the caller journals, so a
 replay reproduces exactly what the table judged.
+
+The guarantee, precisely: if every input is pushed less than one settle window after its own
+``t``, and :meth:`Arbiter.release` is called with the current time, inputs come out in judging
+order whatever order they were pushed in (``tests/test_hardware_arbiter.py`` checks this, and
+``tests/test_hardware_slaps.py`` end to end with 100 000 slap pairs 1 µs apart). The arbiter
+orders; it does not judge: slaps with exactly the same ``t`` come out in arrival order and the
+engine applies RULES.md's clockwise tie rule to them. It is not thread-safe: the caller that
+pushes from several threads holds a lock (``RefereeService``, ``hardware.slaps.SlapDriver``).
 """
 
 from __future__ import annotations
@@ -21,7 +29,9 @@ from dataclasses import replace
 from referee.model import Input, judging_key
 
 #: Default settle window: 20 ms. USB/serial and GPIO callback delivery on a loaded Pi is well
-#: under 10 ms; 20 ms is far below what a player perceives between a slap and its verdict.
+#: under 10 ms; 20 ms is far below what a player perceives between a slap and its verdict. Every
+#: verdict leaves one window after the last input it depends on (``bench/slaps.py`` measures it;
+#: docs/wiring.md explains the choice). A table whose ``late`` count grows needs a larger window.
 DEFAULT_SETTLE_NS = 20_000_000
 
 
