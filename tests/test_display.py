@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
+import subprocess
+import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -207,3 +211,25 @@ def test_web_server_serves_the_page_and_its_config() -> None:
         thread.join(5)
     page_host = web_config("t1", None)
     assert page_host["ws"] is None and page_host["ws_port"] == 9001
+
+
+def test_display_web_command_serves_until_stopped() -> None:
+    """``referee display --web``: prints where it serves; config.json carries the display
+    account and, with an mqtt:// broker, lets the page use its own host at port 9001."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.display", "--web", "--port", "0", "--table", "t1",
+         "--broker", "mqtt://display:pw@127.0.0.1:1883"],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, line + (proc.stderr.read() if proc.stderr else "")
+        with urllib.request.urlopen(f"http://127.0.0.1:{match.group(1)}/config.json") as r:
+            config = json.load(r)
+        assert config == {"table": "t1", "ws": None, "ws_port": 9001, "username": "display",
+                          "password": "pw"}
+    finally:
+        proc.terminate()
+        proc.wait(5)
