@@ -1,0 +1,264 @@
+"""The real link on a real pty: the emulator on the master end, pyserial-asyncio-fast on the
+slave end, faults on the bytes in between."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from firmware_bridge.deck import synthetic_deck
+from firmware_bridge.emulator import Faults, Script, VirtualBoard
+from firmware_bridge.events import BoardEvent, LinkStatus
+from firmware_bridge.link import Link
+from firmware_bridge.protocol import ALL, BuzzerPattern, Led, LedPattern
+from referee.cards import Card, full_deck
+
+MS = 1_000_000
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pty")
+
+
+def run(coro, timeout: float = 60):
+    async def guarded():
+        return await asyncio.wait_for(coro, timeout)
+    return asyncio.run(guarded())
+
+
+async def _pair(**board_kw) -> tuple[VirtualBoard, Link]:
+    deck = board_kw.pop("deck", synthetic_deck())
+    board = VirtualBoard(deck=deck, **board_kw)
+    path = await board.start()
+    link = Link(path, deck=deck)
+    await link.open()
+    await link.wait_online(10)
+    return board, link
+
+
+async def _events(link: Link, n: int) -> list[BoardEvent]:
+    out: list[BoardEvent] = []
+    while len(out) < n:
+        ev = await link.next_event(10)
+        if isinstance(ev, BoardEvent):
+            out.append(ev)
+    return out
+
+
+def test_handshake_card_read_and_commands() -> None:
+    async def body() -> None:
+        board, link = await _pair(seed=1, readers=2, seats=6)
+        try:
+            assert link.board is not None and link.board.readers == 2 and link.board.seats == 6
+            (status,) = [await link.next_event(1)]
+            assert isinstance(status, LinkStatus) and status.kind == "board_online"
+            before = time.monotonic_ns()
+            board.lay(Card.parse("QH"), reader=1)
+            (ev,) = await _events(link, 1)
+            assert ev.kind == "card" and ev.card == Card.parse("QH") and ev.reader == 1
+            assert before - 2 * MS < ev.t <= time.monotonic_ns()
+            assert ev.to_input(seat=3).to_json() == {"t": ev.t, "seat": 3, "act": "lay",
+                                                     "card": "QH"}
+            board.press(5, True)
+            (ev,) = await _events(link, 1)
+            assert (ev.kind, ev.button, ev.pressed) == ("button", 5, True)
+            assert ev.to_input(seat=1).act == "slap"
+
+            link.set_led(2, (0, 255, 0), LedPattern.BLINK, 500)
+            link.set_led(ALL, (9, 9, 9))
+            link.buzz(BuzzerPattern.CHIRP, 2500, 60)
+            link.set_reader(0, False)
+            for _ in range(200):
+                if len(board.core.commands) == 4:
+                    break
+                await asyncio.sleep(0.01)
+            assert board.core.leds[2] == Led(ALL, (9, 9, 9))
+            assert board.core.commands[0] == Led(2, (0, 255, 0), LedPattern.BLINK, 500)
+            assert board.core.buzzes[0].pattern == BuzzerPattern.CHIRP
+            assert board.core.readers_on == {0: False, 1: True}
+            assert not board.lay(Card.parse("2C"), reader=0)  # that reader is off
+        finally:
+            await link.close()
+            await board.close()
+
+    run(body())
+
+
+def _fault_run(n: int, faults: Faults, seed: int) -> tuple[list[BoardEvent], Link, VirtualBoard]:
+    async def body():
+        board, link = await _pair(faults=faults, seed=seed, drift_ppm=80,
+                                  tick_start=2**32 - 2_000_000)
+        try:
+            tags = [i.to_bytes(4, "big") + b"\x00\xa5" for i in range(n)]
+            events: list[BoardEvent] = []
+
+            async def feed() -> None:
+                for i, tag in enumerate(tags):
+                    board.read_tag(tag, i % 4)
+                    if i % 64 == 63:
+                        await asyncio.sleep(0)
+                        while board.core.sender.pending > 256:
+                            await asyncio.sleep(0.002)
+
+            feeder = asyncio.ensure_future(feed())
+            while len(events) < n:
+                ev = await link.next_event(20)
+                if isinstance(ev, BoardEvent):
+                    events.append(ev)
+                elif isinstance(ev, LinkStatus) and ev.kind == "board_offline":
+                    raise AssertionError(f"went offline: {ev.reason}")
+            await feeder
+            # Anything left would be a double: give resends time to show up.
+            await asyncio.sleep(0.3)
+            while not link._queue.empty():
+                ev = link._queue.get_nowait()
+                if isinstance(ev, BoardEvent):
+                    events.append(ev)
+            return events, link, board
+        finally:
+            await link.close()
+            await board.close()
+
+    return run(body(), timeout=120)
+
+
+def test_10000_card_reads_over_the_pty_with_1pct_corrupt_and_1pct_dropped_bytes() -> None:
+    n = 10_000
+    events, link, board = _fault_run(n, Faults(corrupt=0.01, drop=0.01, seed=4), seed=4)
+    tags = sorted(e.tag for e in events)
+    assert len(events) == n  # none lost, none doubled ...
+    assert tags == sorted(i.to_bytes(4, "big") + b"\x00\xa5" for i in range(n))  # none damaged
+    for e in events:
+        assert e.reader == int.from_bytes(e.tag[:4], "big") % 4
+    assert board.line_out.stats["corrupted"] > 1000 and board.line_out.stats["dropped"] > 1000
+    assert sum(link.stats.bad_frames.values()) > 1000 and link.stats.duplicates > 0
+
+
+def test_duplicated_and_delayed_bytes() -> None:
+    n = 1500
+    faults = Faults(corrupt=0.005, drop=0.005, duplicate=0.01, delay=0.002, delay_ms=8, seed=9)
+    events, link, board = _fault_run(n, faults, seed=9)
+    assert len(events) == n and len({e.tag for e in events}) == n
+    assert board.line_out.stats["duplicated"] > 50 and board.line_out.stats["delayed"] > 10
+
+
+def test_cable_pulled_goes_offline_keeps_events_and_comes_back_online() -> None:
+    async def body() -> None:
+        board, link = await _pair(seed=2)
+        seen: list[str] = []
+        link.add_listener(lambda ev: seen.append(getattr(ev, "kind", "")))
+        try:
+            board.mute(True)
+            board.press(1, True)  # happens while the cable is out
+            while True:
+                ev = await link.next_event(5)
+                if isinstance(ev, LinkStatus) and ev.kind == "board_offline":
+                    break
+            assert not link.online and "no frame from the board" in ev.reason
+            board.mute(False)
+            got = []
+            while not got:
+                ev = await link.next_event(5)
+                if isinstance(ev, BoardEvent):
+                    got.append(ev)
+            assert link.online and got[0].button == 1
+            assert seen.count("board_offline") == 1 and seen.count("board_online") >= 1
+            assert seen.index("board_offline") < len(seen) - 1 - seen[::-1].index("board_online")
+        finally:
+            await link.close()
+            await board.close()
+
+    run(body())
+
+
+@pytest.mark.parametrize("ppm", [-100.0, 100.0])
+def test_clock_sync_over_the_pty_within_1ms(ppm: float) -> None:
+    async def body() -> None:
+        board, link = await _pair(seed=3, drift_ppm=ppm, tick_start=2**32 - 1_500_000)
+        try:
+            truth = {}
+            for i in range(150):  # 3 s: crosses the 32-bit wrap
+                ticks = board.clock.ticks(time.monotonic_ns())
+                truth[ticks & 0xFFFFFFFF] = board.clock.host_ns(ticks)
+                board.press(i % 4, bool(i % 2), ticks)
+                await asyncio.sleep(0.02)
+            events = await _events(link, 150)
+            errors = [abs(e.t - truth[e.ticks]) for e in events]
+            assert max(errors) < 1 * MS
+            assert all(abs(e.t - truth[e.ticks]) <= e.error_ns for e in events)
+            assert link.clock.error_bound_ns() < 1 * MS
+        finally:
+            await link.close()
+            await board.close()
+
+    run(body())
+
+
+def test_script_lays_cards_presses_buttons_and_pulls_the_cable(tmp_path) -> None:
+    script_file = tmp_path / "s.json"
+    script_file.write_text(json.dumps({"events": [
+        {"at": 0.05, "lay": "QH", "reader": 2},
+        {"at": 0.10, "press": 4, "hold": 0.05},
+        {"at": 0.20, "tag": "DEADBEEF"},
+        {"at": 0.25, "mute": 0.1},
+        {"at": 0.30, "lay": "10S"},
+    ]}))
+
+    async def body() -> None:
+        board, link = await _pair(seed=5, drift_ppm=50)
+        try:
+            t0 = board.clock.ticks(time.monotonic_ns())
+            await board.run_script(Script.load(script_file, board.deck))
+            events = sorted(await _events(link, 5), key=lambda e: e.t)
+            assert [(e.kind, str(e.card) if e.card else e.tag_hex or e.pressed)
+                    for e in events] == [("card", "QH"), ("button", True), ("button", False),
+                                         ("card", "DEADBEEF"), ("card", "10S")]
+            assert events[0].reader == 2 and events[3].card is None
+            gap = (events[2].t - events[1].t) / 1e9
+            assert gap == pytest.approx(0.05 / (1 + 50e-6), abs=0.001)
+            assert (events[4].ticks - t0) % 2**32 >= 300_000
+        finally:
+            await link.close()
+            await board.close()
+
+    run(body())
+
+
+def test_a_port_that_cannot_open_raises() -> None:
+    async def body() -> None:
+        link = Link("/nonexistent/tty")
+        with pytest.raises(Exception, match="nonexistent"):
+            await link.open()
+
+    run(body())
+
+
+def test_emulate_command_on_a_pty(tmp_path) -> None:
+    script = tmp_path / "script.json"
+    cards = full_deck()[:10]
+    script.write_text(json.dumps([{"at": 0.02 * i, "lay": str(c)} for i, c in enumerate(cards)]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "firmware_bridge.cli", "emulate", "--script", str(script),
+         "--drift-ppm", "100", "--corrupt", "0.5%", "--drop", "0.5%", "--seed", "1",
+         "--exit-after-script"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        path = proc.stdout.readline().strip()
+        assert path.startswith("/dev/")
+
+        async def body() -> list[BoardEvent]:
+            async with Link(path, deck=synthetic_deck()) as link:
+                await link.wait_online(10)
+                return await _events(link, len(cards))
+
+        events = run(body())
+        assert [e.card for e in sorted(events, key=lambda e: e.t)] == cards
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
