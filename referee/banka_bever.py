@@ -170,14 +170,13 @@ class BankaBever:
         return out
 
     def advance(self, t: int) -> list[Verdict]:
-        """Let time pass up to ``t``: claims whose grace ended by ``t`` become final, slaps held
-        from before ``t`` are judged."""
+        """Let time pass up to and including ``t``: no input at or before ``t`` is still to come
+        (the arbiter's horizon), so claims whose grace ended by ``t`` become final and held slaps
+        up to ``t`` are judged."""
         out: list[Verdict] = []
-        if t > self._last_t:
-            self._settle(t, out, group_at_t=False)
+        if t >= self._last_t:
+            self._settle(t, out, group_at_t=True)
             self._last_t = t
-        else:
-            self._settle(self._last_t, out, group_at_t=False)
         return out
 
     def finish(self) -> list[Verdict]:

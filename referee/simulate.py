@@ -213,8 +213,15 @@ class Simulation:
             plan = heapq.heappop(self._plans)
             if plan.version not in (-1, self._version):
                 continue
-            count += 1
             inp = Input(**{**_fields(plan.inp), "t": plan.t})
+            if inp.act == "lay":
+                # The card on top of the stack may have changed since the plan (a burn).
+                lays = [i for i in self.engine.legal_inputs(plan.t)
+                        if i.act == "lay" and i.seat == inp.seat]
+                if not lays:
+                    continue
+                inp = lays[0]
+            count += 1
             self.t = plan.t
             self.table.push(inp)
             verdicts = self.table.release(plan.t)

@@ -366,9 +366,11 @@ def test_slaps_held_are_judged_by_advance_finish_and_later_inputs() -> None:
     lay(e, 20, 1)
     assert e.apply(Input(30 * MS, 3, "slap")) == []
     assert e.state()["held_slaps"] == [3]
-    assert e.advance(30 * MS) == []  # the instant is not closed yet
-    assert vs(e.advance(30 * MS + 1)) == [("pile_won", {"seat": 3, "reason": "double",
-                                                        "cards": 2})]
+    assert e.advance(30 * MS - 1) == []  # time has not reached the slap's instant
+    assert e.state()["held_slaps"] == [3]
+    # advance(t) closes the instant t: the arbiter lets no input at or before t come later.
+    assert vs(e.advance(30 * MS)) == [("pile_won", {"seat": 3, "reason": "double",
+                                                    "cards": 2})]
     e2 = game(4, full(4, ["8C", "8D"]))
     lay(e2, 10, 0)
     lay(e2, 20, 1)
@@ -825,7 +827,7 @@ def _drive(n: int, dealer: int, opts: BankaOptions, seed: int, steps: int = 1500
             break
         t += rng.choice([0, 1, rng.randrange(1, 5 * MS), rng.randrange(1, 2000 * MS)])
         if rng.random() < 0.5:  # the same verdicts as letting the next input do it
-            verdicts += e.advance(t)
+            verdicts += e.advance(t - 1)  # advance(t) would close instant t: no more inputs
         legal = e.legal_inputs(t)
         lays = [i for i in legal if i.act == "lay"]
         roll = rng.random()
@@ -838,7 +840,7 @@ def _drive(n: int, dealer: int, opts: BankaOptions, seed: int, steps: int = 1500
         elif roll < 0.95:  # a lay out of turn, naming its card as a reader would
             if e.state()["held_slaps"]:
                 t += 1  # so that "out of turn" is judged after those slaps
-            verdicts += e.advance(t)
+            verdicts += e.advance(t - 1)
             turn = e.state()["turn"]
             seat = rng.choice([s for s in range(n) if s != turn])
             top = (e.stack(seat) or e.pile() or [None])[0]

@@ -21,7 +21,9 @@ def test_parse_every_form(text: str, expected: str) -> None:
     assert str(parse_card(text)) == expected
 
 
-@pytest.mark.parametrize("text", ["", "1H", "11H", "QX", "Q", "H", "hjärter", "dam dam", "ZZ", "QHH"])
+@pytest.mark.parametrize(
+    "text", ["", "1H", "11H", "QX", "Q", "H", "hjärter", "dam dam", "ZZ", "QHH"]
+)
 def test_junk_is_refused_with_the_text(text: str) -> None:
     with pytest.raises(CardError) as info:
         parse_card(text)
