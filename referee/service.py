@@ -136,7 +136,7 @@ class RefereeService:
         if gap > self.clock.offset_ns:
             self.clock.offset_ns = gap
         table.journal = JournalWriter(self.current_path, fsync=self.fsync)
-        self.table = table
+        self._use(table)
         self.resumed = True
         log.info("resumed %s: %d inputs, table clock offset %d ns", self.current_path,
                  len(journal.inputs), self.clock.offset_ns)
@@ -145,8 +145,10 @@ class RefereeService:
     def start_game(self, seed: int | None = None) -> None:
         """Deal a new game (a virtual deck is shuffled with ``seed``, else a fresh seed)."""
         cfg = self.config
-        if self.table is not None and self.table.journal is not None:
-            self.table.journal.close()
+        if self.table is not None:
+            self.table.flush()  # judge what the settle window still holds, in the old game
+            if self.table.journal is not None:
+                self.table.journal.close()
             if self.current_path.exists():
                 self._archive()
         if cfg.card_source == "virtual":
@@ -157,9 +159,13 @@ class RefereeService:
         header = JournalHeader(cfg.game, cfg.seats, cfg.dealer, cfg.options, seed).resolved()
         self.journal_dir.mkdir(parents=True, exist_ok=True)
         writer = JournalWriter(self.current_path, header, fsync=self.fsync)
-        self.table = Table(header, settle_ns=self._settle_ns(), journal=writer)
+        self._use(Table(header, settle_ns=self._settle_ns(), journal=writer))
         self.resumed = False
         self._publish([])
+
+    def _use(self, table: Table) -> None:
+        table.listeners.append(lambda verdicts, _state: self._publish(verdicts))
+        self.table = table
 
     def _archive(self) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -197,17 +203,25 @@ class RefereeService:
             if self.paused:
                 self.notice("ignored", seat=inp.seat, act=inp.act, reason="the game is paused")
                 continue
-            self.table.push(inp)
+            self.table.push(self.translate(inp))
+
+    def translate(self, inp: Input) -> Input:
+        """With a virtual deck the seats turn their cards with a button: in Beggar My Neighbour
+        the slap button (there is no slapping), in Banka bäver the call button."""
+        if self.config.card_source != "virtual" or inp.act not in ("slap", "call"):
+            return inp
+        game = self.config.game
+        if (game == "beggar-my-neighbour" and inp.act == "slap") or (
+                game == "banka-bever" and inp.act == "call"):
+            return Input(inp.t, inp.seat, "lay")
+        return inp
 
     def step(self) -> list[Verdict]:
         """Take what edges handed in, judge what the settle window lets go, publish."""
         self._take_pending()
         if self.table is None:
             return []
-        verdicts = self.table.release(self.clock.now())
-        if verdicts:
-            self._publish(verdicts)
-        return verdicts
+        return self.table.release(self.clock.now())
 
     def _publish(self, verdicts: list[Verdict]) -> None:
         if self.table is None:
@@ -280,6 +294,7 @@ class RefereeService:
             self.open_game()
         for edge in self.edges:
             await edge.start(self)
+        self._publish([])  # every output starts from the whole picture
         try:
             while not self._stop.is_set():
                 self.step()
@@ -440,20 +455,65 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_service(config: TableConfig, *, console: bool = True) -> RefereeService:
-    """The service with the edges and outputs the configuration names."""
+def build_service(config: TableConfig, *, console: bool = True,
+                  pin_factory: Any = None) -> RefereeService:
+    """The service with the edges and outputs the configuration names: the console, the GPIO
+    pads and seat LEDs (``[hardware]``/``[[seats]]``), the MQTT feed (``[broker]``)."""
     outputs: list[Output] = [LogOutput()]
     edges: list[Edge] = []
     if console:
         edges.append(ConsoleEdge())
-    service = RefereeService(config, outputs=outputs, edges=edges)
-    for hook in _BUILD_HOOKS:
-        hook(service)
-    return service
+    raw = config.raw
+    if "seats" in raw or "hardware" in raw:
+        from hardware import config as hwconfig
+        from hardware.pads import SeatLeds, make_pin_factory
+        from hardware.slaps import GpioEdge
+
+        try:
+            hw = hwconfig.parse_config(raw)
+        except hwconfig.ConfigError as exc:
+            raise ConfigError(config.path, exc.key, exc.reason) from None
+        if len(hw.seats) != len(config.seats):
+            raise ConfigError(config.path, "seats",
+                              f"{len(hw.seats)} [[seats]] pin entries for "
+                              f"{len(config.seats)} seats in table.seats")
+        factory = pin_factory or make_pin_factory(hw)
+        edges.append(GpioEdge(hw, pin_factory=factory))
+        if any(seat.led is not None for seat in hw.seats):
+            outputs.append(SeatLeds(hw, pin_factory=factory))
+    if config.broker is not None:
+        feed = FeedOutput(config)
+        edges.append(feed)
+        outputs.append(feed)
+    return RefereeService(config, outputs=outputs, edges=edges)
 
 
-#: Functions that add edges/outputs from optional parts (GPIO, board, feed) to a new service.
-_BUILD_HOOKS: list[Callable[[RefereeService], None]] = []
+class FeedOutput:
+    """The MQTT feed as an output of the service (and started/stopped with it)."""
+
+    def __init__(self, config: TableConfig) -> None:
+        from referee.feed import TableFeed
+
+        assert config.broker is not None
+        self.feed = TableFeed(config.broker.url, config.table_id,
+                              username=config.broker.username,
+                              password=config.broker.password, seats=list(config.seats))
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, service: RefereeService) -> None:
+        """Connect in the background (the referee never waits for the broker)."""
+        self._task = asyncio.create_task(self.feed.run())
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Queue the change for the broker."""
+        self.feed.publish(state, verdicts)
+
+    async def stop(self) -> None:
+        """Publish ``offline`` and disconnect."""
+        self.feed.stop()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 3)
 
 
 def register(sub: Any) -> None:

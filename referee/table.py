@@ -50,15 +50,19 @@ class Table:
 
     def _judge(self, inputs: Iterable[Input], until: int | None) -> list[Verdict]:
         out: list[Verdict] = []
+        judged = 0
         for inp in inputs:
             out += self.engine.apply(inp)
+            judged += 1
         if until is not None:
             out += self.engine.advance(until)
-        return self._emit(out)
+        return self._emit(out, changed=judged > 0)
 
-    def _emit(self, out: list[Verdict]) -> list[Verdict]:
-        if out:
-            self.verdicts += out
+    def _emit(self, out: list[Verdict], *, changed: bool = False) -> list[Verdict]:
+        """Record verdicts; tell the listeners whenever the state may have changed (a number
+        card laid changes the table without any verdict)."""
+        self.verdicts += out
+        if out or changed:
             state = self.state()
             for listener in self.listeners:
                 listener(out, state)

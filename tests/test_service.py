@@ -1,0 +1,252 @@
+"""The referee service: journal on disk before judging, recovery, operator console, edges."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+
+import pytest
+
+from referee.config import ConfigError, load_config, parse_config
+from referee.journal import read_journal
+from referee.model import Input
+from referee.service import (
+    ConsoleEdge,
+    RefereeService,
+    TableClock,
+    build_service,
+    parse_console_line,
+)
+from referee.table import replay
+
+MS = 1_000_000
+
+
+class FakeTime:
+    def __init__(self, t: int = 10_000 * MS) -> None:
+        self.t = t
+
+    def __call__(self) -> int:
+        return self.t
+
+
+def config(tmp_path, game="beggar-my-neighbour", seats=("Anna", "Bo"), source="virtual",
+           extra=""):
+    text = f"""
+[table]
+id = "t1"
+game = "{game}"
+seats = {json.dumps(list(seats))}
+card_source = "{source}"
+journal_dir = "journals"
+seed = 5
+settle_ms = 20
+{extra}
+"""
+    path = tmp_path / "table.toml"
+    path.write_text(text)
+    return load_config(path)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.batches: list[tuple[list, dict]] = []
+
+    def update(self, verdicts, state) -> None:
+        self.batches.append((verdicts, state))
+
+
+def service(cfg, now: FakeTime, **kw) -> RefereeService:
+    svc = RefereeService(cfg, clock=TableClock(source=now), fsync=False, **kw)
+    svc.open_game()
+    return svc
+
+
+def lay_turn(svc: RefereeService, now: FakeTime, step_ms: int = 500) -> None:
+    turn = svc.state()["turn"]
+    now.t += step_ms * MS
+    svc.submit(Input(svc.clock.now(), turn, "slap"))  # virtual deck: the slap button lays
+    now.t += 30 * MS  # past the settle window
+    svc.step()
+
+
+def test_inputs_are_journaled_before_judging_and_published(tmp_path) -> None:
+    now = FakeTime()
+    rec = Recorder()
+    svc = service(config(tmp_path), now, outputs=[rec])
+    svc.submit(Input(now.t, svc.state()["turn"], "slap"))
+    svc._take_pending()
+    # Journaled (on disk) while still held in the settle window: not yet judged.
+    assert len(read_journal(svc.current_path).inputs) == 1
+    assert svc.state()["cards_played"] == 0
+    now.t += 30 * MS
+    svc.step()
+    assert svc.state()["cards_played"] == 1
+    # A number card lay has no verdict, yet the outputs saw the new state.
+    assert rec.batches[-1][1]["cards_played"] == 1
+
+
+def test_resume_after_a_crash_gives_the_same_state_and_time_goes_on(tmp_path) -> None:
+    now = FakeTime()
+    cfg = config(tmp_path)
+    svc = service(cfg, now)
+    for _ in range(40):
+        lay_turn(svc, now)
+    before = svc.state()
+    verdicts = [v.to_json() for v in svc.table.verdicts]
+    # Crash: the process is gone; a new one starts after a reboot (monotonic clock near 0).
+    now2 = FakeTime(5 * MS)
+    again = service(cfg, now2)
+    assert again.resumed
+    assert again.state() == before
+    assert [v.to_json() for v in again.table.verdicts] == verdicts
+    last_t = read_journal(again.current_path).inputs[-1].t
+    assert again.clock.now() > last_t
+    lay_turn(again, now2)
+    assert again.state()["cards_played"] == before["cards_played"] + 1
+    journal = read_journal(again.current_path)
+    assert [i.t for i in journal.inputs] == sorted(i.t for i in journal.inputs)
+
+
+def test_resume_survives_a_torn_last_line(tmp_path) -> None:
+    now = FakeTime()
+    cfg = config(tmp_path)
+    svc = service(cfg, now)
+    for _ in range(5):
+        lay_turn(svc, now)
+    svc.table.journal.close()
+    with open(svc.current_path, "a") as fh:
+        fh.write('{"t": 99999999999, "seat": 0, "ac')
+    again = service(cfg, FakeTime())
+    assert again.resumed and again.state()["cards_played"] == 5
+    assert (svc.current_path.parent / "current.jsonl.torn").exists()
+
+
+def test_a_finished_game_is_archived_and_a_new_one_dealt(tmp_path) -> None:
+    now = FakeTime()
+    cfg = config(tmp_path)
+    svc = service(cfg, now)
+    svc.end_game()
+    archived = [p for p in svc.journal_dir.iterdir() if p.name != "current.jsonl"]
+    assert len(archived) == 1 and archived[0].name.endswith("beggar-my-neighbour.jsonl")
+
+
+def test_pause_ignores_inputs_and_resume_accepts_them(tmp_path) -> None:
+    now = FakeTime()
+    rec = Recorder()
+    svc = service(config(tmp_path), now, outputs=[rec])
+    svc.pause()
+    lay_turn(svc, now)
+    assert svc.state()["cards_played"] == 0 and svc.state()["paused"]
+    assert any(v.verdict == "ignored" for b, _ in rec.batches for v in b)
+    svc.resume()
+    lay_turn(svc, now)
+    assert svc.state()["cards_played"] == 1
+
+
+def test_console_lines_and_operator_correction(tmp_path) -> None:
+    now = FakeTime()
+    cfg = config(tmp_path, source="console")
+    svc = service(cfg, now)
+    assert svc.table.header.observed
+    out: list[str] = []
+    console = ConsoleEdge(io.StringIO(), echo=out.append)
+    turn = svc.state()["turn"]
+    console.handle(svc, f"lay {turn} 7H\n")
+    now.t += 30 * MS
+    svc.step()
+    assert svc.state()["pile"] == ["7H"]
+    console.handle(svc, "lay 1 QX")
+    assert "not a card" in out[-1]
+    console.handle(svc, "correct 2 QH")  # line 2 of the journal is the first input
+    assert "7H" in out[-1] and "QH" in out[-1]
+    assert svc.state()["pile"] == ["QH"]
+    assert svc.state()["challenge"] is not None  # the queen now demands two cards
+    assert any(p.name.startswith("before-correction") for p in svc.journal_dir.iterdir())
+    console.handle(svc, "correct 9 QH")
+    assert "not an input line" in out[-1]
+
+
+def test_console_parsing() -> None:
+    inp = parse_console_line("play 2 8H 8S as hjärter dam", 5)
+    assert inp.to_json() == {"t": 5, "seat": 2, "act": "play", "cards": ["8H", "8S"], "as": "QH"}
+    assert parse_console_line("call 1", 3) == Input(3, 1, "call", call="lappen")
+    with pytest.raises(ValueError, match="seat number"):
+        parse_console_line("slap anna", 1)
+    with pytest.raises(ValueError, match="unknown command"):
+        parse_console_line("dance 1", 1)
+
+
+def test_config_errors_name_file_and_key(tmp_path) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({"table": {"id": "t", "game": "banka-bever", "seats": ["a", "b"]},
+                      "options": {"false_slap_penalty": "kick"}}, "x.toml")
+    assert "x.toml" in str(info.value) and "options.false_slap_penalty" in str(info.value)
+    with pytest.raises(ConfigError, match="table.game"):
+        parse_config({"table": {"id": "t", "game": "poker", "seats": ["a", "b"]}})
+    with pytest.raises(ConfigError, match="board.port"):
+        parse_config({"table": {"id": "t", "game": "banka-bever", "seats": ["a", "b"],
+                                "card_source": "board"}})
+    with pytest.raises(ConfigError, match="table.colour"):
+        parse_config({"table": {"id": "t", "game": "banka-bever", "seats": ["a", "b"],
+                                "colour": 1}})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[table\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+
+
+PINS = """
+[hardware]
+pin_factory = "mock"
+[[seats]]
+name = "Anna"
+slap = 17
+call = 27
+led = 22
+[[seats]]
+name = "Bo"
+slap = 5
+call = 6
+led = 13
+"""
+
+
+def test_gpio_pads_drive_the_service_and_leds_follow(tmp_path) -> None:
+    """The whole edge: mock GPIO button edges → pads → service → engine → seat LEDs."""
+    cfg = config(tmp_path, game="banka-bever", extra=PINS)
+    svc = build_service(cfg, console=False)
+    svc.fsync = False
+    gpio = next(e for e in svc.edges if type(e).__name__ == "GpioEdge")
+    leds = next(o for o in svc.outputs if type(o).__name__ == "SeatLeds")
+    pins = {0: (17, 27), 1: (5, 6)}
+
+    async def play() -> dict:
+        task = asyncio.create_task(svc.run())
+        await asyncio.sleep(0.05)
+        factory = gpio.pads.pin_factory
+        for _ in range(6):
+            turn = svc.state()["turn"]
+            pin = factory.pin(pins[turn][1])  # the call button turns a card (virtual deck)
+            pin.drive_low()
+            await asyncio.sleep(0.04)
+            pin.drive_high()
+            await asyncio.sleep(0.08)
+        state = svc.state()
+        svc.stop()
+        await task
+        return state
+
+    state = asyncio.run(play())
+    assert state["cards_played"] == 6
+    journal = read_journal(svc.current_path)
+    assert [i.act for i in journal.inputs] == ["lay"] * 6
+    assert replay(journal).state["pile"] == state["pile"]
+    assert leds.lit() == [state["turn"]] or state["claim"] or state["challenge"]
+
+
+def test_gpio_config_errors_are_config_errors(tmp_path) -> None:
+    cfg = config(tmp_path, game="banka-bever", extra=PINS.replace("slap = 5", "slap = 17"))
+    with pytest.raises(ConfigError, match="seats"):
+        build_service(cfg, console=False)
