@@ -477,6 +477,8 @@ class TableFeed:
                 self._wake.clear()
                 await self._flush(client)
                 if self._stopping:
+                    if self._state_dirty or self._events:
+                        continue  # changes that came during the last flush go out first
                     return
                 await self._wake.wait()
                 if self._lost:

@@ -9,17 +9,19 @@ simulation's verdicts exactly.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import heapq
 import json
 import random
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from referee.cards import Card, parse_card, shuffled_deck
 from referee.deal import HAND_SIZE
+from referee.describe import describe, format_time
 from referee.engine import SEAT_LIMITS
 from referee.journal import JournalHeader, JournalWriter
 from referee.model import GAMES, Input, Verdict
@@ -282,24 +284,67 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"cannot write the journal: {exc}") from None
-    seats = list(sim.header.seats)
-    if args.json:
-        for step in sim.steps():
-            for v in step.verdicts:
-                print(json.dumps(v.to_json(), ensure_ascii=False))
-        print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
-    elif args.fast:
-        from referee.describe import describe, format_time
+    if args.table and not args.broker:
+        raise CommandError("--table names the feed's table id: give --broker too")
+    feed = None
+    if args.broker:
+        from referee.feed import TableFeed, parse_broker_url
 
-        for step in sim.steps():
-            for v in step.verdicts:
-                print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
-        print(_summary(sim))
-    else:
-        _live(sim, args.speed)
-    if sim.table.journal is not None:
-        sim.table.journal.close()
+        try:
+            parse_broker_url(args.broker)
+        except ValueError as exc:
+            raise CommandError(f"--broker: {exc}") from None
+        feed = TableFeed(args.broker, args.table or "sim", seats=list(sim.header.seats))
+    try:
+        asyncio.run(_play(sim, args, feed))
+    finally:
+        if sim.table.journal is not None:
+            sim.table.journal.close()
     return 0
+
+
+async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
+    """Play the game: print it (``--json``/``--fast``) or show it live, publishing each step to
+    the feed when there is one."""
+    live = not (args.json or args.fast)
+    if feed is not None:
+        feed_task = asyncio.create_task(feed.run())
+        if not await feed.wait_connected(3.0):
+            print(f"referee: broker {args.broker} not reachable yet; the game goes on and the "
+                  "feed keeps trying", file=sys.stderr)
+    seats = list(sim.header.seats)
+    view = _LiveView(sim) if live else None
+    last_t: int | None = None
+    try:
+        if feed is not None:
+            feed.publish(sim.table.state(), [])
+        for step in sim.steps():
+            if feed is not None:
+                feed.publish(step.state, step.verdicts)
+            if args.json:
+                for v in step.verdicts:
+                    print(json.dumps(v.to_json(), ensure_ascii=False))
+            elif args.fast:
+                for v in step.verdicts:
+                    print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+            if view is not None:
+                if last_t is not None and args.speed > 0:
+                    await asyncio.sleep(min((step.t - last_t) / 1e9 / args.speed, 2.0))
+                view.show(step)
+            elif feed is not None:
+                await asyncio.sleep(0)  # let the feed publish as the game goes
+            last_t = step.t
+    finally:
+        if view is not None:
+            view.close()
+        if feed is not None:
+            feed.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(feed_task, 5)
+    if args.json:
+        print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
+    else:
+        print(_summary(sim))
 
 
 def _summary(sim: Simulation) -> str:
@@ -312,23 +357,27 @@ def _summary(sim: Simulation) -> str:
             f"{state['tricks']} {what}; winner: {who}")
 
 
-def _live(sim: Simulation, speed: float) -> None:
-    from rich.console import Console
-    from rich.live import Live
+class _LiveView:
+    """The table drawn live in the terminal with rich."""
 
-    from referee.view import render_table
+    def __init__(self, sim: Simulation) -> None:
+        from rich.console import Console
+        from rich.live import Live
 
-    console = Console()
-    recent: list[dict[str, Any]] = []
-    last_t: int | None = None
-    with Live(console=console, refresh_per_second=10, transient=False) as live:
-        for step in sim.steps():
-            if last_t is not None and speed > 0:
-                time.sleep(min((step.t - last_t) / 1e9 / speed, 2.0))
-            last_t = step.t
-            recent = (recent + [v.to_json() for v in step.verdicts])[-8:]
-            live.update(render_table(step.state, recent, status="simulation"))
-    console.print(_summary(sim))
+        self.console = Console()
+        self.live = Live(console=self.console, refresh_per_second=10, transient=False)
+        self.live.start()
+        self.recent: list[dict[str, Any]] = []
+
+    def show(self, step: Step) -> None:
+        from referee.view import render_table
+
+        self.recent = (self.recent + [v.to_json() for v in step.verdicts])[-8:]
+        self.live.update(render_table(step.state, self.recent, status="simulation"))
+
+    def close(self) -> None:
+        self.live.stop()
+        self.console.line()
 
 
 def register(sub: Any) -> None:
@@ -353,6 +402,11 @@ def register(sub: Any) -> None:
     p.add_argument("--journal", metavar="PATH", help="write the game's journal to PATH")
     p.add_argument("--json", action="store_true",
                    help="print the verdicts and the final state as JSON lines (implies --fast)")
+    p.add_argument("--broker", metavar="URL",
+                   help="publish the game to this MQTT broker, e.g. mqtt://user:pass@host:1883 "
+                   "(without it nothing needs a broker)")
+    p.add_argument("--table", metavar="ID", help="the table id of the feed's topics "
+                   "(cardtable/ID/…; default 'sim')")
     p.set_defaults(func=_cmd_simulate)
 
 
