@@ -13,16 +13,17 @@ each one-second bucket of the last minute, the exchange with the smallest round 
 delays only ever add), and fits ``host_ns = a + b · ticks`` through those by weighted least
 squares: ``a`` is the offset, ``b`` the length of a board tick in host nanoseconds (the drift).
 
-The error bound is the worst case under one assumption, that the drift is constant over the
-window: at each kept exchange the true mapping lies within ``rtt / 2`` of the stamp, the fitted
-line misses the stamp by its residual, and the difference of two straight lines is straight, so
-between exchanges the error is bounded by its neighbours and beyond the last one it grows at
-most as fast as the two most favourable exchanges allow (or, before the drift is measured, at
-``max_ppm``).
+The error bound is the worst case under two assumptions, that the drift is constant over the
+window and within ``max_ppm``: at each kept exchange the true mapping lies within ``rtt / 2`` of
+the stamp and the fitted line misses the stamp by its residual; the difference of two straight
+lines is straight, so between exchanges the error is bounded by its neighbours, and away from
+an exchange it grows at most at a slope that both the crystal's tolerance and every pair of
+exchanges (the error passes within both of their bounds) limit.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 TICK_BITS = 32
@@ -119,7 +120,7 @@ class ClockSync:
         bucket_ns: int = 1_000_000_000,
         buckets: int = 60,
         max_ppm: float = 200.0,
-        min_span_ns: int = 3_000_000_000,
+        min_span_ns: int = 500_000_000,
         max_rtt_ns: int = 100_000_000,
     ) -> None:
         self.tick_ns = tick_ns
@@ -133,6 +134,8 @@ class ClockSync:
         self._fit: ClockEstimate | None = None
         self._kept: list[SyncSample] = []
         self._bounds: list[float] = []
+        self._xs: list[float] = []
+        self._slope_err = 0.0
         self.exchanges = 0
         self.rejected = 0
 
@@ -156,9 +159,9 @@ class ClockSync:
         best = self._best.get(key)
         if best is None or sample.rtt_ns < best.rtt_ns:
             self._best[key] = sample
-        for old in sorted(self._best)[:-self.buckets]:
-            del self._best[old]
-        self._refit()
+            for old in sorted(self._best)[:-self.buckets]:
+                del self._best[old]
+            self._refit()
         return sample
 
     def reset(self) -> None:
@@ -168,6 +171,7 @@ class ClockSync:
         self._fit = None
         self._kept = []
         self._bounds = []
+        self._xs = []
 
     # -- the fit ---------------------------------------------------------------------------
 
@@ -185,7 +189,7 @@ class ClockSync:
         my = sum(w * y for w, y in zip(ws, ys, strict=True)) / sw
         lo = self.tick_ns * (1 - self.max_ppm * 1e-6)
         hi = self.tick_ns * (1 + self.max_ppm * 1e-6)
-        if span_ns >= self.min_span_ns:
+        if self._slope_measurable(kept, span_ns):
             sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs, strict=True))
             sxy = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys, strict=True))
             slope = min(max(sxy / sxx, lo), hi)
@@ -198,6 +202,25 @@ class ClockSync:
             abs(intercept + slope * x - y) + s.half_width_ns
             for s, x, y in zip(kept, xs, ys, strict=True)
         ]
+        self._xs = [s.board_mid for s in kept]
+        # How wrong the slope can be (ns per tick): the crystal's tolerance around nominal, or
+        # what any two exchanges allow (the error line passes within both of their bounds).
+        slope_err = self.max_ppm * 1e-6 * self.tick_ns + abs(slope - self.tick_ns)
+        b, x = self._bounds, self._xs
+        half = len(x) // 2
+        for i in range(max(half, 1)):  # pairs across the middle: the long lever arms
+            for j in range(max(half, i + 1), len(x)):
+                if x[j] > x[i]:
+                    slope_err = min(slope_err, (b[i] + b[j]) / (x[j] - x[i]))
+        self._slope_err = slope_err
+
+    def _slope_measurable(self, kept: list[SyncSample], span_ns: float) -> bool:
+        # The exchanges pin the drift down better than the crystal's tolerance does once the
+        # span is long against their uncertainty: only then is the fitted slope used.
+        if len(kept) < 2 or span_ns < self.min_span_ns:
+            return False
+        spread = kept[0].half_width_ns + kept[-1].half_width_ns
+        return spread / span_ns < 0.5 * self.max_ppm * 1e-6
 
     # -- output ----------------------------------------------------------------------------
 
@@ -229,33 +252,15 @@ class ClockSync:
 
     def error_bound_ns(self, ticks: float | None = None) -> int:
         """Worst-case error of :meth:`host_ns` at unwrapped ``ticks`` (default: the newest
-        exchange), assuming the drift is constant over the window."""
+        exchange), assuming the drift is constant over the window and within ``max_ppm``."""
         fit = self.estimate
-        kept, bounds = self._kept, self._bounds
         x = fit.tick_ref if ticks is None else float(ticks)
-        n = len(kept)
-        xs = [s.board_mid for s in kept]
-        if n == 1 or self.tick_ns * (xs[-1] - xs[0]) < self.min_span_ns:
-            # Drift not measured yet: the true drift is at most max_ppm, the slope in use
-            # (nominal, or an older fit) is off from nominal by a known amount.
-            worst = max(bounds)
-            dist = max(abs(x - xs[0]), abs(x - xs[-1])) * self.tick_ns
-            slope_err = self.max_ppm * 1e-6 + abs(fit.ns_per_tick / self.tick_ns - 1)
-            return int(worst + dist * slope_err) + 1
+        xs, bounds = self._xs, self._bounds
+        # The error is a straight line in x: from any kept exchange it moves at most at the
+        # slope bound, and between two neighbours it stays within the larger of their bounds.
+        best = min(b + self._slope_err * abs(x - xk) for b, xk in zip(bounds, xs, strict=True))
         if xs[0] <= x <= xs[-1]:
-            for i in range(n - 1):
-                if xs[i] <= x <= xs[i + 1]:
-                    return int(max(bounds[i], bounds[i + 1])) + 1
-        if x > xs[-1]:
-            k = n - 1
-            best = min(
-                bounds[k] + (bounds[j] + bounds[k]) * (x - xs[k]) / (xs[k] - xs[j])
-                for j in range(k) if xs[k] > xs[j]
-            )
-        else:
-            k = 0
-            best = min(
-                bounds[k] + (bounds[j] + bounds[k]) * (xs[k] - x) / (xs[j] - xs[k])
-                for j in range(1, n) if xs[j] > xs[k]
-            )
+            i = bisect.bisect_right(xs, x) - 1
+            j = min(i + 1, len(xs) - 1)
+            best = min(best, max(bounds[i], bounds[j]))
         return int(best) + 1
