@@ -262,3 +262,43 @@ def test_emulate_command_on_a_pty(tmp_path) -> None:
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_link_opens_a_pyserial_socket_url() -> None:
+    """socket://host:port (e.g. a board behind ser2net): the same link over TCP."""
+    from firmware_bridge.emulator import BoardClock, BoardCore
+
+    async def body() -> None:
+        core = BoardCore(BoardClock(50.0, 123, time.monotonic_ns()), time.monotonic_ns,
+                         boot_id=99)
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            core.boot()
+
+            async def timers() -> None:
+                while True:
+                    core.poll()
+                    writer.write(core.take_output())
+                    await asyncio.sleep(0.002)
+
+            task = asyncio.ensure_future(timers())
+            try:
+                while data := await reader.read(4096):
+                    core.receive(data)
+                    core.poll()
+                    writer.write(core.take_output())
+            finally:
+                task.cancel()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            async with Link(f"socket://127.0.0.1:{port}", deck=synthetic_deck()) as link:
+                await link.wait_online(10)
+                core.card_read(synthetic_deck().tag_for(Card.parse("7D")), 0)
+                (ev,) = await _events(link, 1)
+                assert ev.card == Card.parse("7D") and link.board.boot_id == 99
+        finally:
+            server.close()
+
+    run(body())

@@ -12,8 +12,8 @@ buttons on pins with edge interrupts stamped in the handler, WS2812 seat LEDs (`
 a PWM buzzer. Card readers are a hook (:class:`Readers`): plug an MFRC522/PN532 driver in its
 ``poll``. This file has not run on a real Pico yet; the protocol part has run on CPython only.
 
-On the Pico: copy ``main.py`` and ``vectors.json`` to the board; at boot it runs the self-test
-(LED 0 red if it fails) and then the board.
+On the Pico: copy this ``main.py`` and ``firmware_bridge/vectors.json`` to the board; at boot
+it runs the self-test (LED 0 red if it fails) and then the board.
 """
 
 try:
