@@ -302,3 +302,17 @@ def test_link_opens_a_pyserial_socket_url() -> None:
             server.close()
 
     run(body())
+
+
+def test_board_event_to_input() -> None:
+    qh = Card.parse("QH")
+    card = BoardEvent("card", 5_000, 77, reader=0, tag=b"\x04\x01", card=qh)
+    assert card.to_input(2).to_json() == {"t": 5_000, "seat": 2, "act": "lay", "card": "QH"}
+    assert card.to_input(2, "play").to_json()["cards"] == ["QH"]
+    unknown = BoardEvent("card", 5_000, 77, reader=0, tag=b"\x04\x01")
+    assert unknown.to_input(1).card is None and "unknown tag (0401)" in unknown.describe()
+    with pytest.raises(ValueError, match="0401"):
+        unknown.to_input(1, "play")
+    press = BoardEvent("button", 6_000, 78, button=3, pressed=True)
+    assert press.to_input(0).to_json() == {"t": 6_000, "seat": 0, "act": "slap"}
+    assert press.to_input(0, "call").act == "call"
