@@ -143,7 +143,8 @@ class RefereeService:
         self._publish(table.verdicts[-8:])
 
     def start_game(self, seed: int | None = None) -> None:
-        """Deal a new game (a virtual deck is shuffled with ``seed``, else a fresh seed)."""
+        """Deal a new game: shuffled with ``seed`` (or the configured seed; a virtual deck
+        without one gets a fresh seed); a board or console table without a seed is observed."""
         cfg = self.config
         if self.table is not None:
             self.table.flush()  # judge what the settle window still holds, in the old game
@@ -151,11 +152,12 @@ class RefereeService:
                 self.table.journal.close()
             if self.current_path.exists():
                 self._archive()
-        if cfg.card_source == "virtual":
-            seed = seed if seed is not None else (cfg.seed if cfg.seed is not None
-                                                  else int.from_bytes(os.urandom(4), "big"))
-        else:
-            seed = None  # observed mode: the cards are learned as they are laid
+        if seed is None:
+            seed = cfg.seed
+        if cfg.card_source == "virtual" and seed is None:
+            seed = int.from_bytes(os.urandom(4), "big")
+        # A board or console table with a seed was dealt from that shuffle (the cards scanned
+        # at the deal); without one it is observed: faces are learned as cards are laid.
         header = JournalHeader(cfg.game, cfg.seats, cfg.dealer, cfg.options, seed).resolved()
         self.journal_dir.mkdir(parents=True, exist_ok=True)
         writer = JournalWriter(self.current_path, header, fsync=self.fsync)

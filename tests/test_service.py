@@ -32,7 +32,7 @@ class FakeTime:
 
 
 def config(tmp_path, game="beggar-my-neighbour", seats=("Anna", "Bo"), source="virtual",
-           extra=""):
+           extra="", seed: int | None = 5):
     text = f"""
 [table]
 id = "t1"
@@ -40,7 +40,7 @@ game = "{game}"
 seats = {json.dumps(list(seats))}
 card_source = "{source}"
 journal_dir = "journals"
-seed = 5
+{"" if seed is None else f"seed = {seed}"}
 settle_ms = 20
 {extra}
 """
@@ -132,6 +132,11 @@ def test_a_finished_game_is_archived_and_a_new_one_dealt(tmp_path) -> None:
     assert len(archived) == 1 and archived[0].name.endswith("beggar-my-neighbour.jsonl")
 
 
+def test_a_board_table_with_a_seed_knows_its_deal(tmp_path) -> None:
+    known = service(config(tmp_path, source="console", seed=9), FakeTime())
+    assert known.table.header.deal is not None and not known.table.header.observed
+
+
 def test_pause_ignores_inputs_and_resume_accepts_them(tmp_path) -> None:
     now = FakeTime()
     rec = Recorder()
@@ -147,7 +152,7 @@ def test_pause_ignores_inputs_and_resume_accepts_them(tmp_path) -> None:
 
 def test_console_lines_and_operator_correction(tmp_path) -> None:
     now = FakeTime()
-    cfg = config(tmp_path, source="console")
+    cfg = config(tmp_path, source="console", seed=None)
     svc = service(cfg, now)
     assert svc.table.header.observed
     out: list[str] = []
