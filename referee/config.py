@@ -7,7 +7,9 @@ Every error names the file and the key. Sections:
 ``[options]`` table options by the names of RULES.md.
 ``[broker]`` ``url`` (``mqtt://host:port`` or ``ws://…``), ``username``, ``password`` or
 ``password_file``. Leave the section out to run without a feed.
-``[board]`` ``port`` (device path or pyserial URL) and ``deck`` (the deck file of tag ids).
+``[board]`` ``port`` (device path or pyserial URL), ``deck`` (the deck file of tag ids),
+``buttons`` (the seat of each board button, default button n = seat n) and ``stock_reader``
+(Vändåtta: the reader by the stock, whose reads are draws; default 1).
 ``[hardware]`` and ``[[seats]]``: the GPIO pin map, read by :mod:`hardware.config`.
 """
 
@@ -58,6 +60,8 @@ class TableConfig:
     broker: BrokerConfig | None = None
     board_port: str | None = None
     deck_file: Path | None = None
+    board_buttons: tuple[int, ...] = ()
+    stock_reader: int = 1
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     path: str = "<config>"
 
@@ -138,15 +142,32 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
         broker = BrokerConfig(_get(b, "url", str, path, "broker"),
                               _get(b, "username", str, path, "broker", None), password)
     board_port = deck = None
+    buttons: tuple[int, ...] = ()
+    stock_reader = 1
     if "board" in raw:
         bd = raw["board"]
+        if not isinstance(bd, dict):
+            raise ConfigError(path, "board", "must be a section")
+        board_keys = {"port", "deck", "buttons", "stock_reader"}
+        for key in bd:
+            if key not in board_keys:
+                raise ConfigError(path, f"board.{key}",
+                                  f"unknown key (known: {', '.join(sorted(board_keys))})")
         board_port = _get(bd, "port", str, path, "board")
         deck_name = _get(bd, "deck", str, path, "board", None)
         deck = None if deck_name is None else base / deck_name
+        buttons_raw = _get(bd, "buttons", list, path, "board", list(range(len(seats))))
+        if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < len(seats)
+                   for b in buttons_raw):
+            raise ConfigError(path, "board.buttons",
+                              f"must list the seat (0..{len(seats) - 1}) of each board button")
+        buttons = tuple(buttons_raw)
+        stock_reader = _get(bd, "stock_reader", int, path, "board", 1)
     if source == "board" and board_port is None:
         raise ConfigError(path, "board.port", "card_source = \"board\" needs [board] port")
     return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
-                       float(settle), seed, broker, board_port, deck, raw, path)
+                       float(settle), seed, broker, board_port, deck, buttons, stock_reader,
+                       raw, path)
 
 
 def load_config(path: str | Path) -> TableConfig:

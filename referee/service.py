@@ -483,6 +483,12 @@ def build_service(config: TableConfig, *, console: bool = True,
         edges.append(GpioEdge(hw, pin_factory=factory))
         if any(seat.led is not None for seat in hw.seats):
             outputs.append(SeatLeds(hw, pin_factory=factory))
+    if config.card_source == "board" or config.board_port is not None:
+        from firmware_bridge.edge import BoardEdge
+
+        board = BoardEdge.from_config(config)
+        edges.append(board)
+        outputs.append(board)
     if config.broker is not None:
         feed = FeedOutput(config)
         edges.append(feed)

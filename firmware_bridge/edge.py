@@ -1,0 +1,132 @@
+"""The table board as an edge (and an output) of ``referee.service.RefereeService``.
+
+Card reads become inputs of the seat whose turn it is: a ``lay`` in the pile games, a one-card
+``play`` in Vändåtta (a read at the stock reader is a ``draw``). Board buttons become ``slap``
+inputs of the seat they belong to (``[board] buttons``). Times are the board's own edge times,
+mapped onto the table clock by the link's clock sync. When the link is lost the referee pauses
+and the verdict stream says ``board_offline``; on its return the game resumes (the board kept
+its events and delivers each exactly once). The board's seat LEDs follow the turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+from firmware_bridge.deck import Deck, DeckError
+from firmware_bridge.events import BoardError, BoardEvent, LinkEvent, LinkStatus
+from firmware_bridge.link import Link
+from referee.model import Input, Verdict
+
+log = logging.getLogger("firmware_bridge.edge")
+
+TURN_RGB = (0, 64, 0)
+WIN_RGB = (0, 0, 96)
+OFF_RGB = (0, 0, 0)
+
+
+class BoardEdge:
+    """Reads cards and buttons from the board; lights its seat LEDs."""
+
+    def __init__(self, port: str, *, deck: Deck | None = None,
+                 buttons: tuple[int, ...] = (), stock_reader: int = 1,
+                 link: Link | None = None) -> None:
+        self.port = port
+        self.deck = deck
+        self.buttons = buttons
+        self.stock_reader = stock_reader
+        self.link = link
+        self.service: Any = None
+        self._paused_by_us = False
+        self._lit: dict[int, tuple[int, int, int]] = {}
+
+    @classmethod
+    def from_config(cls, config: Any) -> BoardEdge:
+        """The edge a ``referee.config.TableConfig`` describes (raises ``ValueError`` for a
+        deck file that cannot be read)."""
+        deck = None
+        if config.deck_file is not None:
+            try:
+                deck = Deck.load(config.deck_file)
+            except (DeckError, OSError) as exc:
+                raise ValueError(f"{config.path}: board.deck: {exc}") from None
+        return cls(config.board_port, deck=deck, buttons=config.board_buttons,
+                   stock_reader=config.stock_reader)
+
+    async def start(self, service: Any) -> None:
+        """Open the serial link (the referee does not wait for the board to answer)."""
+        self.service = service
+        if self.link is None:
+            self.link = Link(self.port, deck=self.deck, clock=service.clock.now)
+        self.link.add_listener(self._on_event)
+        await self.link.open()
+
+    async def stop(self) -> None:
+        """Close the link."""
+        if self.link is not None:
+            with contextlib.suppress(Exception):
+                await self.link.close()
+
+    # -- board → referee -------------------------------------------------------------------
+    def _on_event(self, ev: LinkEvent) -> None:
+        svc = self.service
+        if isinstance(ev, LinkStatus):
+            svc.notice(ev.kind, reason=ev.reason)
+            if ev.kind == "board_offline" and not svc.paused:
+                self._paused_by_us = True
+                svc.pause()
+            elif ev.kind == "board_online" and self._paused_by_us:
+                self._paused_by_us = False
+                svc.resume()
+            return
+        if isinstance(ev, BoardError):
+            svc.notice("board_error", code=ev.code, text=ev.text)
+            return
+        inp = self.to_input(ev, svc.state())
+        if inp is not None:
+            svc.submit(inp)
+
+    def to_input(self, ev: BoardEvent, state: dict[str, Any]) -> Input | None:
+        """The journal input for a board event given the table state (None: no input)."""
+        if ev.kind == "button":
+            if not ev.pressed:
+                return None
+            button = ev.button if ev.button is not None else -1
+            if not 0 <= button < len(self.buttons):
+                self.service.notice("unknown_button", button=button)
+                return None
+            return Input(ev.t, self.buttons[button], "slap")
+        if ev.card is None:
+            self.service.notice("unknown_tag", tag=ev.tag_hex, reader=ev.reader)
+            return None
+        seat = state.get("must_draw")
+        if seat is None:
+            seat = state.get("turn")
+        if seat is None:
+            self.service.notice("ignored", card=str(ev.card), reason="nobody is to play")
+            return None
+        if state.get("game") == "vandatta":
+            if ev.reader == self.stock_reader:
+                return Input(ev.t, seat, "draw", card=ev.card)
+            return Input(ev.t, seat, "play", cards=(ev.card,))
+        return Input(ev.t, seat, "lay", card=ev.card)
+
+    # -- referee → board -------------------------------------------------------------------
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Light the seat to act (or the winner of a pile) on the board's LEDs."""
+        if self.link is None or not self.link.online:
+            return
+        want: dict[int, tuple[int, int, int]] = {}
+        winners = [v.get("seat") for v in verdicts if v.verdict == "pile_won"]
+        if state.get("winners"):
+            want = {w: WIN_RGB for w in state["winners"]}
+        elif winners and winners[-1] is not None:
+            want = {winners[-1]: WIN_RGB}
+        elif state.get("turn") is not None:
+            want = {state["turn"]: TURN_RGB}
+        for seat in set(self._lit) | set(want):
+            rgb = want.get(seat, OFF_RGB)
+            if self._lit.get(seat, OFF_RGB) != rgb:
+                self.link.set_led(seat, rgb)
+                self._lit[seat] = rgb

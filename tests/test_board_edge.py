@@ -1,0 +1,121 @@
+"""The table board as the service's card source: real pty, real pyserial, real protocol."""
+
+from __future__ import annotations
+
+import asyncio
+
+from firmware_bridge.deck import synthetic_deck
+from firmware_bridge.edge import BoardEdge
+from firmware_bridge.emulator import VirtualBoard
+from referee.config import parse_config
+from referee.journal import read_journal
+from referee.service import RefereeService
+
+
+def make_service(tmp_path, game: str, seed: int | None) -> RefereeService:
+    table = {"id": "b1", "game": game, "seats": ["Anna", "Bo", "Cia"], "card_source": "board",
+             "journal_dir": str(tmp_path / "j")}
+    if seed is not None:
+        table["seed"] = seed
+    cfg = parse_config({"table": table, "board": {"port": "unused", "buttons": [0, 1, 2]}})
+    return RefereeService(cfg, fsync=False)
+
+
+async def until(cond, timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            await asyncio.sleep(0.01)
+
+
+def test_card_reads_lay_the_turn_seats_cards_and_buttons_slap(tmp_path) -> None:
+    deck = synthetic_deck(3)
+    svc = make_service(tmp_path, "banka-bever", seed=11)
+
+    async def go() -> None:
+        board = VirtualBoard(deck=deck, seed=1)
+        path = await board.start()
+        edge = BoardEdge(path, deck=deck, buttons=(0, 1, 2))
+        svc.edges.append(edge)
+        svc.outputs.append(edge)
+        task = asyncio.create_task(svc.run())
+        await until(lambda: edge.link is not None)
+        await edge.link.wait_online(5)
+        for k in range(1, 7):
+            lay = next(i for i in svc.table.engine.legal_inputs(0) if i.act == "lay")
+            board.lay(lay.card)
+            await until(lambda k=k: svc.state()["cards_played"] == k)
+        board.press(2)
+        await until(lambda: any(v.get("seat") == 2 and v.verdict in ("false_slap", "pile_won")
+                                for v in svc.table.verdicts))
+        svc.stop()
+        await task
+        await board.close()
+
+    asyncio.run(go())
+    journal = read_journal(svc.current_path)
+    acts = [(i.act, i.seat) for i in journal.inputs]
+    assert [a for a, _ in acts] == ["lay"] * 6 + ["slap"] and acts[-1][1] == 2
+    assert not [v for v in svc.table.verdicts if v.verdict in ("desync", "illegal")]
+    # Board times are mapped onto the table clock: strictly increasing with the reads.
+    ts = [i.t for i in journal.inputs]
+    assert ts == sorted(ts)
+
+
+def test_a_wrong_card_read_is_a_desync_and_an_unknown_tag_a_notice(tmp_path) -> None:
+    deck = synthetic_deck(4)
+    svc = make_service(tmp_path, "beggar-my-neighbour", seed=2)
+    seen: list = []
+
+    class Rec:
+        def update(self, verdicts, state) -> None:
+            seen.extend(verdicts)
+
+    svc.outputs.append(Rec())
+
+    async def go() -> None:
+        board = VirtualBoard(deck=deck, seed=2)
+        path = await board.start()
+        edge = BoardEdge(path, deck=deck, buttons=(0, 1, 2))
+        svc.edges.append(edge)
+        task = asyncio.create_task(svc.run())
+        await until(lambda: edge.link is not None)
+        await edge.link.wait_online(5)
+        lay = next(i for i in svc.table.engine.legal_inputs(0) if i.act == "lay")
+        wrong = next(c for _, c in deck.items() if c != lay.card)
+        board.lay(wrong)
+        board.read_tag(b"\x01\x02\x03\x04")
+        await until(lambda: any(v.verdict == "desync" for v in seen)
+                    and any(v.verdict == "unknown_tag" for v in seen))
+        svc.stop()
+        await task
+        await board.close()
+
+    asyncio.run(go())
+    assert svc.state()["cards_played"] == 0
+
+
+def test_losing_the_board_pauses_and_its_return_resumes(tmp_path) -> None:
+    deck = synthetic_deck(5)
+    svc = make_service(tmp_path, "beggar-my-neighbour", seed=3)
+
+    async def go() -> None:
+        board = VirtualBoard(deck=deck, seed=3)
+        path = await board.start()
+        edge = BoardEdge(path, deck=deck, buttons=(0, 1, 2))
+        svc.edges.append(edge)
+        task = asyncio.create_task(svc.run())
+        await until(lambda: edge.link is not None)
+        await edge.link.wait_online(5)
+        board.mute(True)
+        await until(lambda: svc.paused, timeout=8)
+        lay = next(i for i in svc.table.engine.legal_inputs(0) if i.act == "lay")
+        board.lay(lay.card)  # read while the cable is out: kept by the board
+        board.mute(False)
+        await until(lambda: not svc.paused, timeout=8)
+        await until(lambda: svc.state()["cards_played"] == 1, timeout=8)
+        svc.stop()
+        await task
+        await board.close()
+
+    asyncio.run(go())
+    assert svc.state()["cards_played"] == 1
