@@ -1,6 +1,7 @@
 """The table board as an edge (and an output) of ``referee.service.RefereeService``.
 
-Card reads become inputs of the seat whose turn it is: a ``lay`` in the pile games, a one-card
+Card reads become inputs of the seat the card came from (the top of its known stack or a card
+of its known hand) or else of the seat whose turn it is: a ``lay`` in the pile games, a one-card
 ``play`` in Vändåtta (a read at the stock reader is a ``draw``). Board buttons become ``slap``
 inputs of the seat they belong to (``[board] buttons``). Times are the board's own edge times,
 mapped onto the table clock by the link's clock sync. When the link is lost the referee pauses
@@ -100,17 +101,36 @@ class BoardEdge:
         if ev.card is None:
             self.service.notice("unknown_tag", tag=ev.tag_hex, reader=ev.reader)
             return None
-        seat = state.get("must_draw")
+        drawing = state.get("game") == "vandatta" and ev.reader == self.stock_reader
+        seat = None if drawing else self._owner(ev.card, state)
+        if seat is None:
+            seat = state.get("must_draw")
         if seat is None:
             seat = state.get("turn")
         if seat is None:
             self.service.notice("ignored", card=str(ev.card), reason="nobody is to play")
             return None
         if state.get("game") == "vandatta":
-            if ev.reader == self.stock_reader:
+            if drawing:
                 return Input(ev.t, seat, "draw", card=ev.card)
             return Input(ev.t, seat, "play", cards=(ev.card,))
         return Input(ev.t, seat, "lay", card=ev.card)
+
+    def _owner(self, card: Any, state: dict[str, Any]) -> int | None:
+        """The seat the card came from, when the referee knows it (the top of a known stack,
+        or a card in a known hand): a single reader at the centre cannot tell who laid a card,
+        and the seat whose turn it is may have changed (a slap) since the player reached out."""
+        engine = getattr(getattr(self.service, "table", None), "engine", None)
+        if engine is None:
+            return None
+        for seat in range(len(state.get("counts") or [])):
+            if hasattr(engine, "stack"):
+                stack = engine.stack(seat)
+                if stack and stack[0] == card:
+                    return seat
+            elif hasattr(engine, "hand") and card in engine.hand(seat):
+                return seat
+        return None
 
     # -- referee → board -------------------------------------------------------------------
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:

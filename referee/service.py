@@ -105,12 +105,13 @@ class RefereeService:
         """The journal of the game being played."""
         return self.journal_dir / CURRENT
 
-    def open_game(self) -> None:
-        """Resume the current journal's game if it is not over, else start a new game."""
+    def open_game(self, *, keep_finished: bool = False) -> None:
+        """Resume the current journal's game if it is not over, else start a new game; with
+        ``keep_finished`` a finished game is kept as it is (to report its result)."""
         self.journal_dir.mkdir(parents=True, exist_ok=True)
         if self.current_path.exists():
             try:
-                self._resume()
+                self._resume(keep_finished=keep_finished)
                 return
             except JournalError as exc:
                 broken = self.current_path.with_suffix(f".broken-{int(time.time())}.jsonl")
@@ -118,13 +119,13 @@ class RefereeService:
                 log.error("cannot resume %s (%s); kept it as %s", self.current_path, exc, broken)
         self.start_game()
 
-    def _resume(self) -> None:
+    def _resume(self, *, keep_finished: bool = False) -> None:
         journal = read_journal(self.current_path, tolerate_torn_tail=True)
         table = Table(journal.header, settle_ns=self._settle_ns())
         for inp in journal.inputs:
             table.push(inp)
         table.flush()
-        if table.engine.over:
+        if table.engine.over and not keep_finished:
             table_state = table.state()
             self._archive()
             log.info("the journal's game was over (%s); starting a new one", table_state["winners"])

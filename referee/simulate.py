@@ -154,31 +154,8 @@ class Simulation:
                 self._plan(now + 3000 * MS, self._next_deal(state))
             return
         seat = legal[0].seat
-        choice = self._choose_vandatta(legal, state)
+        choice = choose_vandatta(legal, self.engine.hand, self.rng)
         self._plan(now + self._reaction(seat, 1400, 0.35), choice)
-
-    def _choose_vandatta(self, legal: list[Input], state: dict[str, Any]) -> Input:
-        by_act: dict[str, list[Input]] = {}
-        for inp in legal:
-            by_act.setdefault(inp.act, []).append(inp)
-        if "call" in by_act:
-            hand = self.engine.hand(by_act["call"][0].seat)
-            if len({c.rank for c in hand if c is not None}) <= 1 and self.rng.random() < 0.85:
-                return by_act["call"][0]
-        plays = by_act.get("play", [])
-        if plays:
-            def score(inp: Input) -> tuple[int, int, float]:
-                cards = inp.cards or ()
-                special = sum(1 for c in cards if c.rank in (8, 14))
-                return (-special if len(cards) > 1 else -special * 2, len(cards),
-                        self.rng.random())
-            if self.rng.random() < 0.9:
-                return max(plays, key=score)
-            return self.rng.choice(plays)
-        for act in ("draw", "pass"):
-            if act in by_act:
-                return by_act[act][0]
-        return legal[0]
 
     def _reshuffle(self, template: Input, state: dict[str, Any]) -> Input:
         if template.stock is not None:
@@ -260,6 +237,44 @@ class Simulation:
         return self.table.verdicts
 
 
+def choose_vandatta(legal: list[Input], hand_of: Callable[[int], list[Card | None]],
+                    rng: random.Random) -> Input:
+    """A virtual Vändåtta player's choice among the legal inputs: call lappen when one rank is
+    left (mostly), lay rather than draw, keep eights and aces for later, lay many at once."""
+    by_act: dict[str, list[Input]] = {}
+    for inp in legal:
+        by_act.setdefault(inp.act, []).append(inp)
+    if "call" in by_act:
+        hand = hand_of(by_act["call"][0].seat)
+        if len({c.rank for c in hand if c is not None}) <= 1 and rng.random() < 0.85:
+            return by_act["call"][0]
+    plays = by_act.get("play", [])
+    if plays:
+        def score(inp: Input) -> tuple[int, int, float]:
+            cards = inp.cards or ()
+            special = sum(1 for c in cards if c.rank in (8, 14))
+            return (-special if len(cards) > 1 else -special * 2, len(cards), rng.random())
+        if rng.random() < 0.9:
+            return max(plays, key=score)
+        return rng.choice(plays)
+    for act in ("draw", "pass"):
+        if act in by_act:
+            return by_act[act][0]
+    return legal[0]
+
+
+def slap_holds(state: dict[str, Any], bottom_match: bool = True) -> bool:
+    """Whether a slap looks valid from the public state (what a player at the table sees:
+    the two top cards, and the bottom card)."""
+    pile = state.get("pile") or []
+    if len(pile) >= 2 and pile[-1] and pile[-2] and parse_card(pile[-1]).rank == parse_card(
+            pile[-2]).rank:
+        return True
+    bottom = state.get("bottom")
+    return bool(bottom_match and bottom and len(pile) >= 2 and pile[-1]
+                and parse_card(pile[-1]).rank == parse_card(bottom).rank)
+
+
 def _fields(inp: Input) -> dict[str, Any]:
     return {name: getattr(inp, name) for name in Input.__slots__}
 
@@ -286,6 +301,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot write the journal: {exc}") from None
     if args.table and not args.broker:
         raise CommandError("--table names the feed's table id: give --broker too")
+    if args.full_stack:
+        return _cmd_full_stack(args, options)
+    if args.journal_dir:
+        raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
     feed = None
     if args.broker:
         from referee.feed import TableFeed, parse_broker_url
@@ -303,6 +322,45 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    from referee.cli import CommandError
+    from referee.config import ConfigError
+    from referee.fullstack import full_stack_config, journal_dir_arg, run_full_stack
+
+    if args.journal:
+        raise CommandError("--full-stack journals to --journal-dir (the service's journal)")
+    journal_dir = journal_dir_arg(args.journal_dir)
+    doc = full_stack_config(args.game, args.players, args.seed, journal_dir=journal_dir,
+                            options=options, dealer=args.dealer, broker=args.broker,
+                            table_id=args.table or "sim", settle_ms=args.settle_ms)
+    live = not (args.json or args.fast)
+    speed = args.speed if live or args.speed != 1.0 else 25.0
+    view = _LiveView() if live else None
+    try:
+        service = asyncio.run(run_full_stack(doc, seed=args.seed, speed=speed,
+                                             outputs=[view] if view else []))
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    finally:
+        if view is not None:
+            view.close()
+    assert service.table is not None
+    state = service.state()
+    seats = state["seats"]
+    if args.json:
+        for v in service.table.verdicts:
+            print(json.dumps(v.to_json(), ensure_ascii=False))
+        print(json.dumps({"state": state}, ensure_ascii=False))
+    else:
+        if args.fast:
+            for v in service.table.verdicts:
+                print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+        winners = " and ".join(seats[w] for w in state.get("winners") or []) or "nobody yet"
+        print(f"{args.game} on the full stack: {state['cards_played']} cards played; "
+              f"winner: {winners}; journal in {journal_dir}")
+    return 0
+
+
 async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
     """Play the game: print it (``--json``/``--fast``) or show it live, publishing each step to
     the feed when there is one."""
@@ -313,7 +371,7 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
             print(f"referee: broker {args.broker} not reachable yet; the game goes on and the "
                   "feed keeps trying", file=sys.stderr)
     seats = list(sim.header.seats)
-    view = _LiveView(sim) if live else None
+    view = _LiveView() if live else None
     last_t: int | None = None
     try:
         if feed is not None:
@@ -360,7 +418,7 @@ def _summary(sim: Simulation) -> str:
 class _LiveView:
     """The table drawn live in the terminal with rich."""
 
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(self) -> None:
         from rich.console import Console
         from rich.live import Live
 
@@ -370,10 +428,15 @@ class _LiveView:
         self.recent: list[dict[str, Any]] = []
 
     def show(self, step: Step) -> None:
+        """Draw one step of the game."""
+        self.update(step.verdicts, step.state)
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Draw the table after a change (also an output of the full-stack service)."""
         from referee.view import render_table
 
-        self.recent = (self.recent + [v.to_json() for v in step.verdicts])[-8:]
-        self.live.update(render_table(step.state, self.recent, status="simulation"))
+        self.recent = (self.recent + [v.to_json() for v in verdicts])[-8:]
+        self.live.update(render_table(state, self.recent, status="simulation"))
 
     def close(self) -> None:
         self.live.stop()
@@ -407,6 +470,16 @@ def register(sub: Any) -> None:
                    "(without it nothing needs a broker)")
     p.add_argument("--table", metavar="ID", help="the table id of the feed's topics "
                    "(cardtable/ID/…; default 'sim')")
+    p.add_argument("--full-stack", action="store_true",
+                   help="run the game through `referee run`'s own service: players press mock "
+                   "GPIO buttons, cards are read by an emulated board on a pseudo-terminal, "
+                   "the journal is synced to disk (and resumed if the same --journal-dir holds "
+                   "an unfinished game)")
+    p.add_argument("--journal-dir", metavar="DIR",
+                   help="with --full-stack: the service's journal folder (default: a new "
+                   "temporary folder)")
+    p.add_argument("--settle-ms", type=float, default=20.0,
+                   help="with --full-stack: the arbiter's settle window (default 20)")
     p.set_defaults(func=_cmd_simulate)
 
 

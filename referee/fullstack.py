@@ -1,0 +1,255 @@
+"""``referee simulate --full-stack``: virtual players at a table run by the real service.
+
+The very program ``referee run`` starts (:class:`referee.service.RefereeService` from a
+:class:`referee.config.TableConfig`) referees the game. Only the world outside it is virtual:
+
+- the slap and call buttons are gpiozero pins on the mock backend (:mod:`hardware.mock`), pressed
+  by the players through the same pads, lockout and edge timestamps as on the Pi;
+- the table board is :class:`firmware_bridge.emulator.VirtualBoard` on a pseudo-terminal, read
+  through pyserial and the framed protocol: cards laid (and Vändåtta draws) are tag reads;
+- Vändåtta plays the reader cannot express (several cards at once, an eight's declaration, a
+  pass) are typed at the console, which here is the service's own ``submit``;
+- the feed goes to a broker when one is given.
+
+The table was dealt from ``--seed`` and the cards scanned at the deal, so the referee knows the
+deal and checks every card read against it. The game goes to ``--journal-dir``; run the same
+command again after a crash and the service resumes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from referee.cards import parse_card
+from referee.config import TableConfig, parse_config
+from referee.model import Input, Verdict
+from referee.service import RefereeService, build_service
+from referee.simulate import DEFAULT_NAMES, choose_vandatta, slap_holds
+
+SLAP_PINS = (17, 5, 23, 16, 4, 12, 19, 26)
+CALL_PINS = (27, 6, 24, 20, 18, 25, 13, 21)
+MS = 1_000_000
+
+
+def full_stack_config(game: str, players: int, seed: int, *, journal_dir: str,
+                      options: dict[str, Any] | None = None, dealer: int = 0,
+                      broker: str | None = None, table_id: str = "sim",
+                      settle_ms: float = 20.0) -> dict[str, Any]:
+    """The TOML document (as a dict) of a simulated table: mock GPIO pads per seat, the board
+    (its port is filled in once the emulator runs), the feed if a broker is given."""
+    doc: dict[str, Any] = {
+        "table": {"id": table_id, "game": game, "seats": list(DEFAULT_NAMES[:players]),
+                  "dealer": dealer % players, "card_source": "board", "seed": seed,
+                  "journal_dir": journal_dir, "settle_ms": settle_ms},
+        "options": dict(options or {}),
+        "hardware": {"pin_factory": "mock"},
+        "seats": [{"name": DEFAULT_NAMES[i], "slap": SLAP_PINS[i], "call": CALL_PINS[i]}
+                  for i in range(players)],
+        "board": {"port": "pending", "buttons": list(range(players))},
+    }
+    if broker:
+        doc["broker"] = {"url": broker}
+    return doc
+
+
+class VirtualPlayers:
+    """The seated players: they watch the table like people do and act through the edges."""
+
+    def __init__(self, service: RefereeService, board: Any, pins: Any, *, seed: int,
+                 speed: float = 1.0) -> None:
+        self.service = service
+        self.board = board
+        self.pins = pins
+        self.rng = random.Random(f"full-stack-{seed}")
+        self.speed = max(speed, 0.01)
+        self.skill = [self.rng.uniform(0.8, 1.3) for _ in range(service.config.seats.__len__())]
+        self._turn_handle: asyncio.TimerHandle | None = None
+        self._acted_at: tuple[int, int, Any] | None = None
+        self._last_played = -1
+        self.loop = asyncio.get_running_loop()
+        self.done = asyncio.Event()
+
+    def _delay(self, seat: int, base_ms: float, spread: float = 0.25) -> float:
+        return self.rng.lognormvariate(0, spread) * base_ms * self.skill[seat] / 1000 / self.speed
+
+    # -- the service tells us every change ---------------------------------------------------
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """React to a change of the table (called on the service's loop)."""
+        if state.get("over"):
+            self.loop.call_later(0.2 / self.speed + 0.05, self.done.set)
+            return
+        if state.get("game") == "banka-bever" and state["cards_played"] > self._last_played:
+            self._plan_slaps(state)
+        self._last_played = state["cards_played"]
+        self.plan_turn()
+
+    def plan_turn(self) -> None:
+        """(Re)plan the next act of the seat to act."""
+        if self._turn_handle is not None:
+            self._turn_handle.cancel()
+        svc = self.service
+        if svc.table is None or svc.table.engine.over or svc.paused:
+            return
+        state = svc.state()
+        game = state["game"]
+        seat = state.get("must_draw") if state.get("must_draw") is not None else state["turn"]
+        if seat is None:
+            if game == "vandatta" and state.get("phase") == "round_over":
+                self._turn_handle = self.loop.call_later(1.5 / self.speed, self._deal)
+            return
+        base = {"beggar-my-neighbour": 550, "banka-bever": 450, "vandatta": 1400}[game]
+        self._turn_handle = self.loop.call_later(self._delay(seat, base, 0.3), self._act)
+
+    def _plan_slaps(self, state: dict[str, Any]) -> None:
+        opts = self.service.config.options
+        holds = slap_holds(state, getattr(opts, "bottom_match", True))
+        for seat, count in enumerate(state["counts"]):
+            if seat in state.get("out", []) or (count == 0 and not opts.slap_back_in):
+                continue
+            if (holds and self.rng.random() < 0.9) or (not holds and self.rng.random() < 0.004):
+                self.loop.call_later(self._delay(seat, 320), self._press, seat, "slap")
+
+    # -- acting through the edges -------------------------------------------------------------
+    def _press(self, seat: int, button: str) -> None:
+        pin = self.pins[seat][0 if button == "slap" else 1]
+        pin.drive_low()
+        self.loop.call_later(0.06, pin.drive_high)
+
+    def _act(self) -> None:
+        svc = self.service
+        if svc.table is None or svc.table.engine.over or svc.paused:
+            return
+        state = svc.state()
+        # A card read in flight is not judged yet: wait for it rather than read twice; and a
+        # player sees a slap land before reaching for the next card.
+        key = (state["cards_played"], len(svc.table.inputs), state.get("turn"))
+        if self._acted_at == key or len(svc.table.arbiter) or state.get("held_slaps"):
+            self._turn_handle = self.loop.call_later(0.05, self._act)
+            return
+        legal = svc.table.engine.legal_inputs(svc.clock.now())
+        if state["game"] == "vandatta":
+            self._act_vandatta(legal, state)
+        else:
+            lay = next((i for i in legal if i.act == "lay"), None)
+            if lay is None:
+                return
+            if lay.card is not None:
+                self.board.lay(lay.card)
+            else:
+                svc.submit(Input(svc.clock.now(), lay.seat, "lay"))
+        self._acted_at = key
+        self._turn_handle = self.loop.call_later(1.0, self._act)  # if nothing came of it
+
+    def _act_vandatta(self, legal: list[Input], state: dict[str, Any]) -> None:
+        svc = self.service
+        seat = state.get("must_draw") if state.get("must_draw") is not None else state["turn"]
+        opts = svc.config.options
+        if (state["stock"] == 0 and len(state["pile"]) > 1 and opts.reshuffle_discards
+                and not any(i.act == "draw" for i in legal)):
+            pile = [parse_card(c) for c in state["pile"][:-1] if c]
+            self.rng.shuffle(pile)
+            svc.submit(Input(svc.clock.now(), seat, "reshuffle", stock=tuple(pile)))
+            return
+        if not legal:
+            return
+        choice = choose_vandatta(legal, svc.table.engine.hand, self.rng)
+        single = choice.act == "play" and len(choice.cards or ()) == 1 and choice.as_ is None
+        if single:
+            self.board.lay(choice.cards[0])  # type: ignore[index]
+        elif choice.act == "draw" and choice.card is not None:
+            self.board.lay(choice.card, reader=svc.config.stock_reader)
+        elif choice.act == "call":
+            self._press(choice.seat, "call")
+        else:
+            svc.submit(Input(**{**_fields(choice), "t": svc.clock.now()}))
+
+    def _deal(self) -> None:
+        svc = self.service
+        state = svc.state()
+        from referee.cards import shuffled_deck
+        from referee.deal import HAND_SIZE
+
+        n = len(state["counts"])
+        out = set(state.get("out", []))
+        dealer = next((state["dealer"] + k) % n for k in range(1, n + 1)
+                      if (state["dealer"] + k) % n not in out)
+        deck = shuffled_deck(self.rng.getrandbits(32))
+        hands: list[tuple] = [() for _ in range(n)]
+        pos = 0
+        for k in range(1, n + 1):
+            seat = (dealer + k) % n
+            if seat not in out:
+                hands[seat] = tuple(deck[pos:pos + HAND_SIZE])
+                pos += HAND_SIZE
+        svc.submit(Input(svc.clock.now(), dealer, "deal", hands=tuple(hands),
+                         stock=tuple(deck[pos + 1:]), upcard=deck[pos]))
+
+
+def _fields(inp: Input) -> dict[str, Any]:
+    return {name: getattr(inp, name) for name in Input.__slots__}
+
+
+async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
+                         outputs: list[Any] | None = None,
+                         on_ready: Callable[[RefereeService], None] | None = None,
+                         timeout_s: float | None = None) -> RefereeService:
+    """Run one simulated table to the end of its game (or ``timeout_s``); returns the service."""
+    from firmware_bridge.deck import synthetic_deck
+    from firmware_bridge.emulator import VirtualBoard
+    from hardware.mock import MonotonicClock, VirtualMockFactory
+
+    deck = synthetic_deck(seed)
+    board = VirtualBoard(deck=deck, seed=seed)
+    port = await board.start()
+    doc = json.loads(json.dumps(doc))
+    doc["board"]["port"] = port
+    config: TableConfig = parse_config(doc, "<full-stack>")
+    factory = VirtualMockFactory(MonotonicClock())
+    service = build_service(config, console=False, pin_factory=factory)
+    board_edge = next(e for e in service.edges if type(e).__name__ == "BoardEdge")
+    board_edge.deck = deck
+    service.fsync = True
+    service.open_game(keep_finished=True)
+    pins = [(factory.pin(SLAP_PINS[i]), factory.pin(CALL_PINS[i]))
+            for i in range(len(config.seats))]
+    players = VirtualPlayers(service, board, pins, seed=seed, speed=speed)
+    service.outputs.append(players)
+    service.outputs.extend(outputs or [])
+    task = asyncio.create_task(service.run())
+    try:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5):
+                while board_edge.link is None:
+                    await asyncio.sleep(0.01)
+                await board_edge.link.wait_online()
+        if on_ready is not None:
+            on_ready(service)
+        players.update([], service.state())
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await players.done.wait()
+    finally:
+        service.stop()
+        with contextlib.suppress(Exception):
+            await task
+        await board.close()
+    return service
+
+
+def default_journal_dir() -> str:
+    """A fresh folder for a full-stack game's journal when none is given."""
+    return tempfile.mkdtemp(prefix="referee-full-stack-")
+
+
+def journal_dir_arg(value: str | None) -> str:
+    """The journal folder to use (created if needed)."""
+    path = Path(value) if value else Path(default_journal_dir())
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
