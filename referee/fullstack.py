@@ -31,7 +31,7 @@ from referee.cards import parse_card
 from referee.config import TableConfig, parse_config
 from referee.model import Input, Verdict
 from referee.service import RefereeService, build_service
-from referee.simulate import DEFAULT_NAMES, choose_vandatta, slap_holds
+from referee.simulate import DEFAULT_NAMES, choose_vandatta, next_deal, slap_holds, stamped
 
 SLAP_PINS = (17, 5, 23, 16, 4, 12, 19, 26)
 CALL_PINS = (27, 6, 24, 20, 18, 25, 13, 21)
@@ -168,32 +168,11 @@ class VirtualPlayers:
         elif choice.act == "call":
             self._press(choice.seat, "call")
         else:
-            svc.submit(Input(**{**_fields(choice), "t": svc.clock.now()}))
+            svc.submit(stamped(choice, svc.clock.now()))
 
     def _deal(self) -> None:
         svc = self.service
-        state = svc.state()
-        from referee.cards import shuffled_deck
-        from referee.deal import HAND_SIZE
-
-        n = len(state["counts"])
-        out = set(state.get("out", []))
-        dealer = next((state["dealer"] + k) % n for k in range(1, n + 1)
-                      if (state["dealer"] + k) % n not in out)
-        deck = shuffled_deck(self.rng.getrandbits(32))
-        hands: list[tuple] = [() for _ in range(n)]
-        pos = 0
-        for k in range(1, n + 1):
-            seat = (dealer + k) % n
-            if seat not in out:
-                hands[seat] = tuple(deck[pos:pos + HAND_SIZE])
-                pos += HAND_SIZE
-        svc.submit(Input(svc.clock.now(), dealer, "deal", hands=tuple(hands),
-                         stock=tuple(deck[pos + 1:]), upcard=deck[pos]))
-
-
-def _fields(inp: Input) -> dict[str, Any]:
-    return {name: getattr(inp, name) for name in Input.__slots__}
+        svc.submit(next_deal(svc.state(), self.rng.getrandbits(32), svc.clock.now()))
 
 
 async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,

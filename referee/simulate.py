@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import heapq
 import json
 import random
@@ -165,23 +166,7 @@ class Simulation:
         return Input(template.t, template.seat, "reshuffle", stock=tuple(pile))
 
     def _next_deal(self, state: dict[str, Any]) -> Input:
-        self._deals += 1
-        deck = shuffled_deck(self.rng.getrandbits(32))
-        n = self.header.n_seats
-        out = set(state.get("out", []))
-        # The deal passes clockwise to the next seat still in the game.
-        dealer = state.get("dealer", 0)
-        dealer = next((dealer + k) % n for k in range(1, n + 1) if (dealer + k) % n not in out)
-        hands: list[tuple[Card, ...]] = [() for _ in range(n)]
-        pos = 0
-        for k in range(1, n + 1):
-            seat = (dealer + k) % n
-            if seat not in out:
-                hands[seat] = tuple(deck[pos:pos + HAND_SIZE])
-                pos += HAND_SIZE
-        rest = deck[pos:]
-        seat = dealer
-        return Input(0, seat, "deal", hands=tuple(hands), stock=tuple(rest[1:]), upcard=rest[0])
+        return next_deal(state, self.rng.getrandbits(32), 0)
 
     # -- running ------------------------------------------------------------------------
     def steps(self) -> Iterator[Step]:
@@ -192,7 +177,7 @@ class Simulation:
             plan = heapq.heappop(self._plans)
             if plan.version not in (-1, self._version):
                 continue
-            inp = Input(**{**_fields(plan.inp), "t": plan.t})
+            inp = stamped(plan.inp, plan.t)
             if inp.act == "lay":
                 # The card on top of the stack may have changed since the plan (a burn).
                 lays = [i for i in self.engine.legal_inputs(plan.t)
@@ -275,8 +260,28 @@ def slap_holds(state: dict[str, Any], bottom_match: bool = True) -> bool:
                 and parse_card(pile[-1]).rank == parse_card(bottom).rank)
 
 
-def _fields(inp: Input) -> dict[str, Any]:
-    return {name: getattr(inp, name) for name in Input.__slots__}
+def next_deal(state: dict[str, Any], seed: int, t: int) -> Input:
+    """The next round's ``deal`` of the Vändåtta points game, shuffled with ``seed``: the deal
+    passes clockwise to the next seat still in the game, who deals from their left."""
+    deck = shuffled_deck(seed)
+    n = len(state["counts"])
+    out = set(state.get("out", []))
+    dealer = state.get("dealer", 0)
+    dealer = next((dealer + k) % n for k in range(1, n + 1) if (dealer + k) % n not in out)
+    hands: list[tuple[Card, ...]] = [() for _ in range(n)]
+    pos = 0
+    for k in range(1, n + 1):
+        seat = (dealer + k) % n
+        if seat not in out:
+            hands[seat] = tuple(deck[pos:pos + HAND_SIZE])
+            pos += HAND_SIZE
+    return Input(t, dealer, "deal", hands=tuple(hands), stock=tuple(deck[pos + 1:]),
+                 upcard=deck[pos])
+
+
+def stamped(inp: Input, t: int) -> Input:
+    """The same input at time ``t``."""
+    return dataclasses.replace(inp, t=t)
 
 
 def _top(state: dict[str, Any]) -> Card | None:
