@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 import os
+import random
 import sys
 import threading
 import time
@@ -209,8 +210,17 @@ class RefereeService:
             self.table.push(self.translate(inp))
 
     def translate(self, inp: Input) -> Input:
-        """With a virtual deck the seats turn their cards with a button: in Beggar My Neighbour
-        the slap button (there is no slapping), in Banka bäver the call button."""
+        """Complete an input the way the referee does at this table: with a virtual deck the
+        seats turn their cards with a button (the slap button in Beggar My Neighbour, where
+        nobody slaps; the call button in Banka bäver), and a reshuffle of a deck the referee
+        knows gets the order the referee shuffled (journaled, so a replay needs no seed)."""
+        assert self.table is not None
+        if (inp.act == "reshuffle" and inp.stock is None and not self.table.header.observed):
+            pile = self.table.state().get("pile") or []
+            if pile and all(c is not None for c in pile):
+                stock = [parse_card(c) for c in pile[:-1]]
+                random.Random(os.urandom(8)).shuffle(stock)
+                return replace(inp, stock=tuple(stock))
         if self.config.card_source != "virtual" or inp.act not in ("slap", "call"):
             return inp
         game = self.config.game
@@ -259,6 +269,27 @@ class RefereeService:
         """End the game now: its journal is archived and a new game is dealt."""
         self.notice("ended_by_operator")
         self.start_game()
+
+    def deal_round(self) -> None:
+        """Start the next round of the Vändåtta points game: shuffled and dealt by the referee
+        when it knows the cards, else an observed round (faces learned as they are played)."""
+        assert self.table is not None
+        state = self.state()
+        if state.get("game") != "vandatta":
+            raise ValueError("only Vändåtta is played in rounds")
+        if state.get("phase") != "round_over":
+            raise ValueError("the round is not over")
+        t = self.clock.now()
+        if self.table.header.observed:
+            out = set(state.get("out", []))
+            n = len(state["counts"])
+            dealer = next((state["dealer"] + k) % n for k in range(1, n + 1)
+                          if (state["dealer"] + k) % n not in out)
+            self.submit(Input(t, dealer, "deal"))
+        else:
+            from referee.simulate import next_deal
+
+            self.submit(next_deal(state, int.from_bytes(os.urandom(4), "big"), t))
 
     def correct(self, line: int, card: str) -> str:
         """Correct a misread card: input line ``line`` (as numbered in the journal file) gets
@@ -325,7 +356,8 @@ class RefereeService:
 CONSOLE_HELP = """\
 Inputs (seat number first):  lay SEAT [CARD] | slap SEAT | play SEAT CARD [CARD…] [as CARD]
                              draw SEAT [CARD] | pass SEAT | call SEAT | reshuffle SEAT
-Operator:                    pause | resume | end | new | correct LINE CARD | state | help | quit
+Operator:                    pause | resume | end | new | deal | correct LINE CARD | state
+                             help | quit
 """
 
 
@@ -335,7 +367,7 @@ def parse_console_line(text: str, t: int) -> Input | str:
     if not words:
         return ""
     cmd = words[0].lower()
-    if cmd in ("pause", "resume", "end", "new", "state", "help", "quit", "correct"):
+    if cmd in ("pause", "resume", "end", "new", "deal", "state", "help", "quit", "correct"):
         return text.strip()
     if cmd not in ("lay", "slap", "play", "draw", "pass", "call", "reshuffle"):
         raise ValueError(f"unknown command {words[0]!r}; type 'help'")
@@ -407,6 +439,8 @@ class ConsoleEdge:
                 service.end_game()
             elif cmd == "new":
                 service.start_game()
+            elif cmd == "deal":
+                service.deal_round()
             elif cmd == "state":
                 self.echo(json.dumps(service.state(), ensure_ascii=False))
             elif cmd == "help":

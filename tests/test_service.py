@@ -255,3 +255,45 @@ def test_gpio_config_errors_are_config_errors(tmp_path) -> None:
     cfg = config(tmp_path, game="banka-bever", extra=PINS.replace("slap = 5", "slap = 17"))
     with pytest.raises(ConfigError, match="seats"):
         build_service(cfg, console=False)
+
+
+def test_operator_deals_the_next_round_of_the_points_game(tmp_path) -> None:
+    now = FakeTime()
+    cfg = config(tmp_path, game="vandatta", seats=("Anna", "Bo", "Cia"), source="console",
+                 extra='[options]\npoints_game = true\n', seed=1)
+    svc = service(cfg, now)
+    out: list[str] = []
+    console = ConsoleEdge(io.StringIO(), echo=out.append)
+    console.handle(svc, "deal")
+    assert "not over" in out[-1]
+    # Play the round out with the engine's own legal inputs (the referee knows the deal).
+    import random
+
+    from referee.simulate import choose_vandatta
+
+    rng = random.Random(1)
+    reshuffles = 0
+    for _ in range(2000):
+        if svc.state()["phase"] == "round_over":
+            break
+        state = svc.state()
+        legal = svc.table.engine.legal_inputs(svc.clock.now())
+        if not legal:  # the stock ran out: the operator has the referee reshuffle
+            console.handle(svc, f"reshuffle {state['turn']}")
+            now.t += 30 * MS
+            svc.step()
+            reshuffle = read_journal(svc.current_path).inputs[-1]
+            assert reshuffle.act == "reshuffle" and len(reshuffle.stock) == len(state["pile"]) - 1
+            reshuffles += 1
+            continue
+        svc.submit(choose_vandatta(legal, svc.table.engine.hand, rng))
+        now.t += 30 * MS
+        svc.step()
+    assert svc.state()["phase"] == "round_over"
+    assert reshuffles >= 1  # seed 1 plays long enough to empty the stock
+    before = svc.state()["round"]
+    console.handle(svc, "deal")
+    now.t += 30 * MS
+    svc.step()
+    assert svc.state()["round"] == before + 1 and svc.state()["phase"] != "round_over"
+    assert read_journal(svc.current_path).inputs[-1].act == "deal"
