@@ -56,8 +56,9 @@ def _state_text(state: dict) -> str:
     seats = state.get("seats") or [f"seat {i}" for i in range(len(state["counts"]))]
     counts = ", ".join(f"{s} {c}" for s, c in zip(seats, state["counts"], strict=False))
     turn = state.get("turn")
+    what = "rounds played" if state.get("game") == "vandatta" else "piles collected"
     lines = [f"Cards held: {counts}",
-             f"Cards played: {state['cards_played']}, piles collected: {state['tricks']}"]
+             f"Cards played: {state['cards_played']}, {what}: {state['tricks']}"]
     if state.get("winners"):
         lines.append("Winner: " + " and ".join(seats[w] for w in state["winners"]))
     elif turn is not None:
@@ -124,13 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_beggar)
 
     for name in PLUGIN_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 
