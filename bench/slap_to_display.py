@@ -1,0 +1,98 @@
+"""Latency from a slap button edge to its verdict at a display, through the whole service.
+
+Path: a mock GPIO edge (stamped by the pad) → ``RefereeService`` (journal synced to disk, the
+arbiter's settle window, the Banka bäver engine) → ``TableFeed`` → a private Mosquitto → a paho
+subscriber in its own process. Each press is judged a false slap (nothing on the pile), whose
+verdict carries the edge's own time, so arrival minus ``t`` is the latency. The baseline in the
+same run is the settle window itself, the wait that fairness costs by design: ``beyond_settle``
+is what the rest of the path adds.
+
+    python3 bench/slap_to_display.py [--n 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from feed_latency import SUBSCRIBER, PrivateBroker  # noqa: E402
+
+from hardware.mock import MonotonicClock, VirtualMockFactory  # noqa: E402
+from referee.config import parse_config  # noqa: E402
+from referee.service import build_service  # noqa: E402
+
+SLAP_PINS = (17, 5, 23, 16)
+SETTLE_MS = 20.0
+
+
+async def _measure(broker: PrivateBroker, n: int, journal_dir: str) -> dict:
+    sub = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", SUBSCRIBER, str(broker.port), broker.passwords["display"],
+        str(n), "tcp", str(n * 0.05 + 30), stdout=asyncio.subprocess.PIPE)
+    assert sub.stdout is not None
+    if (await asyncio.wait_for(sub.stdout.readline(), 15)).strip() != b"ready":
+        sys.exit("slap_to_display: the subscriber could not subscribe")
+    config = parse_config({
+        "table": {"id": "bench", "game": "banka-bever", "seats": ["Anna", "Bo", "Cia", "Dag"],
+                  "card_source": "virtual", "seed": 1, "journal_dir": journal_dir,
+                  "settle_ms": SETTLE_MS},
+        "hardware": {"pin_factory": "mock"},
+        "seats": [{"name": f"s{i}", "slap": pin} for i, pin in enumerate(SLAP_PINS)],
+        "broker": {"url": f"mqtt://127.0.0.1:{broker.port}", "username": "referee",
+                   "password": broker.passwords["referee"]},
+    })
+    factory = VirtualMockFactory(MonotonicClock())
+    service = build_service(config, console=False, pin_factory=factory)
+    service.outputs = [o for o in service.outputs if type(o).__name__ != "LogOutput"]
+    task = asyncio.create_task(service.run())
+    feed = next(o for o in service.outputs if type(o).__name__ == "FeedOutput").feed
+    if not await feed.wait_connected(10):
+        sys.exit("slap_to_display: the feed could not connect")
+    pins = [factory.pin(p) for p in SLAP_PINS]
+    for i in range(n):
+        pin = pins[i % len(pins)]
+        pin.drive_low()
+        await asyncio.sleep(0.025)
+        pin.drive_high()
+        await asyncio.sleep(0.025)
+    out, _ = await sub.communicate()
+    service.stop()
+    await task
+    arrived = {int(k): v for k, v in json.loads(out.decode().strip().splitlines()[-1]).items()}
+    lat = sorted((at - t) / 1e6 for t, at in arrived.items())
+    if not lat:
+        sys.exit("slap_to_display: no verdict arrived")
+    q = statistics.quantiles(lat, n=100, method="inclusive")
+    return {
+        "bench": "slap_to_display",
+        "path": "GPIO edge -> pads -> journal (fsync) -> arbiter -> engine -> feed -> Mosquitto "
+                "-> subscriber",
+        "n": len(lat), "lost": n - len(lat),
+        "p50_ms": round(q[49], 3), "p99_ms": round(q[98], 3), "max_ms": round(lat[-1], 3),
+        "baseline_settle_ms": SETTLE_MS,
+        "beyond_settle_p50_ms": round(q[49] - SETTLE_MS, 3),
+        "beyond_settle_p99_ms": round(q[98] - SETTLE_MS, 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its JSON line."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, default=200, help="slaps measured (default 200)")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="slap-display-") as tmp, \
+            PrivateBroker(Path(tmp)) as broker:
+        result = asyncio.run(_measure(broker, args.n, str(Path(tmp) / "journals")))
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
