@@ -36,10 +36,9 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from referee.cards import RANK_TEXT, SUIT_SYMBOLS
+from referee.cards import RANK_TEXT, SUIT_SYMBOLS, parse_card
 from referee.describe import describe
 from referee.feed import BrokerAddress, Topics, resolve_broker, seat_name
-from referee.view import GAME_TITLES, card_label
 
 log = logging.getLogger("referee.display")
 
@@ -48,6 +47,22 @@ WEB_DIR = Path(__file__).with_name("web")
 
 #: How many verdicts a display keeps and shows.
 RECENT = 8
+
+GAME_TITLES = {
+    "beggar-my-neighbour": "Beggar My Neighbour",
+    "banka-bever": "Banka bäver",
+    "vandatta": "Vändåtta",
+}
+
+
+def card_label(text: str | None) -> Text:
+    """A card as ``Q♥`` in red or black; ``▒▒`` for a face-down card."""
+    if text is None:
+        return Text("▒▒", style="dim")
+    card = parse_card(text)
+    rank = str(card)[:-1]
+    style = "bold red" if card.suit in "DH" else "bold"
+    return Text(rank + SUIT_SYMBOLS[card.suit], style=style)
 
 
 # --------------------------------------------------------------------------- what a display knows

@@ -438,10 +438,10 @@ class _LiveView:
 
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
         """Draw the table after a change (also an output of the full-stack service)."""
-        from referee.view import render_table
+        from referee.display import render
 
         self.recent = (self.recent + [v.to_json() for v in verdicts])[-8:]
-        self.live.update(render_table(state, self.recent, status="simulation"))
+        self.live.update(render(state, self.recent, "online", table_id="simulated"))
 
     def close(self) -> None:
         self.live.stop()
