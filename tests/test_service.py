@@ -231,13 +231,16 @@ def test_gpio_pads_drive_the_service_and_leds_follow(tmp_path) -> None:
         task = asyncio.create_task(svc.run())
         await asyncio.sleep(0.05)
         factory = gpio.pads.pin_factory
-        for _ in range(6):
+        for k in range(1, 7):
             turn = svc.state()["turn"]
             pin = factory.pin(pins[turn][1])  # the call button turns a card (virtual deck)
             pin.drive_low()
             await asyncio.sleep(0.04)
             pin.drive_high()
-            await asyncio.sleep(0.08)
+            async with asyncio.timeout(5):
+                while svc.state()["cards_played"] < k:
+                    await asyncio.sleep(0.005)
+        await asyncio.sleep(0.05)  # a stray second lay would show now
         state = svc.state()
         svc.stop()
         await task
