@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import random
+import signal
 import sys
 import threading
 import time
@@ -44,6 +45,8 @@ from referee.table import Table
 log = logging.getLogger("referee.service")
 
 CURRENT = "current.jsonl"
+#: The longest the loop sleeps with nothing due: only an input (which wakes it) changes the game.
+IDLE_WAIT_S = 1.0
 
 
 class TableClock:
@@ -332,12 +335,12 @@ class RefereeService:
         try:
             while not self._stop.is_set():
                 self.step()
-                assert self.table is not None
-                due = self.table.arbiter.next_due()
-                wait = 0.05 if due is None else max(0.0, (due - self.clock.now()) / 1e9)
+                due = self._next_deadline()
+                wait = IDLE_WAIT_S if due is None else max(0.0, (due - self.clock.now()) / 1e9)
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=min(wait, 0.05) + 0.0005)
+                    await asyncio.wait_for(self._wake.wait(),
+                                           timeout=min(wait, IDLE_WAIT_S) + 0.0005)
         finally:
             for edge in reversed(self.edges):
                 with contextlib.suppress(Exception):
@@ -346,10 +349,29 @@ class RefereeService:
             if self.table is not None and self.table.journal is not None:
                 self.table.journal.close()
 
+    def _next_deadline(self) -> int | None:
+        """When the loop must look again without an input: the arbiter's next release, the end
+        of a collect grace (judged once the window has passed it), a running time limit."""
+        assert self.table is not None
+        due = self.table.arbiter.next_due()
+        engine = self.table.engine
+        if engine.over:
+            return due
+        claim = engine.state().get("claim")
+        if claim is not None:
+            until = claim["until"] + self._settle_ns()
+            due = until if due is None else min(due, until)
+        if getattr(self.config.options, "time_limit_s", None):
+            soon = self.clock.now() + 50_000_000
+            due = soon if due is None else min(due, soon)
+        return due
+
     def stop(self) -> None:
-        """Ask :meth:`run` to return."""
+        """Ask :meth:`run` to return (from any thread, or a signal handler)."""
         if self._stop is not None and self._loop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
+            if self._wake is not None:
+                self._loop.call_soon_threadsafe(self._wake.set)
 
 
 # -- the console card source and operator console ----------------------------------------------
@@ -481,14 +503,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
+    if config.card_source == "console" and args.no_console:
+        raise CommandError(f"{config.path}: table.card_source: \"console\" needs the console "
+                           "(leave out --no-console, or use \"board\" or \"virtual\")")
     try:
         service = build_service(config, console=not args.no_console)
+        service.open_game()
     except (ConfigError, ValueError) as exc:
         raise CommandError(str(exc)) from None
-    try:
-        asyncio.run(service.run())
-    except KeyboardInterrupt:
-        pass
+    except OSError as exc:
+        raise CommandError(f"{config.path}: table.journal_dir: cannot use "
+                           f"{config.journal_dir}: {exc.strerror}") from None
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, service.stop)
+        await service.run()
+
+    asyncio.run(serve())
     return 0
 
 

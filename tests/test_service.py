@@ -300,3 +300,37 @@ def test_operator_deals_the_next_round_of_the_points_game(tmp_path) -> None:
     svc.step()
     assert svc.state()["round"] == before + 1 and svc.state()["phase"] != "round_over"
     assert read_journal(svc.current_path).inputs[-1].act == "deal"
+
+
+def test_run_refuses_a_console_table_without_a_console_and_an_unwritable_journal(tmp_path,
+                                                                                capsys) -> None:
+    from referee.cli import main
+
+    cfg = config(tmp_path, source="console")
+    assert main(["run", "--config", cfg.path, "--no-console"]) == 2
+    assert "table.card_source" in capsys.readouterr().err
+    (tmp_path / "blocked").write_text("a file where the journal folder should be")
+    path = tmp_path / "t2.toml"
+    path.write_text('[table]\nid = "t"\ngame = "beggar-my-neighbour"\nseats = ["a", "b"]\n'
+                    'journal_dir = "blocked/journals"\n')
+    assert main(["run", "--config", str(path), "--no-console"]) == 2
+    assert "table.journal_dir" in capsys.readouterr().err
+
+
+def test_sigterm_stops_referee_run_cleanly(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cfg = config(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "run", "--config", cfg.path,
+                             "--no-console"], stderr=subprocess.PIPE, text=True)
+    journal = tmp_path / "journals" / "current.jsonl"
+    deadline = time.monotonic() + 20
+    while not journal.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert journal.exists()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 0
+    assert read_journal(journal).header.game == "beggar-my-neighbour"
