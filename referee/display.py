@@ -185,6 +185,23 @@ def _latest_round(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | No
     return None
 
 
+def table_alerts(state: Mapping[str, Any] | None) -> list[str]:
+    """What is wrong at the table right now, in words: paused, board offline, stuck buttons."""
+    if not state:
+        return []
+    names = _names(state)
+    alerts = state.get("alerts") or {}
+    out = []
+    if alerts.get("board") == "offline":
+        out.append("TABLE BOARD OFFLINE: the game waits for it")
+    if state.get("paused"):
+        out.append("PAUSED by the referee")
+    for stuck in alerts.get("stuck") or []:
+        out.append(f"{seat_name(stuck.get('seat'), names)}'s {stuck.get('button')} button is "
+                   "stuck: ignored until released")
+    return out
+
+
 def render(
     state: Mapping[str, Any] | None,
     events: Sequence[Mapping[str, Any]],
@@ -202,6 +219,8 @@ def render(
     if status == "offline":
         parts.append(Text(" REFEREE OFFLINE: the last known state is shown ",
                           style="bold white on red"))
+    for alert in table_alerts(state):
+        parts.append(Text(f" {alert} ", style="bold black on yellow"))
     where = f"table {table_id}" if table_id else "table"
     if state is None:
         parts.append(Text("Waiting for the referee…", style="dim"))

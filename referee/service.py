@@ -102,6 +102,8 @@ class RefereeService:
         self._pending: list[Input] = []
         self._lock = threading.Lock()
         self._stop: asyncio.Event | None = None
+        self.alerts: dict[str, Any] = {}
+        self._stuck: set[tuple[Any, Any]] = set()
 
     # -- games and journals ----------------------------------------------------------------
     @property
@@ -198,7 +200,14 @@ class RefereeService:
 
     def notice(self, kind: str, **fields: Any) -> None:
         """An outside event for the verdict stream that is not a game input (e.g. a stuck button,
-        the board going offline); not journaled."""
+        the board going offline); not journaled. The lasting ones are also kept in the state's
+        ``alerts``, so a display that joins later sees them."""
+        if kind in ("board_offline", "board_online"):
+            self.alerts["board"] = kind.removeprefix("board_")
+        elif kind == "button_stuck":
+            self._stuck.add((fields.get("seat"), fields.get("button")))
+        elif kind == "button_released":
+            self._stuck.discard((fields.get("seat"), fields.get("button")))
         self._publish([Verdict(self.clock.now(), kind, fields)])
 
     def _take_pending(self) -> None:
@@ -250,11 +259,14 @@ class RefereeService:
                 log.exception("output %r failed", out)
 
     def state(self) -> dict[str, Any]:
-        """The table state with the table id, pause flag and whether the game was resumed."""
+        """The table state with the table id, the pause flag and the ``alerts`` (``board``:
+        ``online``/``offline`` once a board spoke; ``stuck``: buttons held too long)."""
         assert self.table is not None
         state = self.table.state()
         state["table"] = self.config.table_id
         state["paused"] = self.paused
+        state["alerts"] = {**self.alerts, "stuck": [{"seat": seat, "button": button}
+                                                    for seat, button in sorted(self._stuck)]}
         return state
 
     # -- operator ----------------------------------------------------------------------------

@@ -236,6 +236,19 @@ def test_browser_display_follows_the_table(mosquitto: Broker, chromium: Chromium
         feed.publish(dict(STATE, turn=3, challenge=None, pile=["AH"]), [])
         chromium.wait("document.body.dataset.seq === '4'")
 
+        # Table alerts from the state: the board offline, a stuck button.
+        feed.publish(dict(STATE, turn=3, challenge=None, pile=["AH"],
+                          alerts={"board": "offline", "stuck": []}), [])
+        chromium.wait("document.body.dataset.seq === '5'")
+        assert chromium.js("document.getElementById('banner').textContent") == (
+            "TABLE BOARD OFFLINE")
+        feed.publish(dict(STATE, turn=3, challenge=None, pile=["AH"],
+                          alerts={"board": "online", "stuck": [{"seat": 1, "button": "slap"}]}),
+                     [])
+        chromium.wait("document.body.dataset.seq === '6'")
+        assert chromium.js("document.getElementById('banner').textContent") == (
+            "Bo: slap button stuck")
+
         # The referee exits: the page says so in a banner and keeps the last state.
         thread.close()
         chromium.wait("document.body.dataset.status === 'offline'")

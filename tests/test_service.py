@@ -334,3 +334,24 @@ def test_sigterm_stops_referee_run_cleanly(tmp_path) -> None:
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 0
     assert read_journal(journal).header.game == "beggar-my-neighbour"
+
+
+def test_alerts_stay_in_the_state_for_displays_that_join_later(tmp_path) -> None:
+    from rich.console import Console
+
+    from referee.display import render
+
+    svc = service(config(tmp_path), FakeTime())
+    svc.notice("button_stuck", seat=1, button="slap")
+    svc.notice("board_offline", reason="no frame for 1.2 s")
+    svc.pause()
+    state = svc.state()
+    assert state["alerts"] == {"board": "offline", "stuck": [{"seat": 1, "button": "slap"}]}
+    console = Console(record=True, width=100)
+    console.print(render(state, [], "online"))
+    text = console.export_text()
+    assert "BOARD OFFLINE" in text and "PAUSED" in text and "Bo's slap button is stuck" in text
+    svc.notice("button_released", seat=1, button="slap")
+    svc.notice("board_online", reason="")
+    svc.resume()
+    assert svc.state()["alerts"] == {"board": "online", "stuck": []}

@@ -124,11 +124,21 @@ function onMessage(topic, payload) {
 function drawBanner() {
   const b = $("banner");
   b.className = "banner";
+  const s = view.state || {};
+  const alerts = s.alerts || {};
   if (view.status === "offline") {
     b.textContent = "REFEREE OFFLINE";
   } else if (!view.connected) {
     b.textContent = view.error ? "No connection: " + view.error : "Connecting to the table…";
     b.classList.add("connecting");
+  } else if (alerts.board === "offline") {
+    b.textContent = "TABLE BOARD OFFLINE";
+  } else if (s.paused) {
+    b.textContent = "PAUSED";
+  } else if ((alerts.stuck || []).length) {
+    const names = s.seats || [];
+    b.textContent = alerts.stuck.map(
+      (a) => (names[a.seat] || "seat " + a.seat) + ": " + a.button + " button stuck").join(" · ");
   } else {
     b.hidden = true;
     return;
