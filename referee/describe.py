@@ -65,8 +65,30 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
         if not winners:
             return "Game over"
         return f"Game over: {' and '.join(winners)} win{'s' * (len(winners) == 1)}"
+    notice = _NOTICES.get(str(kind))
+    if notice is not None:
+        return notice.format(seat=n("seat"), button=verdict.get("button", ""),
+                             reason=verdict.get("reason", ""), tag=verdict.get("tag", ""),
+                             card=verdict.get("card", ""), act=verdict.get("act", ""))
     extra = {k: v for k, v in verdict.items() if k not in ("t", "verdict")}
     return f"{kind}: {extra}"
+
+
+#: Service notices (not game verdicts) in words.
+_NOTICES = {
+    "paused": "The referee paused the game",
+    "resumed": "The game goes on",
+    "ignored": "{seat}: {act} ignored — {reason}",
+    "ended_by_operator": "The referee ended the game",
+    "board_offline": "The table board is offline: the game waits for it",
+    "board_online": "The table board is back",
+    "board_error": "The table board reports a problem",
+    "button_stuck": "{seat}'s {button} button is stuck: ignored until released",
+    "button_released": "{seat}'s {button} button works again",
+    "unknown_tag": "A card the deck file does not know was read (tag {tag})",
+    "unknown_button": "A board button that belongs to no seat was pressed",
+    "rejected": "{seat}: input rejected — {reason}",
+}
 
 
 def format_time(t_ns: int) -> str:

@@ -219,7 +219,24 @@ class RefereeService:
             if self.paused:
                 self.notice("ignored", seat=inp.seat, act=inp.act, reason="the game is paused")
                 continue
+            problem = self._unjournalable(inp)
+            if problem:
+                self.notice("rejected", seat=inp.seat, act=inp.act, reason=problem)
+                continue
             self.table.push(self.translate(inp))
+
+    def _unjournalable(self, inp: Input) -> str | None:
+        """Why an input may not enter the journal (the journal reader would refuse the line,
+        and the table could not resume), or None."""
+        assert self.table is not None
+        n = self.table.header.n_seats
+        if not 0 <= inp.seat < n:
+            return f"there is no seat {inp.seat} (seats 0..{n - 1})"
+        try:
+            Input.from_json(inp.to_json(), n)
+        except ValueError as exc:
+            return str(exc)
+        return None
 
     def translate(self, inp: Input) -> Input:
         """Complete an input the way the referee does at this table: with a virtual deck the

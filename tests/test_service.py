@@ -355,3 +355,26 @@ def test_alerts_stay_in_the_state_for_displays_that_join_later(tmp_path) -> None
     svc.notice("board_online", reason="")
     svc.resume()
     assert svc.state()["alerts"] == {"board": "online", "stuck": []}
+
+
+def test_an_input_the_journal_could_not_read_back_is_rejected_not_journaled(tmp_path) -> None:
+    now = FakeTime()
+    rec = Recorder()
+    svc = service(config(tmp_path), now, outputs=[rec])
+    svc.submit(Input(now.t, 9, "slap"))
+    svc.submit(Input(now.t, 0, "play"))  # a play without cards
+    now.t += 30 * MS
+    svc.step()
+    assert read_journal(svc.current_path).inputs == []
+    rejected = [v for b, _ in rec.batches for v in b if v.verdict == "rejected"]
+    assert len(rejected) == 2 and "no seat 9" in rejected[0]["reason"]
+    # and the table still resumes
+    assert service(config(tmp_path), FakeTime()).resumed
+
+
+def test_notices_have_words() -> None:
+    from referee.describe import describe
+
+    assert describe({"verdict": "button_stuck", "seat": 1, "button": "slap"},
+                    ["Anna", "Bo"]) == "Bo's slap button is stuck: ignored until released"
+    assert "paused" in describe({"verdict": "paused"}, [])
