@@ -26,7 +26,9 @@ Rulings this module makes where RULES.md §1 leaves a detail open (each pinned b
 - Observed mode: a face already seen at this table can not be laid again (code
   ``duplicate_card``): the reader or the person typing made a mistake.
 - ``time_limit_s``: the ``game_over`` verdict it causes is stamped with the instant the limit ran
-  out (start + limit), like a collect grace that runs out.
+  out (start + limit), like a collect grace that runs out; at the end of the input
+  (:meth:`BeggarMyNeighbour.finish`) a running limit runs out, so the replay of a table's journal
+  shows the ``game_over`` the table announced when its time was up.
 """
 
 from __future__ import annotations
@@ -186,8 +188,12 @@ class BeggarMyNeighbour:
         return self._check_time(self._clock(t))
 
     def finish(self) -> list[Verdict]:
-        """The input has ended. Nothing is pending in this game, and the game is not ended."""
-        return []
+        """The input has ended: a running time limit runs out, as a collect grace does at the
+        end of a replay (a table whose game ended by its time limit journals no input for it,
+        so this is how a replay reproduces that ``game_over``)."""
+        if self._limit_ns is None or self._start_t is None:
+            return []
+        return self._check_time(self._start_t + self._limit_ns)
 
     def state(self) -> dict[str, Any]:
         """A JSON-ready snapshot (CONTRIBUTING-NOTES keys plus ``challenge``)."""

@@ -77,14 +77,19 @@ def _cmd_beggar(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     else:
         if result["status"] == "finished":
-            print(f"Player {result['winner'] + 1} wins after {result['cards']} cards "
-                  f"and {result['tricks']} tricks.")
+            print(f"Player {result['winner'] + 1} wins after {_n(result['cards'], 'card')} "
+                  f"and {_n(result['tricks'], 'trick')}.")
         elif result["status"] == "loop":
-            print(f"The game never ends: the position repeats after {result['cards']} cards "
-                  f"and {result['tricks']} tricks.")
+            print(f"The game never ends: the position repeats after "
+                  f"{_n(result['cards'], 'card')} and {_n(result['tricks'], 'trick')}.")
         else:
-            print(f"Stopped after {result['cards']} cards and {result['tricks']} tricks.")
+            print(f"Stopped after {_n(result['cards'], 'card')} and "
+                  f"{_n(result['tricks'], 'trick')}.")
     return 0
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,9 +134,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _beggar_argv(argv: list[str]) -> list[str]:
+    """Hands in record notation start with '-' and may be '--' itself; argparse (3.11) takes
+    such words for options and drops every '--'. Each hand goes in with a leading space (the
+    notation ignores spaces), so ``referee beggar -J --`` and ``referee beggar -- -J --`` work."""
+    out = argv[:1]
+    words = iter(argv[1:])
+    separated = False
+    for word in words:
+        if word == "--" and not separated:
+            separated = True
+        elif not separated and word in ("--json", "-h", "--help"):
+            out.append(word)
+        elif not separated and word.startswith("--max-cards"):
+            out.append(word)
+            if "=" not in word:
+                out.append(next(words, ""))
+        else:
+            out.append(" " + word if word.startswith("-") else word)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``referee`` console script."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["beggar"]:
+        argv = _beggar_argv(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -378,3 +378,18 @@ def test_notices_have_words() -> None:
     assert describe({"verdict": "button_stuck", "seat": 1, "button": "slap"},
                     ["Anna", "Bo"]) == "Bo's slap button is stuck: ignored until released"
     assert "paused" in describe({"verdict": "paused"}, [])
+
+
+def test_a_game_ended_by_its_time_limit_replays_to_the_same_verdicts(tmp_path) -> None:
+    now = FakeTime()
+    cfg = config(tmp_path, extra="[options]\ntime_limit_s = 2\n")
+    svc = service(cfg, now)
+    for _ in range(3):
+        lay_turn(svc, now)
+    assert not svc.table.engine.over
+    now.t += 3_000 * MS  # time is up: no input comes, the loop's step ends the game
+    svc.step()
+    over = [v for v in svc.table.verdicts if v.verdict == "game_over"]
+    assert len(over) == 1 and over[0]["reason"] == "time_limit"
+    replayed = replay(read_journal(svc.current_path))
+    assert [v.to_json() for v in replayed.verdicts] == [v.to_json() for v in svc.table.verdicts]
