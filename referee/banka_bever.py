@@ -27,9 +27,10 @@ How the engine reads the points of RULES.md §2 that need a reading (each is pin
   whose turn it is to lay (no challenge, no claim) and who burns their last card has its turn with
   no cards: it goes out at once (with ``slap_back_in`` it is skipped) and the turn passes on.
 * **Who goes out, in what order.** After a pile is won, every other seat still in and holding no
-  cards goes out, clockwise from the winner. ``last_player``: the seats go out first, then the last
-  seat takes the pile (``pile_won`` with reason ``last_player``, only if the pile holds cards),
-  then ``game_over``.
+  cards goes out, clockwise from the winner. ``last_player``: the verdicts keep RULES.md's order
+  (pile won, then players out, then game over): the last seat's ``pile_won`` (reason
+  ``last_player``, only if the pile holds cards) comes before the ``out`` of the seats whose turn
+  came with no cards (in the order the turn reached them), then ``game_over``.
 * **``slap_back_in`` with nobody holding cards.** With the option on nobody is ever out, so a seat
   that lays (or burns) the last card held at the table would leave nobody able to lay: that seat
   takes the pile (reason ``last_player``) and, holding every card, wins.
@@ -507,16 +508,20 @@ class BankaBever:
             self._end(origin, t, out)
             return
         seat = start
+        outs: list[Verdict] = []
         while True:
             if self._stacks[seat]:
                 self._turn = seat
+                out.extend(outs)
                 return
             self._out.add(seat)
-            out.append(Verdict(t, "out", {"seat": seat}))
+            outs.append(Verdict(t, "out", {"seat": seat}))
             if len(self._out) == n - 1:
+                # RULES.md §2: the pile is won, then players go out, then the game is over.
                 last = next(s for s in range(n) if s not in self._out)
                 if self._pile:
                     self._take_pile(last, "last_player", t, out)
+                out.extend(outs)
                 self._end(last, t, out)
                 return
             seat = self._next_in(seat)

@@ -649,8 +649,9 @@ def test_last_player_takes_the_pile_and_wins() -> None:
     e = game(2, small(["5C 7C", "6D"]))
     lay(e, 10, 0)
     lay(e, 20, 1)
-    assert vs(lay(e, 30, 0)) == [("out", {"seat": 1}),
-                                 ("pile_won", {"seat": 0, "reason": "last_player", "cards": 3}),
+    # RULES.md §2: "the pile is won (...), then players go out, then the game is over".
+    assert vs(lay(e, 30, 0)) == [("pile_won", {"seat": 0, "reason": "last_player", "cards": 3}),
+                                 ("out", {"seat": 1}),
                                  ("game_over", {"winners": [0]})]
     s = e.state()
     assert s["over"] and s["winners"] == [0] and s["turn"] is None and s["counts"] == [3, 0]
