@@ -187,7 +187,7 @@ class BankaBever:
         return out
 
     def state(self) -> dict[str, Any]:
-        """A JSON-ready snapshot of the table (CONTRIBUTING-NOTES.md plus ``last_slap_win`` and
+        """A JSON-ready snapshot of the table (docs/engine-contract.md plus ``last_slap_win`` and
         ``held_slaps``, the seats whose slaps wait for their instant to close)."""
         challenge = None
         if self._ch_by is not None:

@@ -196,7 +196,7 @@ class BeggarMyNeighbour:
         return self._check_time(self._start_t + self._limit_ns)
 
     def state(self) -> dict[str, Any]:
-        """A JSON-ready snapshot (CONTRIBUTING-NOTES keys plus ``challenge``)."""
+        """A JSON-ready snapshot (docs/engine-contract.md keys plus ``challenge``)."""
         return {
             "game": GAME,
             "counts": [len(s) for s in self._stacks],
