@@ -2,8 +2,9 @@
 
 Edges from different lines (GPIO pins, the serial board, the console) reach Python in whatever
 order the threads and buffers deliver them. The arbiter holds each input for a short *settle
-window* and then releases everything older than the window in judging order: ``t``, then a lay or
-play before any other act at the same ``t``, then arrival order (``referee.model.judging_key``).
+window* and then releases everything older than the window in judging order: ``t``, then a slap
+after the other acts of the same ``t`` (so a lay is judged before a slap of its instant), then
+arrival order (``referee.model.judging_key``).
 
 Replaying a journal uses the same arbiter with the window closed by :meth:`Arbiter.flush`, so the
 order live and in replay is the same. The arbiter's *horizon* is the time up to which it has

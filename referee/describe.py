@@ -47,6 +47,9 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
     if kind == "illegal":
         return f"{n('seat')}: not allowed — {verdict.get('reason', verdict.get('code'))}"
     if kind == "desync":
+        if verdict.get("expected") is None:
+            return (f"{n('seat')}: the table and the referee disagree — the "
+                    f"{_card(verdict.get('got'))} is known to be elsewhere")
         return (f"{n('seat')}: the table and the referee disagree — expected the "
                 f"{_card(verdict.get('expected'))}, got the {_card(verdict.get('got'))}")
     if kind == "out":

@@ -25,8 +25,10 @@ ACTS: dict[str, tuple[str, ...]] = {
     "reshuffle": ("vandatta",),
 }
 
-#: Judging priority at equal ``t``: a lay or play is judged before anything else.
-_ACT_PRIORITY = {"lay": 0, "play": 0}
+#: Judging priority at equal ``t`` (JOURNAL.md): a slap is judged after the lay or play of the
+#: same instant; every other pair keeps file order. Putting slaps last does both (only Banka
+#: bäver has slaps, and its only other act is ``lay``).
+_ACT_PRIORITY = {"slap": 1}
 
 
 class InputError(ValueError):
@@ -50,8 +52,8 @@ class Input:
 
     @property
     def priority(self) -> int:
-        """0 for a lay or play (judged first at equal ``t``), 1 otherwise."""
-        return _ACT_PRIORITY.get(self.act, 1)
+        """1 for a slap (judged after the other acts of its instant), 0 otherwise."""
+        return _ACT_PRIORITY.get(self.act, 0)
 
     def to_json(self) -> dict[str, Any]:
         """The journal line as a JSON-ready dict (only the fields that are set)."""
@@ -134,7 +136,8 @@ def _card_list(value: Any, key: str) -> tuple[Card, ...]:
 
 
 def judging_key(inp: Input, order: int) -> tuple[int, int, int]:
-    """Sort key of the judging order: ``t``, then lay/play before others, then arrival order."""
+    """Sort key of the judging order: ``t``, then slaps after the other acts of the same
+    instant, then arrival (file) order."""
     return (inp.t, inp.priority, order)
 
 

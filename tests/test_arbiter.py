@@ -30,11 +30,21 @@ def test_late_input_is_restamped_after_the_horizon() -> None:
 
 @given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from(["lay", "slap"])), max_size=40),
        st.randoms())
-def test_flush_is_a_stable_sort_by_t_then_lay_first(items, rnd: random.Random) -> None:
+def test_flush_is_a_stable_sort_by_t_then_slaps_last(items, rnd: random.Random) -> None:
     inputs = [Input(t, k % 8, act) for k, (t, act) in enumerate(items)]
     arb = Arbiter(settle_ns=0)
     for inp in inputs:
         arb.push(inp)
     out = arb.flush()
-    expected = sorted(inputs, key=lambda i: (i.t, 0 if i.act == "lay" else 1))
+    expected = sorted(inputs, key=lambda i: (i.t, 1 if i.act == "slap" else 0))
     assert out == expected
+
+
+def test_other_acts_of_one_instant_keep_file_order() -> None:
+    """JOURNAL.md: only a slap gives way to the lay/play of its instant; a lappen call followed
+    by the play that goes out, or a draw followed by playing the drawn card, keep file order."""
+    arb = Arbiter(settle_ns=0)
+    call, play, draw = Input(5, 0, "call", call="lappen"), Input(5, 0, "play"), Input(5, 1, "draw")
+    for inp in (call, play, draw, Input(5, 1, "play")):
+        arb.push(inp)
+    assert [i.act for i in arb.flush()] == ["call", "play", "draw", "play"]

@@ -36,19 +36,8 @@ from referee.cli import main
 SCENARIOS = Path(__file__).parent / "data" / "scenarios" / "vandatta"
 JOURNALS = sorted(p for p in SCENARIOS.glob("*.jsonl") if not p.name.endswith(".expected.jsonl"))
 
-#: Scenarios whose expectation (from JOURNAL.md) the shared judging order does not meet yet.
-KNOWN_DEVIATIONS = {
-    "90_equal_t_call_then_play_file_order": "model._ACT_PRIORITY judges the play before the "
-    "call written before it at the same t (JOURNAL.md: file order stands but for slaps)",
-    "91_equal_t_draw_then_play_file_order": "model._ACT_PRIORITY judges the play before the "
-    "draw written before it at the same t (JOURNAL.md: file order stands but for slaps)",
-}
-
-
 def _param(path: Path) -> object:
-    reason = KNOWN_DEVIATIONS.get(path.stem)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(path, id=path.stem, marks=marks)
+    return pytest.param(path, id=path.stem)
 
 
 def _read_jsonl(path: Path) -> list[dict]:

@@ -378,6 +378,8 @@ def test_notices_have_words() -> None:
     assert describe({"verdict": "button_stuck", "seat": 1, "button": "slap"},
                     ["Anna", "Bo"]) == "Bo's slap button is stuck: ignored until released"
     assert "paused" in describe({"verdict": "paused"}, [])
+    assert describe({"verdict": "desync", "seat": 0, "expected": None, "got": "QH"}, ["Anna"]) \
+        == "Anna: the table and the referee disagree — the queen of hearts is known to be elsewhere"
 
 
 def test_a_game_ended_by_its_time_limit_replays_to_the_same_verdicts(tmp_path) -> None:
