@@ -223,7 +223,18 @@ class RefereeService:
             if problem:
                 self.notice("rejected", seat=inp.seat, act=inp.act, reason=problem)
                 continue
+            if self._needs_reshuffle(inp):
+                self.table.push(self.translate(Input(inp.t, inp.seat, "reshuffle")))
             self.table.push(self.translate(inp))
+
+    def _needs_reshuffle(self, inp: Input) -> bool:
+        """A Vändåtta draw from an empty stock with ``reshuffle_discards`` on: the discards
+        become the new stock first (RULES.md §3), as the table does before the draw."""
+        assert self.table is not None
+        if inp.act != "draw" or not getattr(self.config.options, "reshuffle_discards", False):
+            return False
+        state = self.table.engine.state()
+        return state.get("stock") == 0 and len(state.get("pile") or []) > 1
 
     def _unjournalable(self, inp: Input) -> str | None:
         """Why an input may not enter the journal (the journal reader would refuse the line,
@@ -535,23 +546,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if config.card_source == "console" and args.no_console:
         raise CommandError(f"{config.path}: table.card_source: \"console\" needs the console "
                            "(leave out --no-console, or use \"board\" or \"virtual\")")
+    def early_stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)  # before the loop runs: every journal line is already on disk
+
+    previous = signal.signal(signal.SIGTERM, early_stop)
     try:
-        service = build_service(config, console=not args.no_console)
-        service.open_game()
-    except (ConfigError, ValueError) as exc:
-        raise CommandError(str(exc)) from None
-    except OSError as exc:
-        raise CommandError(f"{config.path}: table.journal_dir: cannot use "
-                           f"{config.journal_dir}: {exc.strerror}") from None
+        try:
+            service = build_service(config, console=not args.no_console)
+            service.open_game()
+        except (ConfigError, ValueError) as exc:
+            raise CommandError(str(exc)) from None
+        except OSError as exc:
+            raise CommandError(f"{config.path}: table.journal_dir: cannot use "
+                               f"{config.journal_dir}: {exc.strerror}") from None
 
-    async def serve() -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, service.stop)
-        await service.run()
+        async def serve() -> None:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(NotImplementedError):
+                    loop.add_signal_handler(sig, service.stop)
+            await service.run()
 
-    asyncio.run(serve())
+        asyncio.run(serve())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0
 
 

@@ -281,12 +281,14 @@ def test_operator_deals_the_next_round_of_the_points_game(tmp_path) -> None:
             break
         state = svc.state()
         legal = svc.table.engine.legal_inputs(svc.clock.now())
-        if not legal:  # the stock ran out: the operator has the referee reshuffle
-            console.handle(svc, f"reshuffle {state['turn']}")
+        if not legal:  # the stock ran out: a draw makes the referee reshuffle the discards
+            seat = state["must_draw"] if state["must_draw"] is not None else state["turn"]
+            console.handle(svc, f"draw {seat}")
             now.t += 30 * MS
             svc.step()
-            reshuffle = read_journal(svc.current_path).inputs[-1]
+            reshuffle, draw = read_journal(svc.current_path).inputs[-2:]
             assert reshuffle.act == "reshuffle" and len(reshuffle.stock) == len(state["pile"]) - 1
+            assert draw.act == "draw" and svc.state()["stock"] == len(reshuffle.stock) - 1
             reshuffles += 1
             continue
         svc.submit(choose_vandatta(legal, svc.table.engine.hand, rng))
