@@ -21,6 +21,25 @@ def make_service(tmp_path, game: str, seed: int | None) -> RefereeService:
     return RefereeService(cfg, fsync=False)
 
 
+async def start(svc: RefereeService, deck, seed: int):
+    """An emulated board on a pty as the service's board edge; the service running."""
+    board = VirtualBoard(deck=deck, seed=seed)
+    path = await board.start()
+    edge = BoardEdge(path, deck=deck, buttons=(0, 1, 2))
+    svc.edges.append(edge)
+    svc.outputs.append(edge)
+    task = asyncio.create_task(svc.run())
+    await until(lambda: edge.link is not None)
+    await edge.link.wait_online(5)
+    return board, task
+
+
+async def stop(svc: RefereeService, board, task) -> None:
+    svc.stop()
+    await task
+    await board.close()
+
+
 async def until(cond, timeout: float = 5.0) -> None:
     async with asyncio.timeout(timeout):
         while not cond():
@@ -32,14 +51,7 @@ def test_card_reads_lay_the_turn_seats_cards_and_buttons_slap(tmp_path) -> None:
     svc = make_service(tmp_path, "banka-bever", seed=11)
 
     async def go() -> None:
-        board = VirtualBoard(deck=deck, seed=1)
-        path = await board.start()
-        edge = BoardEdge(path, deck=deck, buttons=(0, 1, 2))
-        svc.edges.append(edge)
-        svc.outputs.append(edge)
-        task = asyncio.create_task(svc.run())
-        await until(lambda: edge.link is not None)
-        await edge.link.wait_online(5)
+        board, task = await start(svc, deck, 1)
         for k in range(1, 7):
             lay = next(i for i in svc.table.engine.legal_inputs(0) if i.act == "lay")
             board.lay(lay.card)
@@ -47,9 +59,7 @@ def test_card_reads_lay_the_turn_seats_cards_and_buttons_slap(tmp_path) -> None:
         board.press(2)
         await until(lambda: any(v.get("seat") == 2 and v.verdict in ("false_slap", "pile_won")
                                 for v in svc.table.verdicts))
-        svc.stop()
-        await task
-        await board.close()
+        await stop(svc, board, task)
 
     asyncio.run(go())
     journal = read_journal(svc.current_path)
@@ -73,22 +83,14 @@ def test_a_wrong_card_read_is_a_desync_and_an_unknown_tag_a_notice(tmp_path) -> 
     svc.outputs.append(Rec())
 
     async def go() -> None:
-        board = VirtualBoard(deck=deck, seed=2)
-        path = await board.start()
-        edge = BoardEdge(path, deck=deck, buttons=(0, 1, 2))
-        svc.edges.append(edge)
-        task = asyncio.create_task(svc.run())
-        await until(lambda: edge.link is not None)
-        await edge.link.wait_online(5)
+        board, task = await start(svc, deck, 2)
         lay = next(i for i in svc.table.engine.legal_inputs(0) if i.act == "lay")
         wrong = next(c for _, c in deck.items() if c != lay.card)
         board.lay(wrong)
         board.read_tag(b"\x01\x02\x03\x04")
         await until(lambda: any(v.verdict == "desync" for v in seen)
                     and any(v.verdict == "unknown_tag" for v in seen))
-        svc.stop()
-        await task
-        await board.close()
+        await stop(svc, board, task)
 
     asyncio.run(go())
     assert svc.state()["cards_played"] == 0
@@ -99,13 +101,7 @@ def test_losing_the_board_pauses_and_its_return_resumes(tmp_path) -> None:
     svc = make_service(tmp_path, "beggar-my-neighbour", seed=3)
 
     async def go() -> None:
-        board = VirtualBoard(deck=deck, seed=3)
-        path = await board.start()
-        edge = BoardEdge(path, deck=deck, buttons=(0, 1, 2))
-        svc.edges.append(edge)
-        task = asyncio.create_task(svc.run())
-        await until(lambda: edge.link is not None)
-        await edge.link.wait_online(5)
+        board, task = await start(svc, deck, 3)
         board.mute(True)
         await until(lambda: svc.paused, timeout=8)
         lay = next(i for i in svc.table.engine.legal_inputs(0) if i.act == "lay")
@@ -113,9 +109,7 @@ def test_losing_the_board_pauses_and_its_return_resumes(tmp_path) -> None:
         board.mute(False)
         await until(lambda: not svc.paused, timeout=8)
         await until(lambda: svc.state()["cards_played"] == 1, timeout=8)
-        svc.stop()
-        await task
-        await board.close()
+        await stop(svc, board, task)
 
     asyncio.run(go())
     assert svc.state()["cards_played"] == 1
