@@ -397,3 +397,42 @@ def test_a_game_ended_by_its_time_limit_replays_to_the_same_verdicts(tmp_path) -
     assert len(over) == 1 and over[0]["reason"] == "time_limit"
     replayed = replay(read_journal(svc.current_path))
     assert [v.to_json() for v in replayed.verdicts] == [v.to_json() for v in svc.table.verdicts]
+
+
+def test_a_stuck_slap_button_is_flagged_through_the_real_service(tmp_path) -> None:
+    pins = PINS.replace('pin_factory = "mock"', 'pin_factory = "mock"\nstuck_ms = 150')
+    cfg = config(tmp_path, game="banka-bever", extra=pins)
+    svc = build_service(cfg, console=False)
+    svc.fsync = False
+    gpio = next(e for e in svc.edges if type(e).__name__ == "GpioEdge")
+    seen: list = []
+
+    class Rec:
+        def update(self, verdicts, state) -> None:
+            seen.extend(v.verdict for v in verdicts)
+
+    svc.outputs.append(Rec())
+
+    async def go() -> tuple[dict, dict]:
+        task = asyncio.create_task(svc.run())
+        await asyncio.sleep(0.05)
+        pin = gpio.pads.pin_factory.pin(5)  # Bo's slap button
+        pin.drive_low()
+        async with asyncio.timeout(5):
+            while "button_stuck" not in seen:
+                await asyncio.sleep(0.01)
+        stuck = svc.state()
+        pin.drive_high()
+        async with asyncio.timeout(5):
+            while "button_released" not in seen:
+                await asyncio.sleep(0.01)
+        released = svc.state()
+        svc.stop()
+        await task
+        return stuck, released
+
+    stuck, released = asyncio.run(go())
+    assert stuck["alerts"]["stuck"] == [{"seat": 1, "button": "slap"}]
+    assert released["alerts"]["stuck"] == []
+    slaps = [i for i in read_journal(svc.current_path).inputs if i.act == "slap"]
+    assert [(i.seat) for i in slaps] == [1]  # the press itself counted once, the hold never
