@@ -110,3 +110,29 @@ def test_input_round_trip() -> None:
     assert Input.from_json(obj).to_json() == obj
     with pytest.raises(InputError):
         Input.from_json(["not", "an", "object"])
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**10) | st.floats(allow_nan=False)
+    | st.sampled_from(["QH", "10D", "lay", "slap", "play", "draw", "x", ""]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["t", "seat", "act", "card", "cards", "as", "call", "hands", "stock",
+                         "upcard", "junk"]), inner, max_size=6),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_json.map(json.dumps) | st.text(max_size=30), max_size=6))
+def test_any_journal_text_reads_or_fails_with_a_line_number(body: list[str]) -> None:
+    text = [json.dumps(HEADER) + "\n"] + [line.replace("\n", " ") + "\n" for line in body]
+    try:
+        journal = parse_lines(text)
+    except JournalError as exc:
+        assert 2 <= exc.line <= len(text) and exc.reason
+        assert exc.journal is not None and len(exc.journal.inputs) <= exc.line - 2
+    else:
+        assert len(journal.inputs) <= len(body)
