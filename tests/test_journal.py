@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.journal import JournalError, JournalHeader, JournalWriter, parse_lines, read_journal
 from referee.model import Input, InputError
@@ -111,9 +113,6 @@ def test_input_round_trip() -> None:
     with pytest.raises(InputError):
         Input.from_json(["not", "an", "object"])
 
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 10**10) | st.floats(allow_nan=False)
