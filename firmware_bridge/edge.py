@@ -11,6 +11,7 @@ its events and delivers each exactly once). The board's seat LEDs follow the tur
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from typing import Any
@@ -41,6 +42,9 @@ class BoardEdge:
         self.service: Any = None
         self._paused_by_us = False
         self._lit: dict[int, tuple[int, int, int]] = {}
+        self._retry: asyncio.Task[None] | None = None
+        #: How often a port that could not be opened is tried again.
+        self.retry_s = 1.0
 
     @classmethod
     def from_config(cls, config: Any) -> BoardEdge:
@@ -56,15 +60,42 @@ class BoardEdge:
                    stock_reader=config.stock_reader)
 
     async def start(self, service: Any) -> None:
-        """Open the serial link (the referee does not wait for the board to answer)."""
+        """Open the serial link (the referee does not wait for the board to answer). A port
+        that cannot be opened yet (the board unplugged, a wrong path) is reported as
+        ``board_offline`` with the reason, the game waits, and the port is tried again every
+        ``retry_s`` seconds."""
         self.service = service
         if self.link is None:
-            self.link = Link(self.port, deck=self.deck, clock=service.clock.now)
-        self.link.add_listener(self._on_event)
-        await self.link.open()
+            self.link = self._new_link()
+        else:
+            self.link.add_listener(self._on_event)
+        try:
+            await self.link.open()
+        except (OSError, ValueError) as exc:  # serial.SerialException is an OSError
+            self._on_event(LinkStatus("board_offline", service.clock.now(),
+                                      f"cannot open {self.port}: {exc}"))
+            self._retry = asyncio.create_task(self._reopen())
+
+    def _new_link(self) -> Link:
+        link = Link(self.port, deck=self.deck, clock=self.service.clock.now)
+        link.add_listener(self._on_event)
+        return link
+
+    async def _reopen(self) -> None:
+        while True:
+            await asyncio.sleep(self.retry_s)
+            link = self._new_link()
+            try:
+                await link.open()
+            except (OSError, ValueError):
+                continue
+            self.link = link  # its board_online event resumes the game
+            return
 
     async def stop(self) -> None:
-        """Close the link."""
+        """Close the link (and stop trying to open it)."""
+        if self._retry is not None:
+            self._retry.cancel()
         if self.link is not None:
             with contextlib.suppress(Exception):
                 await self.link.close()

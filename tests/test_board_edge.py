@@ -113,3 +113,27 @@ def test_losing_the_board_pauses_and_its_return_resumes(tmp_path) -> None:
 
     asyncio.run(go())
     assert svc.state()["cards_played"] == 1
+
+
+def test_a_board_missing_at_start_is_reported_and_joins_when_plugged_in(tmp_path) -> None:
+    deck = synthetic_deck(6)
+    svc = make_service(tmp_path, "beggar-my-neighbour", seed=4)
+    port = tmp_path / "ttyBOARD"  # nothing there yet: the board is unplugged
+
+    async def go() -> None:
+        edge = BoardEdge(str(port), deck=deck, buttons=(0, 1, 2))
+        edge.retry_s = 0.1
+        svc.edges.append(edge)
+        task = asyncio.create_task(svc.run())
+        await until(lambda: svc.paused)
+        assert svc.state()["alerts"]["board"] == "offline"
+        board = VirtualBoard(deck=deck, seed=4)
+        port.symlink_to(await board.start())  # plugged in
+        await until(lambda: not svc.paused, timeout=10)
+        lay = next(i for i in svc.table.engine.legal_inputs(0) if i.act == "lay")
+        board.lay(lay.card)
+        await until(lambda: svc.state()["cards_played"] == 1)
+        await stop(svc, board, task)
+
+    asyncio.run(go())
+    assert svc.state()["alerts"]["board"] == "online"
