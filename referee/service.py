@@ -65,6 +65,10 @@ class TableClock:
         return mono_ns + self.offset_ns
 
 
+class EdgeError(RuntimeError):
+    """An edge (GPIO pads, the board, the console, the feed) could not start."""
+
+
 class Output(Protocol):
     """Anything that shows the game: called with each batch of verdicts and the new state."""
 
@@ -369,8 +373,16 @@ class RefereeService:
         self._stop = stop or asyncio.Event()
         if self.table is None:
             self.open_game()
-        for edge in self.edges:
-            await edge.start(self)
+        started: list[Edge] = []
+        try:
+            for edge in self.edges:
+                await edge.start(self)
+                started.append(edge)
+        except Exception as exc:
+            for edge in reversed(started):
+                with contextlib.suppress(Exception):
+                    await edge.stop()
+            raise EdgeError(f"{type(edge).__name__} could not start: {exc}") from exc
         self._publish([])  # every output starts from the whole picture
         try:
             while not self._stop.is_set():
@@ -567,7 +579,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     loop.add_signal_handler(sig, service.stop)
             await service.run()
 
-        asyncio.run(serve())
+        try:
+            asyncio.run(serve())
+        except EdgeError as exc:
+            raise CommandError(str(exc)) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     return 0
@@ -595,7 +610,15 @@ def build_service(config: TableConfig, *, console: bool = True,
             raise ConfigError(config.path, "seats",
                               f"{len(hw.seats)} [[seats]] pin entries for "
                               f"{len(config.seats)} seats in table.seats")
-        factory = pin_factory or make_pin_factory(hw)
+        try:
+            factory = pin_factory or make_pin_factory(hw)
+        except Exception as exc:  # lgpio missing, no /dev/gpiochip, no permission …
+            raise ConfigError(
+                config.path, "hardware.pin_factory",
+                f"the {hw.factory_name()!r} GPIO backend cannot start here ({exc}); on the Pi "
+                "install it with pip install 'card-referee[pi]' and add the user to the gpio "
+                "group; without GPIO use pin_factory = \"mock\" (or GPIOZERO_PIN_FACTORY=mock)"
+            ) from None
         edges.append(GpioEdge(hw, pin_factory=factory))
         if any(seat.led is not None for seat in hw.seats):
             outputs.append(SeatLeds(hw, pin_factory=factory))

@@ -436,3 +436,16 @@ def test_a_stuck_slap_button_is_flagged_through_the_real_service(tmp_path) -> No
     assert released["alerts"]["stuck"] == []
     slaps = [i for i in read_journal(svc.current_path).inputs if i.act == "slap"]
     assert [(i.seat) for i in slaps] == [1]  # the press itself counted once, the hold never
+
+
+def test_a_gpio_backend_that_cannot_start_is_a_clear_config_error(tmp_path, monkeypatch) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("lgpio") is not None:
+        pytest.skip("lgpio is installed here: this checks a machine without it")
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    cfg = config(tmp_path, game="banka-bever",
+                 extra=PINS.replace('pin_factory = "mock"', 'pin_factory = "lgpio"'))
+    with pytest.raises(ConfigError) as info:
+        build_service(cfg, console=False)
+    assert info.value.key == "hardware.pin_factory" and "mock" in info.value.reason
