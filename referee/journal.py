@@ -179,7 +179,9 @@ def _take(journal: Journal | None, number: int, line: str) -> None:
 
 def read_journal(path: str | os.PathLike[str], *, tolerate_torn_tail: bool = False) -> Journal:
     """Read a journal file (see :func:`parse_lines`)."""
-    with open(path, encoding="utf-8", newline="") as fh:
+    # Bytes that are not UTF-8 become U+FFFD: such a line is then reported as not valid JSON
+    # with its number, like any other damaged line, instead of stopping the whole read.
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         return parse_lines(_keep_newlines(fh), tolerate_torn_tail=tolerate_torn_tail)
 
 

@@ -135,3 +135,11 @@ def test_any_journal_text_reads_or_fails_with_a_line_number(body: list[str]) -> 
         assert exc.journal is not None and len(exc.journal.inputs) <= exc.line - 2
     else:
         assert len(journal.inputs) <= len(body)
+
+
+def test_bytes_that_are_not_text_are_a_line_error(tmp_path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(json.dumps(HEADER).encode() + b"\n" + b'{"t": 1, \xd0\xff}\n')
+    with pytest.raises(JournalError) as info:
+        read_journal(path)
+    assert info.value.line == 2 and "not valid JSON" in info.value.reason
