@@ -148,6 +148,8 @@ class Deck:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise DeckError(f"{path}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise DeckError(f"{path}: not a deck file (not UTF-8 text)") from None
         try:
             obj = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
         except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -171,6 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug: one clear line; the traceback with REFEREE_DEBUG=1
+        if os.environ.get("REFEREE_DEBUG"):
+            raise
+        print(f"referee: unexpected error ({type(exc).__name__}: {exc}); run again with "
+              "REFEREE_DEBUG=1 for the details, and please report it", file=sys.stderr)
+        return 70
 
 
 if __name__ == "__main__":

@@ -180,4 +180,6 @@ def load_config(path: str | Path) -> TableConfig:
         raise ConfigError(p, "-", f"cannot read the file: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(p, "-", f"not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(p, "-", "not a TOML file (not UTF-8 text)") from None
     return parse_config(raw, p)
