@@ -3,7 +3,8 @@
 Every error names the file and the key. Sections:
 
 ``[table]``  ``id``, ``game``, ``seats`` (names, clockwise), ``dealer``, ``card_source``
-(``virtual``, ``console`` or ``board``), ``journal_dir``, ``settle_ms``, ``seed`` (virtual deck).
+(``virtual``, ``console`` or ``board``), ``journal_dir``, ``settle_ms``, ``seed`` (virtual deck),
+``console_socket`` (a Unix socket for ``referee console`` when the referee runs as a service).
 ``[options]`` table options by the names of RULES.md.
 ``[broker]`` ``url`` (``mqtt://host:port`` or ``ws://…``), ``username``, ``password`` or
 ``password_file``. Leave the section out to run without a feed.
@@ -62,6 +63,7 @@ class TableConfig:
     deck_file: Path | None = None
     board_buttons: tuple[int, ...] = ()
     stock_reader: int = 1
+    console_socket: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     path: str = "<config>"
 
@@ -93,7 +95,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     if not isinstance(table, dict):
         raise ConfigError(path, "table", "the [table] section is required")
     table_keys = {"id", "game", "seats", "dealer", "card_source", "journal_dir", "settle_ms",
-                  "seed"}
+                  "seed", "console_socket"}
     for key in table:
         if key not in table_keys:
             raise ConfigError(path, f"table.{key}",
@@ -121,6 +123,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     if not 0 <= settle <= 1000:
         raise ConfigError(path, "table.settle_ms", "must be between 0 and 1000")
     seed = _get(table, "seed", int, path, "table", None)
+    socket_name = _get(table, "console_socket", str, path, "table", None)
     base = Path(path).parent if path != "<config>" else Path(".")
     journal_dir = base / _get(table, "journal_dir", str, path, "table", "journals")
     try:
@@ -165,9 +168,10 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
         stock_reader = _get(bd, "stock_reader", int, path, "board", 1)
     if source == "board" and board_port is None:
         raise ConfigError(path, "board.port", "card_source = \"board\" needs [board] port")
+    console_socket = None if socket_name is None else base / socket_name
     return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
                        float(settle), seed, broker, board_port, deck, buttons, stock_reader,
-                       raw, path)
+                       console_socket, raw, path)
 
 
 def load_config(path: str | Path) -> TableConfig:

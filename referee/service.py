@@ -534,6 +534,73 @@ class ConsoleEdge:
             self._task.cancel()
 
 
+class SocketConsole:
+    """The operator console on a Unix socket, for a referee that runs as a service with no
+    terminal: ``referee console --socket PATH`` connects to it. Each line sent is handled like
+    a typed console line; the replies end with a line holding a single ``.``. ``quit`` closes
+    the connection (not the referee)."""
+
+    END = "."
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._server: asyncio.AbstractServer | None = None
+
+    async def start(self, service: RefereeService) -> None:
+        """Listen on the socket (a stale socket file from a crash is replaced)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_socket():
+            self.path.unlink()
+
+        async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            replies: list[str] = []
+            console = ConsoleEdge(stream=None, echo=replies.append)
+            try:
+                while line := await reader.readline():
+                    text = line.decode("utf-8", "replace")
+                    if text.strip().lower() == "quit":
+                        break
+                    replies.clear()
+                    console.handle(service, text)
+                    writer.write("".join(f"{r}\n" for r in [*replies, self.END]).encode())
+                    await writer.drain()
+            except ConnectionError:
+                pass
+            finally:
+                writer.close()
+
+        self._server = await asyncio.start_unix_server(client, path=str(self.path))
+        os.chmod(self.path, 0o660)  # the referee's group may steer the table
+
+    async def stop(self) -> None:
+        """Stop listening and remove the socket file."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def console_client(path: str, commands: list[str], stdin: Any = None,
+                   out: Callable[[str], None] = print) -> int:
+    """Send console lines to a running referee's socket and print its replies."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        reader = sock.makefile("r", encoding="utf-8")
+        lines = commands or iter((stdin or sys.stdin).readline, "")
+        for line in lines:
+            sock.sendall((line.rstrip("\n") + "\n").encode())
+            if line.strip().lower() == "quit":
+                break
+            for reply in iter(reader.readline, ""):
+                if reply.rstrip("\n") == SocketConsole.END:
+                    break
+                out(reply.rstrip("\n"))
+    return 0
+
+
 class LogOutput:
     """Writes each verdict to the log in plain words."""
 
@@ -596,6 +663,8 @@ def build_service(config: TableConfig, *, console: bool = True,
     edges: list[Edge] = []
     if console:
         edges.append(ConsoleEdge())
+    if config.console_socket is not None:
+        edges.append(SocketConsole(config.console_socket))
     raw = config.raw
     if "seats" in raw or "hardware" in raw:
         from hardware import config as hwconfig
@@ -677,3 +746,23 @@ def register(sub: Any) -> None:
                    help="do not read typed inputs and operator commands from standard input")
     p.add_argument("--verbose", "-v", action="store_true", help="log debugging detail")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "console", help="the operator console of a running referee (over its socket)",
+        description="Send operator commands and typed inputs to a referee that runs as a "
+        "service ([table] console_socket in its configuration), and print its replies. "
+        "Without COMMAND, reads lines from standard input. Type 'help' for the commands.",
+    )
+    p.add_argument("--socket", required=True, help="the referee's console socket")
+    p.add_argument("command", nargs="*", help="one console line, e.g. pause, or 'lay 1 QH'")
+    p.set_defaults(func=_cmd_console)
+
+
+def _cmd_console(args: argparse.Namespace) -> int:
+    from referee.cli import CommandError
+
+    try:
+        return console_client(args.socket, [" ".join(args.command)] if args.command else [])
+    except OSError as exc:
+        raise CommandError(f"cannot reach the referee at {args.socket}: {exc.strerror or exc} "
+                           "(is it running, with [table] console_socket set?)") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -449,3 +450,42 @@ def test_a_gpio_backend_that_cannot_start_is_a_clear_config_error(tmp_path, monk
     with pytest.raises(ConfigError) as info:
         build_service(cfg, console=False)
     assert info.value.key == "hardware.pin_factory" and "mock" in info.value.reason
+
+
+def test_the_operator_console_over_a_unix_socket(tmp_path) -> None:
+    """Under systemd there is no terminal: `referee console` steers the running referee."""
+    import tempfile
+
+    from referee.service import console_client
+
+    sock = Path(tempfile.mkdtemp(prefix="rc-", dir="/tmp")) / "console.sock"  # short: AF_UNIX
+    cfg = config(tmp_path, extra=f'console_socket = "{sock}"')
+    svc = build_service(cfg, console=False)
+    svc.fsync = False
+
+    async def go() -> list[str]:
+        task = asyncio.create_task(svc.run())
+        async with asyncio.timeout(5):
+            while not sock.exists():
+                await asyncio.sleep(0.01)
+        replies: list[str] = []
+        await asyncio.to_thread(console_client, str(sock), ["help", "bogus", "pause"],
+                                out=replies.append)
+        paused = svc.paused
+        await asyncio.to_thread(console_client, str(sock), ["resume"], out=replies.append)
+        svc.stop()
+        await task
+        return replies + [f"paused={paused}", f"now={svc.paused}"]
+
+    replies = asyncio.run(go())
+    assert any("Operator:" in r for r in replies)
+    assert any(r.startswith("? unknown command 'bogus'") for r in replies)
+    assert replies[-2:] == ["paused=True", "now=False"]
+    assert not sock.exists()  # removed when the referee stops
+
+
+def test_console_command_says_when_no_referee_listens(tmp_path, capsys) -> None:
+    from referee.cli import main
+
+    assert main(["console", "--socket", str(tmp_path / "none.sock"), "state"]) == 2
+    assert "cannot reach the referee" in capsys.readouterr().err
