@@ -31,7 +31,7 @@ from referee.cards import parse_card
 from referee.config import TableConfig, parse_config
 from referee.model import Input, Verdict
 from referee.service import RefereeService, build_service
-from referee.simulate import DEFAULT_NAMES, choose_vandatta, next_deal, slap_holds, stamped
+from referee.simulate import DEFAULT_NAMES, choose_vandatta, next_deal, slappers, stamped
 
 SLAP_PINS = (17, 5, 23, 16, 4, 12, 19, 26)
 CALL_PINS = (27, 6, 24, 20, 18, 25, 13, 21)
@@ -69,7 +69,7 @@ class VirtualPlayers:
         self.pins = pins
         self.rng = random.Random(f"full-stack-{seed}")
         self.speed = max(speed, 0.01)
-        self.skill = [self.rng.uniform(0.8, 1.3) for _ in range(service.config.seats.__len__())]
+        self.skill = [self.rng.uniform(0.8, 1.3) for _ in range(len(service.config.seats))]
         self._turn_handle: asyncio.TimerHandle | None = None
         self._acted_at: tuple[int, int, Any] | None = None
         self._last_played = -1
@@ -108,13 +108,8 @@ class VirtualPlayers:
         self._turn_handle = self.loop.call_later(self._delay(seat, base, 0.3), self._act)
 
     def _plan_slaps(self, state: dict[str, Any]) -> None:
-        opts = self.service.config.options
-        holds = slap_holds(state, getattr(opts, "bottom_match", True))
-        for seat, count in enumerate(state["counts"]):
-            if seat in state.get("out", []) or (count == 0 and not opts.slap_back_in):
-                continue
-            if (holds and self.rng.random() < 0.9) or (not holds and self.rng.random() < 0.004):
-                self.loop.call_later(self._delay(seat, 320), self._press, seat, "slap")
+        for seat, base_ms in slappers(state, self.service.config.options, self.rng):
+            self.loop.call_later(self._delay(seat, base_ms), self._press, seat, "slap")
 
     # -- acting through the edges -------------------------------------------------------------
     def _press(self, seat: int, button: str) -> None:

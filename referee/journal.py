@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from referee.deal import DealError, deal_from_json, deal_to_json, seeded_deal
 from referee.engine import SEAT_LIMITS, Deal
@@ -182,11 +182,7 @@ def read_journal(path: str | os.PathLike[str], *, tolerate_torn_tail: bool = Fal
     # Bytes that are not UTF-8 become U+FFFD: such a line is then reported as not valid JSON
     # with its number, like any other damaged line, instead of stopping the whole read.
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        return parse_lines(_keep_newlines(fh), tolerate_torn_tail=tolerate_torn_tail)
-
-
-def _keep_newlines(fh: IO[str]) -> Iterator[str]:
-    yield from fh
+        return parse_lines(fh, tolerate_torn_tail=tolerate_torn_tail)
 
 
 class JournalWriter:

@@ -85,7 +85,6 @@ class Simulation:
         self._order = 0
         self._version = 0
         self.t = 1_000 * MS
-        self._laid: list[Card | None] = []  # Banka bäver: cards laid face up on this pile
         self._deals = 0
 
     @property
@@ -120,26 +119,9 @@ class Simulation:
             self._plan(now + delay, lay)
 
     def _plan_slaps(self, now: int, state: dict[str, Any]) -> None:
-        laid = self._laid
-        bottom = state.get("bottom")
-        bottom_rank = parse_card(bottom).rank if bottom else None
-        pile_n = len(state.get("pile") or [])
-        holds = len(laid) >= 2 and laid[-1] is not None and laid[-2] is not None and (
-            laid[-1].rank == laid[-2].rank)
-        if not holds and laid and laid[-1] is not None and bottom_rank is not None:
-            holds = (pile_n >= 2 and laid[-1].rank == bottom_rank
-                     and self.header.options.bottom_match)
-        for seat in range(self.header.n_seats):
-            if state["counts"][seat] == 0 and not self.header.options.slap_back_in:
-                continue
-            if seat in state.get("out", []):
-                continue
-            if holds and self.rng.random() < 0.9:
-                self._plan(now + self._reaction(seat, 320), Input(0, seat, "slap"),
-                           versioned=False)
-            elif not holds and self.rng.random() < 0.004:
-                self._plan(now + self._reaction(seat, 380), Input(0, seat, "slap"),
-                           versioned=False)
+        for seat, base_ms in slappers(state, self.header.options, self.rng):
+            self._plan(now + self._reaction(seat, base_ms), Input(0, seat, "slap"),
+                       versioned=False)
 
     def _plan_vandatta(self, now: int) -> None:
         legal = self.engine.legal_inputs(now)
@@ -200,14 +182,9 @@ class Simulation:
     def _after(self, inp: Input, verdicts: list[Verdict], state: dict[str, Any]) -> None:
         game = self.header.game
         changed = inp.act != "slap" or any(v.verdict in ("pile_won", "out") for v in verdicts)
-        if game == "banka-bever":
-            refused = any(v.verdict in ("illegal", "desync") for v in verdicts)
-            if inp.act == "lay" and not refused:
-                self._laid.append(inp.card or _top(state))
-            if any(v.verdict == "pile_won" for v in verdicts):
-                self._laid = []
-            if inp.act == "lay" and not refused:
-                self._plan_slaps(inp.t, state)
+        if game == "banka-bever" and inp.act == "lay" and not any(
+                v.verdict in ("illegal", "desync") for v in verdicts):
+            self._plan_slaps(inp.t, state)
         if changed or not self._has_turn_plan():
             self._plan_turn(inp.t)
 
@@ -248,6 +225,22 @@ def choose_vandatta(legal: list[Input], hand_of: Callable[[int], list[Card | Non
     return legal[0]
 
 
+def slappers(state: dict[str, Any], options: Any,
+             rng: random.Random) -> list[tuple[int, float]]:
+    """The seats that slap after a card is laid, with their mean reaction in ms: most players
+    slap a pile that looks slappable, a few slap falsely, some miss."""
+    holds = slap_holds(state, getattr(options, "bottom_match", True))
+    out = []
+    for seat, count in enumerate(state["counts"]):
+        if seat in state.get("out", []) or (count == 0 and not options.slap_back_in):
+            continue
+        if holds and rng.random() < 0.9:
+            out.append((seat, 320.0))
+        elif not holds and rng.random() < 0.004:
+            out.append((seat, 380.0))
+    return out
+
+
 def slap_holds(state: dict[str, Any], bottom_match: bool = True) -> bool:
     """Whether a slap looks valid from the public state (what a player at the table sees:
     the two top cards, and the bottom card)."""
@@ -282,11 +275,6 @@ def next_deal(state: dict[str, Any], seed: int, t: int) -> Input:
 def stamped(inp: Input, t: int) -> Input:
     """The same input at time ``t``."""
     return dataclasses.replace(inp, t=t)
-
-
-def _top(state: dict[str, Any]) -> Card | None:
-    pile = state.get("pile") or []
-    return parse_card(pile[-1]) if pile and pile[-1] else None
 
 
 # -- command line ---------------------------------------------------------------------------
