@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from referee.beggar_my_neighbour import parse_notation, play_notation  # noqa: E402
+from referee.games.beggar_my_neighbour import parse_notation, play_notation  # noqa: E402
 
 RECORDS = json.loads((ROOT / "tests" / "data" / "beggar_records.json").read_text())["records"]
 ROUNDS = 7  # best of ROUNDS, the two solvers alternating

@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from referee.feed import TableFeed  # noqa: E402
+from referee.app.feed import TableFeed  # noqa: E402
 
 WARMUP = 50
 

@@ -11,8 +11,8 @@ import json
 import statistics
 import time
 
+from referee.app.simulate import Simulation
 from referee.journal import Journal
-from referee.simulate import Simulation
 from referee.table import replay
 
 SEEDS = range(1, 21)

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from feed_latency import SUBSCRIBER, PrivateBroker  # noqa: E402
 
 from hardware.mock import MonotonicClock, VirtualMockFactory  # noqa: E402
-from referee.config import parse_config  # noqa: E402
-from referee.service import build_service  # noqa: E402
+from referee.app.config import parse_config  # noqa: E402
+from referee.app.wiring import build_service  # noqa: E402
 
 SLAP_PINS = (17, 5, 23, 16)
 SETTLE_MS = 20.0

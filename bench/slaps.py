@@ -35,9 +35,9 @@ from hardware.config import HardwareConfig, SeatPins  # noqa: E402
 from hardware.mock import MonotonicClock, VirtualMockFactory  # noqa: E402
 from hardware.pads import SeatPads  # noqa: E402
 from hardware.slaps import SlapDriver  # noqa: E402
-from referee.banka_bever import BankaBever  # noqa: E402
 from referee.cards import parse_card  # noqa: E402
-from referee.engine import PileDeal  # noqa: E402
+from referee.deal import PileDeal  # noqa: E402
+from referee.games.banka_bever import BankaBever  # noqa: E402
 from referee.model import Input, Verdict  # noqa: E402
 from referee.options import BankaOptions  # noqa: E402
 

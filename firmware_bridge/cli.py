@@ -21,7 +21,8 @@ from pathlib import Path
 
 from firmware_bridge.deck import Deck, DeckError, parse_tag, synthetic_deck
 from firmware_bridge.emulator import Faults, Script, ScriptError, VirtualBoard
-from referee.cards import CardError, parse_card
+from referee.cards import parse_card
+from referee.errors import CardError
 
 
 def _probability(text: str) -> float:

@@ -1,4 +1,4 @@
-"""The table board as an edge (and an output) of ``referee.service.RefereeService``.
+"""The table board as an edge (and an output) of ``referee.app.service.RefereeService``.
 
 Card reads become inputs of the seat the card came from (the top of its known stack or a card
 of its known hand) or else of the seat whose turn it is: a ``lay`` in the pile games, a one-card
@@ -16,7 +16,7 @@ import contextlib
 import logging
 from typing import Any
 
-from firmware_bridge.deck import Deck, DeckError
+from firmware_bridge.deck import Deck
 from firmware_bridge.events import BoardError, BoardEvent, LinkEvent, LinkStatus
 from firmware_bridge.link import Link
 from referee.model import Input, Verdict
@@ -45,19 +45,6 @@ class BoardEdge:
         self._retry: asyncio.Task[None] | None = None
         #: How often a port that could not be opened is tried again.
         self.retry_s = 1.0
-
-    @classmethod
-    def from_config(cls, config: Any) -> BoardEdge:
-        """The edge a ``referee.config.TableConfig`` describes (raises ``ValueError`` for a
-        deck file that cannot be read)."""
-        deck = None
-        if config.deck_file is not None:
-            try:
-                deck = Deck.load(config.deck_file)
-            except (DeckError, OSError) as exc:
-                raise ValueError(f"{config.path}: board.deck: {exc}") from None
-        return cls(config.board_port, deck=deck, buttons=config.board_buttons,
-                   stock_reader=config.stock_reader)
 
     async def start(self, service: Any) -> None:
         """Open the serial link (the referee does not wait for the board to answer). A port
@@ -151,17 +138,8 @@ class BoardEdge:
         """The seat the card came from, when the referee knows it (the top of a known stack,
         or a card in a known hand): a single reader at the centre cannot tell who laid a card,
         and the seat whose turn it is may have changed (a slap) since the player reached out."""
-        engine = getattr(getattr(self.service, "table", None), "engine", None)
-        if engine is None:
-            return None
-        for seat in range(len(state.get("counts") or [])):
-            if hasattr(engine, "stack"):
-                stack = engine.stack(seat)
-                if stack and stack[0] == card:
-                    return seat
-            elif hasattr(engine, "hand") and card in engine.hand(seat):
-                return seat
-        return None
+        table = getattr(self.service, "table", None)
+        return None if table is None else table.engine.holder(card)
 
     # -- referee → board -------------------------------------------------------------------
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:

@@ -397,7 +397,8 @@ class Script:
     def from_json(cls, obj: Any, deck: Deck | None = None) -> Script:
         """Read a script; ``lay`` needs a deck (the synthetic deck if none is given)."""
         from firmware_bridge.deck import synthetic_deck
-        from referee.cards import CardError, parse_card
+        from referee.cards import parse_card
+        from referee.errors import CardError
 
         items = obj.get("events") if isinstance(obj, dict) else obj
         if not isinstance(items, list):

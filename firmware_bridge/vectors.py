@@ -3,7 +3,7 @@
 ``vectors.json`` is data: CRC-16/CCITT-FALSE check values, COBS examples, one good frame of
 every message type (the message as JSON fields and its exact wire bytes) and damaged frames
 with the :class:`~firmware_bridge.protocol.DecodeError` kind they must give. Both the host tests
-and ``hardware/pico/main.py`` (its self-test) check themselves against it.
+and ``firmware/pico/main.py`` (its self-test) check themselves against it.
 
 ``python -m firmware_bridge.vectors`` prints the vectors this code produces; the file is kept
 as written, so a change of the protocol shows up as a failing test, not a silent new file.

@@ -2,7 +2,7 @@
 
 It is read from the ``[hardware]`` table and the ``[[seats]]`` array of the table's TOML
 configuration (other top-level tables in the same file belong to other parts of the referee and
-are left alone; the arbiter's settle window is ``[table] settle_ms``, see ``referee.config``)::
+are left alone; the arbiter's settle window is ``[table] settle_ms``, see ``referee.app.config``)::
 
     [hardware]
     pin_factory = "lgpio"        # or "mock"; GPIOZERO_PIN_FACTORY overrides it
@@ -27,6 +27,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from referee.errors import ConfigError
 
 #: The BCM GPIO numbers a 40-pin Raspberry Pi header offers for buttons and LEDs. GPIO 0 and 1
 #: (header pins 27 and 28) are reserved for the HAT ID EEPROM.
@@ -56,15 +58,6 @@ _HARDWARE_KEYS = {
     "lgpio_workdir", "gpiochip",
 }
 _SEAT_KEYS = {"name", "slap", "call", "led"}
-
-
-class ConfigError(ValueError):
-    """A pin map that cannot be used; ``key`` names the offending key (``seats[0].slap``)."""
-
-    def __init__(self, key: str, reason: str) -> None:
-        super().__init__(f"{key}: {reason}")
-        self.key = key
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -115,7 +108,7 @@ class HardwareConfig:
         if not name:
             return self.pin_factory
         if name not in PIN_FACTORIES:
-            raise ConfigError(
+            raise ConfigError(None,
                 "GPIOZERO_PIN_FACTORY",
                 f"unsupported pin factory {name!r} (known: {', '.join(PIN_FACTORIES)})",
             )
@@ -125,7 +118,7 @@ class HardwareConfig:
 def parse_pin(value: Any, key: str) -> int:
     """A pin given as a BCM number or a name (``GPIO17``, ``BCM17``, ``BOARD11``) → BCM number."""
     if isinstance(value, bool):
-        raise ConfigError(key, f"must be a BCM GPIO number 2..27 or a pin name, got {value!r}")
+        raise ConfigError(None, key, f"must be a BCM GPIO number 2..27 or a pin name, got {value!r}")
     if isinstance(value, int):
         bcm = value
     elif isinstance(value, str):
@@ -140,18 +133,18 @@ def parse_pin(value: Any, key: str) -> int:
             elif text.startswith("J8:") and text[3:].isdigit():
                 bcm = _board_pin(int(text[3:]), key)
             else:
-                raise ConfigError(
+                raise ConfigError(None,
                     key,
                     f"unknown pin name {value!r} (use a BCM number 2..27, GPIOn, BCMn or BOARDn)",
                 )
     else:
-        raise ConfigError(
+        raise ConfigError(None,
             key, f"must be a BCM GPIO number 2..27 or a pin name, got {type(value).__name__}"
         )
     if bcm in (0, 1):
-        raise ConfigError(key, f"GPIO{bcm} is reserved for the HAT ID EEPROM; use GPIO 2..27")
+        raise ConfigError(None, key, f"GPIO{bcm} is reserved for the HAT ID EEPROM; use GPIO 2..27")
     if bcm not in USABLE_GPIO:
-        raise ConfigError(
+        raise ConfigError(None,
             key, f"GPIO{bcm} is not on the Raspberry Pi 40-pin header (usable: GPIO 2..27)"
         )
     return bcm
@@ -159,11 +152,11 @@ def parse_pin(value: Any, key: str) -> int:
 
 def _board_pin(n: int, key: str) -> int:
     if n in POWER_PINS:
-        raise ConfigError(key, f"header pin {n} is {POWER_PINS[n]} power, not a GPIO")
+        raise ConfigError(None, key, f"header pin {n} is {POWER_PINS[n]} power, not a GPIO")
     if n in GROUND_PINS:
-        raise ConfigError(key, f"header pin {n} is ground, not a GPIO")
+        raise ConfigError(None, key, f"header pin {n} is ground, not a GPIO")
     if n not in BOARD_TO_BCM:
-        raise ConfigError(key, f"there is no header pin {n} on the 40-pin header (1..40)")
+        raise ConfigError(None, key, f"there is no header pin {n} on the 40-pin header (1..40)")
     return BOARD_TO_BCM[n]
 
 
@@ -172,16 +165,16 @@ def _number(raw: dict[str, Any], key: str, default: float, lo: float, hi: float)
         return default
     value = raw[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"hardware.{key}", f"must be a number of milliseconds, got {value!r}")
+        raise ConfigError(None, f"hardware.{key}", f"must be a number of milliseconds, got {value!r}")
     if not lo <= value <= hi:
-        raise ConfigError(f"hardware.{key}", f"must be between {lo:g} and {hi:g} ms, got {value}")
+        raise ConfigError(None, f"hardware.{key}", f"must be between {lo:g} and {hi:g} ms, got {value}")
     return float(value)
 
 
 def _bool(raw: dict[str, Any], key: str, default: bool) -> bool:
     value = raw.get(key, default)
     if not isinstance(value, bool):
-        raise ConfigError(f"hardware.{key}", f"must be true or false, got {value!r}")
+        raise ConfigError(None, f"hardware.{key}", f"must be true or false, got {value!r}")
     return value
 
 
@@ -190,7 +183,7 @@ def _pull(raw: dict[str, Any]) -> tuple[bool | None, bool | None]:
     if pull_up == "none":
         pull_up = None
     elif not isinstance(pull_up, bool):
-        raise ConfigError(
+        raise ConfigError(None,
             "hardware.pull_up",
             f'must be true, false or "none" (external resistors), got {pull_up!r}',
         )
@@ -199,16 +192,16 @@ def _pull(raw: dict[str, Any]) -> tuple[bool | None, bool | None]:
         if isinstance(active, str) and active.lower() in ("high", "low"):
             active = active.lower() == "high"
         elif not isinstance(active, bool):
-            raise ConfigError(
+            raise ConfigError(None,
                 "hardware.active_state", f'must be "high", "low", true or false, got {active!r}'
             )
     if pull_up is None and active is None:
-        raise ConfigError(
+        raise ConfigError(None,
             "hardware.active_state",
             'is required when pull_up = "none": say which level means pressed ("high" or "low")',
         )
     if pull_up is not None and active is not None:
-        raise ConfigError(
+        raise ConfigError(None,
             "hardware.active_state",
             "only applies with pull_up = \"none\"; with an internal pull the pressed level "
             "follows from it (pull-up: low, pull-down: high)",
@@ -219,49 +212,49 @@ def _pull(raw: dict[str, Any]) -> tuple[bool | None, bool | None]:
 def parse_config(doc: dict[str, Any]) -> HardwareConfig:
     """Validate a parsed TOML document (the whole table configuration) into a pin map."""
     if not isinstance(doc, dict):
-        raise ConfigError("<config>", "must be a TOML document")
+        raise ConfigError(None, "<config>", "must be a TOML document")
     raw = doc.get("hardware", {})
     if not isinstance(raw, dict):
-        raise ConfigError("hardware", "must be a table: [hardware]")
+        raise ConfigError(None, "hardware", "must be a table: [hardware]")
     for key in raw:
         if key not in _HARDWARE_KEYS:
-            raise ConfigError(
+            raise ConfigError(None,
                 f"hardware.{key}", f"unknown key (known: {', '.join(sorted(_HARDWARE_KEYS))})"
             )
     factory = raw.get("pin_factory", "lgpio")
     if factory not in PIN_FACTORIES:
-        raise ConfigError(
+        raise ConfigError(None,
             "hardware.pin_factory", f"must be one of {', '.join(PIN_FACTORIES)}, got {factory!r}"
         )
     pull_up, active = _pull(raw)
     lockout = _number(raw, "bounce_lockout_ms", DEFAULT_BOUNCE_LOCKOUT_MS, 1, 500)
     stuck = _number(raw, "stuck_ms", DEFAULT_STUCK_MS, 100, 600_000)
     if stuck <= lockout:
-        raise ConfigError(
+        raise ConfigError(None,
             "hardware.stuck_ms",
             f"must be longer than bounce_lockout_ms ({lockout:g}), got {stuck:g}",
         )
     workdir = raw.get("lgpio_workdir")
     if workdir is not None and (not isinstance(workdir, str) or not os.path.isabs(workdir)):
-        raise ConfigError(
+        raise ConfigError(None,
             "hardware.lgpio_workdir", f"must be an absolute directory path, got {workdir!r}"
         )
     chip = raw.get("gpiochip")
     if chip is not None and (isinstance(chip, bool) or not isinstance(chip, int) or chip < 0):
-        raise ConfigError("hardware.gpiochip", f"must be a gpiochip number >= 0, got {chip!r}")
+        raise ConfigError(None, "hardware.gpiochip", f"must be a gpiochip number >= 0, got {chip!r}")
 
     seats_raw = doc.get("seats")
     if seats_raw is None:
-        raise ConfigError("seats", "missing: add one [[seats]] entry per seat with its slap pin")
+        raise ConfigError(None, "seats", "missing: add one [[seats]] entry per seat with its slap pin")
     if not isinstance(seats_raw, list) or not all(isinstance(s, dict) for s in seats_raw):
-        raise ConfigError("seats", "must be an array of tables: [[seats]]")
+        raise ConfigError(None, "seats", "must be an array of tables: [[seats]]")
     if not 1 <= len(seats_raw) <= MAX_SEATS:
-        raise ConfigError("seats", f"must list 1..{MAX_SEATS} seats, got {len(seats_raw)}")
+        raise ConfigError(None, "seats", f"must list 1..{MAX_SEATS} seats, got {len(seats_raw)}")
 
     table = doc.get("table")
     table_seats = table.get("seats") if isinstance(table, dict) else None
     if isinstance(table_seats, list) and len(table_seats) != len(seats_raw):
-        raise ConfigError(
+        raise ConfigError(None,
             "seats",
             f"{len(seats_raw)} [[seats]] entries for the {len(table_seats)} seats of table.seats",
         )
@@ -271,7 +264,7 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
     for i, entry in enumerate(seats_raw):
         for key in entry:
             if key not in _SEAT_KEYS:
-                raise ConfigError(
+                raise ConfigError(None,
                     f"seats[{i}].{key}", f"unknown key (known: {', '.join(sorted(_SEAT_KEYS))})"
                 )
         default = f"Seat {i}"
@@ -279,9 +272,9 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
             default = table_seats[i]
         name = entry.get("name", default)
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"seats[{i}].name", f"must be a non-empty text, got {name!r}")
+            raise ConfigError(None, f"seats[{i}].name", f"must be a non-empty text, got {name!r}")
         if "slap" not in entry:
-            raise ConfigError(f"seats[{i}].slap", "missing: every seat needs a slap button pin")
+            raise ConfigError(None, f"seats[{i}].slap", "missing: every seat needs a slap button pin")
         pins: dict[str, int | None] = {}
         for role in ("slap", "call", "led"):
             key = f"seats[{i}].{role}"
@@ -290,9 +283,9 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
                 continue
             bcm = parse_pin(entry[role], key)
             if bcm in used:
-                raise ConfigError(key, f"GPIO{bcm} is already used by {used[bcm]}")
+                raise ConfigError(None, key, f"GPIO{bcm} is already used by {used[bcm]}")
             if role != "led" and pull_up is False and bcm in FIXED_PULL_UP:
-                raise ConfigError(
+                raise ConfigError(None,
                     key, f"GPIO{bcm} has a fixed pull-up on the board and cannot be pulled down"
                 )
             used[bcm] = key
@@ -319,7 +312,7 @@ def loads_config(text: str) -> HardwareConfig:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError("<toml>", str(exc)) from None
+        raise ConfigError(None, "<toml>", str(exc)) from None
     return parse_config(doc)
 
 
@@ -329,8 +322,8 @@ def load_config(path: str | os.PathLike[str]) -> HardwareConfig:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(str(p), f"cannot read: {exc.strerror or exc}") from None
+        raise ConfigError(None, str(p), f"cannot read: {exc.strerror or exc}") from None
     try:
         return loads_config(text)
     except ConfigError as exc:
-        raise ConfigError(exc.key, f"{exc.reason} (in {p})") from None
+        raise ConfigError(None, exc.key, f"{exc.reason} (in {p})") from None

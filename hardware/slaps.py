@@ -17,7 +17,7 @@ Two ways to use it:
 - tests, the bench and a standalone table: :class:`SlapDriver` around an engine, fed by
   :class:`hardware.pads.SeatPads` (``on_input=driver.submit``, ``on_event=driver.notice``), with
   :meth:`SlapDriver.poll` called by a loop (:meth:`SlapDriver.serve` is one, on a thread);
-- the referee service (``referee.service.RefereeService``), which has its own journal, arbiter
+- the referee service (``referee.app.service.RefereeService``), which has its own journal, arbiter
   and loop: :class:`GpioEdge` is its edge (pads → ``service.submit``, stuck buttons →
   ``service.notice``), and :class:`hardware.pads.SeatLeds` is one of its outputs.
 """
@@ -166,7 +166,7 @@ class SlapDriver:
 
 
 class GpioEdge:
-    """The GPIO pads as an edge of ``referee.service.RefereeService``.
+    """The GPIO pads as an edge of ``referee.app.service.RefereeService``.
 
     ``start(service)`` opens the pads with ``on_input=service.submit`` (inputs stamped on the
     table clock through ``service.clock.from_monotonic``), and reports stuck/released buttons

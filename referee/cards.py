@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from referee.errors import CardError
+
 SUITS = "CDHS"
 RANKS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
 RANK_TEXT = {2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9", 10: "10",
@@ -37,10 +39,6 @@ _SUIT_WORDS = {
     "h": "H", "♥": "H", "hjärter": "H", "hjarter": "H", "hjerter": "H",
     "s": "S", "♠": "S", "spader": "S",
 }
-
-
-class CardError(ValueError):
-    """A text that names no card."""
 
 
 @dataclass(frozen=True, order=True, slots=True)

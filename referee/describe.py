@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from referee.cards import parse_card
@@ -16,10 +16,20 @@ _REASONS = {
 }
 
 
-def _name(seats: Sequence[str], seat: Any) -> str:
-    if isinstance(seat, int) and 0 <= seat < len(seats):
-        return seats[seat]
+def seat_name(seats: Sequence[str] | None, seat: object) -> str:
+    """The name of ``seat`` at a table whose seats are named ``seats``, else ``seat N``."""
+    if isinstance(seat, int) and not isinstance(seat, bool) and seats and 0 <= seat < len(seats):
+        return str(seats[seat])
     return f"seat {seat}"
+
+
+def seat_names(state: Mapping[str, Any]) -> list[str]:
+    """Every seat's name from a table state (its ``seats``), ``seat N`` where it has none."""
+    names = state.get("seats")
+    n = len(state.get("counts") or [])
+    if isinstance(names, list) and len(names) >= n:
+        return [str(x) for x in names]
+    return [f"seat {i}" for i in range(n)]
 
 
 def _card(text: Any) -> str:
@@ -32,7 +42,7 @@ def _card(text: Any) -> str:
 def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
     """One verdict (its JSON dict) as a sentence for a person at the table."""
     kind = verdict.get("verdict")
-    n = lambda key: _name(seats, verdict.get(key))  # noqa: E731
+    n = lambda key: seat_name(seats, verdict.get(key))  # noqa: E731
     if kind == "challenge":
         owes = verdict.get("owes")
         return f"{n('by')} challenges: {n('seat')} owes {owes} card{'s' * (owes != 1)}"
@@ -56,15 +66,15 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
         return f"{n('seat')} is out of the game"
     if kind == "round_over":
         scores = verdict.get("scores") or []
-        text = ", ".join(f"{_name(seats, i)} {s}" for i, s in enumerate(scores))
+        text = ", ".join(f"{seat_name(seats, i)} {s}" for i, s in enumerate(scores))
         head = ("Round blocked" if verdict.get("winner") is None
                 else f"{n('winner')} wins the round")
         totals = verdict.get("totals")
         if totals:
-            text += "; totals " + ", ".join(f"{_name(seats, i)} {s}" for i, s in enumerate(totals))
+            text += "; totals " + ", ".join(f"{seat_name(seats, i)} {s}" for i, s in enumerate(totals))
         return f"{head} — hand scores {text}"
     if kind == "game_over":
-        winners = [_name(seats, w) for w in verdict.get("winners") or []]
+        winners = [seat_name(seats, w) for w in verdict.get("winners") or []]
         if not winners:
             return "Game over"
         return f"Game over: {' and '.join(winners)} win{'s' * (len(winners) == 1)}"

@@ -15,23 +15,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.deal import DealError, deal_from_json, deal_to_json, seeded_deal
-from referee.engine import SEAT_LIMITS, Deal
-from referee.model import GAMES, Input, InputError
-from referee.options import OptionError, TableOptions, options_to_json, parse_options
+from referee.deal import Deal, deal_from_json, deal_to_json
+from referee.errors import GameError, JournalError, RefereeError
+from referee.games import game as game_named
+from referee.games import games
+from referee.model import Input, InputError
+from referee.options import TableOptions, options_to_json
+
+__all__ = [
+    "JOURNAL_VERSION",
+    "Journal",
+    "JournalError",
+    "JournalHeader",
+    "JournalWriter",
+    "dump_journal",
+    "parse_lines",
+    "read_journal",
+]
 
 JOURNAL_VERSION = 1
 _EMPTY = "the journal is empty: the first line must be the header"
-
-
-class JournalError(ValueError):
-    """A journal that cannot be read: ``line`` (1-based) and ``reason`` say where and why."""
-
-    def __init__(self, line: int, reason: str, journal: Journal | None = None) -> None:
-        super().__init__(f"line {line}: {reason}")
-        self.line = line
-        self.reason = reason
-        self.journal = journal
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class JournalHeader:
 
     def __post_init__(self) -> None:
         if self.options is None:
-            object.__setattr__(self, "options", parse_options(self.game, {}))
+            object.__setattr__(self, "options", game_named(self.game).parse_options({}))
 
     @property
     def n_seats(self) -> int:
@@ -62,7 +65,7 @@ class JournalHeader:
     def resolved(self) -> JournalHeader:
         """The same header with a seeded deal made explicit (what the referee writes)."""
         if self.deal is None and self.seed is not None:
-            deal = seeded_deal(self.game, self.n_seats, self.dealer, self.seed)
+            deal = game_named(self.game).seeded_deal(self.n_seats, self.dealer, self.seed)
             return JournalHeader(self.game, self.seats, self.dealer, self.options, self.seed, deal)
         return self
 
@@ -80,40 +83,37 @@ class JournalHeader:
 
     @classmethod
     def from_json(cls, obj: Any) -> JournalHeader:
-        """Read and validate a header; raises ValueError naming the offending key."""
+        """Read and validate a header; raises a :class:`referee.errors.RefereeError` (an
+        :class:`InputError`, or the :class:`GameError`, :class:`OptionError` or
+        :class:`DealError` of the part that is wrong) naming the offending key."""
         if not isinstance(obj, dict):
-            raise ValueError("the header must be a JSON object")
+            raise InputError("the header must be a JSON object")
         if obj.get("journal") != JOURNAL_VERSION:
-            raise ValueError(
-                f"not a table journal of version {JOURNAL_VERSION} "
-                f"('journal' is {obj.get('journal')!r})"
+            raise InputError(
+                f"this is not a table journal of version {JOURNAL_VERSION} "
+                f"(its 'journal' field is {_shown(obj.get('journal'))})"
             )
-        game = obj.get("game")
-        if game not in GAMES:
-            raise ValueError(f"'game' must be one of {', '.join(GAMES)}, got {game!r}")
+        name = obj.get("game")
+        if not isinstance(name, str) or name not in games:
+            raise GameError(f"'game' must be one of {', '.join(games)}, got {name!r}")
+        game = games[name]
         seats = obj.get("seats")
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
-            raise ValueError("'seats' must be a list of names")
-        lo, hi = SEAT_LIMITS[game]
-        if not lo <= len(seats) <= hi:
-            raise ValueError(f"{game} takes {lo} to {hi} seats, the header has {len(seats)}")
+            raise InputError("'seats' must be a list of names")
+        if len(seats) not in game.seat_range:
+            raise GameError(f"{name} takes {game.min_seats} to {game.max_seats} seats, "
+                            f"the header has {len(seats)}")
         dealer = obj.get("dealer", 0)
         if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < len(seats):
-            raise ValueError(f"'dealer' must be a seat number 0..{len(seats) - 1}, got {dealer!r}")
-        try:
-            options = parse_options(game, obj.get("options"))
-        except OptionError as exc:
-            raise ValueError(str(exc)) from None
+            raise GameError(f"'dealer' must be a seat number 0..{len(seats) - 1}, got {dealer!r}")
+        options = game.parse_options(obj.get("options"))
         seed = obj.get("seed")
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise ValueError(f"'seed' must be an integer or null, got {seed!r}")
+            raise InputError(f"'seed' must be an integer or null, got {seed!r}")
         deal = None
         if obj.get("deal") is not None:
-            try:
-                deal = deal_from_json(game, len(seats), obj["deal"])
-            except DealError as exc:
-                raise ValueError(str(exc)) from None
-        return cls(game, tuple(seats), dealer, options, seed, deal)
+            deal = deal_from_json(game.deal_kind, len(seats), obj["deal"])
+        return cls(name, tuple(seats), dealer, options, seed, deal)
 
 
 @dataclass
@@ -145,8 +145,8 @@ def parse_lines(lines: Iterable[str], *, tolerate_torn_tail: bool = False) -> Jo
                 raise JournalError(number, f"the header is not valid JSON ({exc.msg})") from None
             try:
                 journal = Journal(JournalHeader.from_json(obj))
-            except ValueError as exc:
-                raise JournalError(number, str(exc)) from None
+            except RefereeError as exc:
+                raise JournalError(number, str(exc)) from exc
     if journal is None:
         raise JournalError(1, _EMPTY)
     if pending is not None:
@@ -172,7 +172,7 @@ def _take(journal: Journal | None, number: int, line: str) -> None:
     try:
         inp = Input.from_json(obj, journal.header.n_seats)
     except InputError as exc:
-        raise JournalError(number, str(exc), journal) from None
+        raise JournalError(number, str(exc), journal) from exc
     journal.inputs.append(inp)
     journal.lines.append(number)
 
@@ -196,7 +196,7 @@ class JournalWriter:
             self._cut_torn_tail()
         exists = self.path.exists() and self.path.stat().st_size > 0
         if not exists and header is None:
-            raise ValueError(f"{self.path}: a new journal needs a header")
+            raise JournalError(1, f"{self.path}: a new journal needs a header")
         self._fh = open(self.path, "a", encoding="utf-8")
         if not exists:
             assert header is not None
@@ -232,6 +232,11 @@ class JournalWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _shown(value: Any) -> str:
+    """A JSON value as JSON spells it (``null``, ``true``), for messages a person reads."""
+    return "missing" if value is None else json.dumps(value, ensure_ascii=False)
 
 
 def dump_journal(header: JournalHeader, inputs: Iterable[Input]) -> str:

@@ -7,32 +7,50 @@ line of ``referee replay --json``. Both convert to and from those JSON objects l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-from referee.cards import Card, CardError, cards_text, parse_card
+from referee.cards import Card, cards_text, parse_card
+from referee.errors import CardError, InputError
 
-GAMES = ("beggar-my-neighbour", "banka-bever", "vandatta")
+#: Every act of the journal contract (JOURNAL.md); which game knows which is in
+#: :data:`referee.games.games` (``Game.acts``).
+Act = Literal["lay", "slap", "play", "draw", "pass", "call", "deal", "reshuffle"]
+ACTS: tuple[Act, ...] = get_args(Act)
 
-#: Every act of the journal contract, with the games that know it.
-ACTS: dict[str, tuple[str, ...]] = {
-    "lay": ("beggar-my-neighbour", "banka-bever"),
-    "slap": ("banka-bever",),
-    "play": ("vandatta",),
-    "draw": ("vandatta",),
-    "pass": ("vandatta",),
-    "call": ("vandatta",),
-    "deal": ("vandatta",),
-    "reshuffle": ("vandatta",),
-}
+#: The kinds of verdict an engine gives (``referee replay --json``, JOURNAL.md).
+VerdictKind = Literal[
+    "challenge", "pile_won", "false_slap", "slap_lost", "out", "game_over", "round_over",
+    "desync", "illegal",
+]
+VERDICT_KINDS: tuple[VerdictKind, ...] = get_args(VerdictKind)
+
+#: The kinds of notice the table program adds to the verdict stream: outside events that are
+#: not game inputs and are never journaled (a stuck button, the board going offline …).
+NoticeKind = Literal[
+    "button_stuck", "button_released", "board_online", "board_offline", "board_error",
+    "unknown_tag", "unknown_button", "ignored", "rejected", "paused", "resumed",
+    "ended_by_operator",
+]
+NOTICE_KINDS: tuple[NoticeKind, ...] = get_args(NoticeKind)
+
+#: The stable identifiers of a refused input (the ``code`` of an ``illegal`` verdict).
+#: ``unknown_act`` is an act the game does not know (older journals' verdicts said ``bad_act``
+#: in Beggar My Neighbour; the inputs themselves replay unchanged).
+RefusalCode = Literal[
+    "game_over", "no_such_seat", "unknown_act", "out_of_game", "no_cards", "not_your_turn",
+    "card_required", "duplicate_card",
+    # Vändåtta
+    "not_in_hand", "not_same_rank", "special_on_special", "must_follow_ace", "no_match",
+    "bad_declaration", "ace_without_follow_up", "no_lappen", "ace_draws_pending", "must_draw",
+    "draw_limit", "stock_empty", "special_finish", "bad_call", "no_reshuffle",
+    "round_not_over", "bad_deal",
+]
+REFUSAL_CODES: tuple[RefusalCode, ...] = get_args(RefusalCode)
 
 #: Judging priority at equal ``t`` (JOURNAL.md): a slap is judged after the lay or play of the
 #: same instant; every other pair keeps file order. Putting slaps last does both (only Banka
 #: bäver has slaps, and its only other act is ``lay``).
 _ACT_PRIORITY = {"slap": 1}
-
-
-class InputError(ValueError):
-    """A journal input that cannot be read (bad field, unknown act, unreadable card)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +59,7 @@ class Input:
 
     t: int
     seat: int
-    act: str
+    act: Act
     card: Card | None = None
     cards: tuple[Card, ...] | None = None
     as_: Card | None = None
@@ -146,7 +164,7 @@ class Verdict:
     """One ruling: ``verdict`` is its kind (``challenge``, ``pile_won`` …), ``data`` its fields."""
 
     t: int
-    verdict: str
+    verdict: str  # a VerdictKind from an engine, a NoticeKind from the table program
     data: dict[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
@@ -167,6 +185,6 @@ class Verdict:
         return cls(t=obj["t"], verdict=obj["verdict"], data=data)
 
 
-def illegal(t: int, seat: int, code: str, reason: str) -> Verdict:
+def illegal(t: int, seat: int, code: RefusalCode, reason: str) -> Verdict:
     """A refused input: ``code`` is the stable identifier, ``reason`` words for a person."""
     return Verdict(t, "illegal", {"seat": seat, "code": code, "reason": reason})

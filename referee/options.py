@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
-from referee.model import GAMES
+from referee.errors import OptionError
 
-
-class OptionError(ValueError):
-    """An unknown table option or a bad value; ``key`` names the option."""
-
-    def __init__(self, key: str, reason: str) -> None:
-        super().__init__(f"table option {key!r}: {reason}")
-        self.key = key
-        self.reason = reason
+__all__ = [
+    "BankaOptions",
+    "BeggarOptions",
+    "OptionError",
+    "TableOptions",
+    "VandattaOptions",
+    "options_from",
+    "options_to_json",
+    "parse_option_assignment",
+]
 
 
 @dataclass(frozen=True)
@@ -46,12 +48,7 @@ class VandattaOptions:
 
 
 TableOptions = BeggarOptions | BankaOptions | VandattaOptions
-
-OPTION_CLASSES: dict[str, type] = {
-    "beggar-my-neighbour": BeggarOptions,
-    "banka-bever": BankaOptions,
-    "vandatta": VandattaOptions,
-}
+_Options = TypeVar("_Options", BeggarOptions, BankaOptions, VandattaOptions)
 
 _CHOICES = {"false_slap_penalty": ("none", "burn")}
 
@@ -78,16 +75,14 @@ def _check(key: str, kind: str, value: Any) -> Any:
     return value  # pragma: no cover - every option is covered above
 
 
-def parse_options(game: str, raw: dict[str, Any] | None) -> TableOptions:
-    """Validate ``raw`` for ``game``: missing keys take defaults; unknown keys are errors."""
-    if game not in OPTION_CLASSES:
-        raise ValueError(f"unknown game {game!r} (known: {', '.join(GAMES)})")
-    cls = OPTION_CLASSES[game]
+def options_from(cls: type[_Options], game: str, raw: Any) -> _Options:
+    """Validate ``raw`` as options of class ``cls`` (of ``game``, named in errors): missing keys
+    take defaults; unknown keys are errors. :func:`referee.games.parse_options` picks ``cls``."""
     raw = raw or {}
     if not isinstance(raw, dict):
         raise OptionError("options", "must be an object of option names to values")
     known = {f.name: str(f.type) for f in fields(cls)}
-    values = {}
+    values: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in known:
             raise OptionError(

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.arbiter import DEFAULT_SETTLE_NS, Arbiter
-from referee.engine import Engine, new_engine
+from referee.engine import Engine
+from referee.games import game
 from referee.journal import Journal, JournalHeader, JournalWriter
 from referee.model import Input, Verdict
 
@@ -30,9 +31,8 @@ class Table:
         journal: JournalWriter | None = None,
     ) -> None:
         self.header = header.resolved()
-        self.engine: Engine = new_engine(
-            self.header.game, self.header.n_seats, self.header.dealer,
-            self.header.options, self.header.deal,  # type: ignore[arg-type]
+        self.engine: Engine = game(self.header.game).new_engine(
+            self.header.n_seats, self.header.dealer, self.header.options, self.header.deal
         )
         self.arbiter = Arbiter(settle_ns)
         self.journal = journal

@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from referee.cli import main as referee_main
+from referee.app.cli import main as referee_main
 
 DATA = Path(__file__).resolve().parent / "data"
 GOLDEN = DATA / "golden" / "verdicts.json"

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.arbiter import Arbiter
-from referee.banka_bever import BankaBever
 from referee.cards import Card, full_deck
-from referee.deal import seat_counts, seeded_deal
-from referee.engine import PileDeal, new_engine
+from referee.deal import PileDeal
+from referee.games import games, new_engine, seeded_deal
+from referee.games.banka_bever import BankaBever
 from referee.model import Input, Verdict
 from referee.options import BankaOptions
 
@@ -728,7 +728,7 @@ def test_slap_back_in_nobody_holding_cards_last_layer_takes_pile() -> None:
 # -- observed mode --------------------------------------------------------------------------
 def test_observed_mode_counts_from_dealing_rule() -> None:
     e = game(3, None, dealer=0)
-    counts, left = seat_counts("banka-bever", 3, 0)
+    counts, left = games["banka-bever"].seat_counts(3, 0)
     s = e.state()
     assert s["counts"] == counts and s["pile"] == [None] * left and s["bottom"] is None
     assert s["turn"] == 1

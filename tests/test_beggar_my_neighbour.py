@@ -11,7 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.beggar_my_neighbour import (
+from referee.cards import Card, full_deck
+from referee.deal import PileDeal
+from referee.games import new_engine, parse_options, seeded_deal
+from referee.games.beggar_my_neighbour import (
     BeggarMyNeighbour,
     notation_cycle,
     notation_deal,
@@ -19,11 +22,8 @@ from referee.beggar_my_neighbour import (
     parse_notation,
     play_notation,
 )
-from referee.cards import Card, full_deck
-from referee.deal import seeded_deal
-from referee.engine import PileDeal, new_engine
 from referee.model import Input, Verdict
-from referee.options import BeggarOptions, parse_options
+from referee.options import BeggarOptions
 
 GAME = "beggar-my-neighbour"
 RECORDS = json.loads((Path(__file__).parent / "data" / "beggar_records.json").read_text())
@@ -340,7 +340,7 @@ def test_refused_inputs_change_nothing():
     before = table.eng.state()
     assert table.lay(1)[0]["code"] == "not_your_turn"
     bad = table.eng.apply(Input(t=5, seat=0, act="slap"))
-    assert bad[0]["code"] == "bad_act"
+    assert bad[0]["code"] == "unknown_act"
     assert table.eng.apply(Input(t=6, seat=7, act="lay"))[0]["code"] == "no_such_seat"
     assert table.eng.state() == before
 

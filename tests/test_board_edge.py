@@ -7,9 +7,9 @@ import asyncio
 from firmware_bridge.deck import synthetic_deck
 from firmware_bridge.edge import BoardEdge
 from firmware_bridge.emulator import VirtualBoard
-from referee.config import parse_config
+from referee.app.config import parse_config
+from referee.app.service import RefereeService
 from referee.journal import read_journal
-from referee.service import RefereeService
 
 
 def make_service(tmp_path, game: str, seed: int | None) -> RefereeService:

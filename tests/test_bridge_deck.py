@@ -7,17 +7,10 @@ import json
 
 import pytest
 
-from firmware_bridge.deck import (
-    Deck,
-    DeckError,
-    Enrollment,
-    parse_tag,
-    register,
-    run_check,
-    run_enroll,
-    synthetic_deck,
-)
+from firmware_bridge.deck import Deck, DeckError, parse_tag, synthetic_deck
 from firmware_bridge.emulator import VirtualBoard
+from firmware_bridge.enrol import Enrollment, run_check, run_enroll
+from referee.app.commands.deck import register
 from referee.cards import Card, full_deck
 
 QH, QD, AS = Card.parse("QH"), Card.parse("QD"), Card.parse("AS")

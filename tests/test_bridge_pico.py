@@ -1,4 +1,4 @@
-"""The reference Pico firmware (hardware/pico/main.py), run on CPython: its codec against the
+"""The reference Pico firmware (firmware/pico/main.py), run on CPython: its codec against the
 shared vectors, and its protocol logic against the host link in virtual time, with faults."""
 
 import importlib.util
@@ -14,7 +14,7 @@ from firmware_bridge.protocol import Led, LedPattern, Reader
 from firmware_bridge.vectors import load_vectors
 
 MS = 1_000_000
-FIRMWARE = Path(__file__).resolve().parents[1] / "hardware" / "pico" / "main.py"
+FIRMWARE = Path(__file__).resolve().parents[1] / "firmware" / "pico" / "main.py"
 
 
 @pytest.fixture(scope="module")

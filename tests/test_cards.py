@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.cards import Card, CardError, full_deck, parse_card, shuffled_deck
+from referee.cards import Card, full_deck, parse_card, shuffled_deck
+from referee.errors import CardError
 
 
 @pytest.mark.parametrize(

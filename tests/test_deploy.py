@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from hardware import config as hwconfig
-from referee import config as refconfig
-from referee.cli import build_parser
+from referee.app import config as refconfig
+from referee.app.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 UNIT = ROOT / "deploy" / "systemd" / "card-referee.service"
@@ -92,7 +92,7 @@ def test_unit_restarts_always_but_not_for_a_configuration_error(
         unit: dict[str, list[tuple[str, str]]]) -> None:
     assert one(unit, "Service", "Restart") == "always"
     assert one(unit, "Service", "RestartSec") == "1"
-    # `referee` exits with 2 for a configuration or usage error (referee.cli.main).
+    # `referee` exits with 2 for a configuration or usage error (referee.app.cli.main).
     assert one(unit, "Service", "RestartPreventExitStatus") == "2"
     # SIGINT is the signal on which `referee run` shuts down cleanly (KeyboardInterrupt).
     assert one(unit, "Service", "KillSignal") == "SIGINT"
@@ -128,7 +128,7 @@ def test_execstart_flags_are_listed_by_run_help(
         unit: dict[str, list[tuple[str, str]]]) -> None:
     argv = shlex.split(one(unit, "Service", "ExecStart"))
     help_text = subprocess.run(
-        [sys.executable, "-c", "import sys; from referee.cli import main; sys.exit(main())",
+        [sys.executable, "-c", "import sys; from referee.app.cli import main; sys.exit(main())",
          "run", "--help"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     for flag in (a.split("=")[0] for a in argv[2:] if a.startswith("-")):
         assert re.search(rf"(^|[\s,\[]){re.escape(flag)}\b", help_text), flag
@@ -171,7 +171,7 @@ def test_full_mock_example_is_the_full_mock_stack() -> None:
 def test_full_mock_example_builds_every_edge(monkeypatch: pytest.MonkeyPatch) -> None:
     from firmware_bridge.edge import BoardEdge
     from hardware.slaps import GpioEdge
-    from referee.service import FeedOutput, build_service
+    from referee.app.wiring import FeedOutput, build_service
 
     monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
     config = refconfig.load_config(ROOT / "deploy" / "table.full-mock.toml")
@@ -209,7 +209,7 @@ def test_install_guide_names_the_paths_of_the_unit(
 
 
 def test_install_guide_lists_the_console_commands() -> None:
-    from referee.service import CONSOLE_HELP
+    from referee.app.console import CONSOLE_HELP
 
     text = INSTALL.read_text(encoding="utf-8")
     words = {part.split()[0] for line in CONSOLE_HELP.splitlines()

@@ -17,16 +17,11 @@ import pytest
 from conftest import Broker
 from rich.console import Console
 
-from referee.display import (
-    TableView,
-    main,
-    register,
-    render,
-    run,
-    start_web_server,
-    web_config,
-)
-from referee.feed import TableFeed, parse_broker_url
+from referee.app.commands.display import main, register, run
+from referee.app.display.render import render
+from referee.app.display.view import TableView
+from referee.app.display.web import start_web_server, web_config
+from referee.app.feed import TableFeed, parse_broker_url
 
 NAMES = ["Anna", "Bo", "Cia"]
 
@@ -218,7 +213,7 @@ def test_display_web_command_serves_until_stopped() -> None:
     account and, with an mqtt:// broker, lets the page use its own host at port 9001."""
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "referee.display", "--web", "--port", "0", "--table", "t1",
+        [sys.executable, "-m", "referee.app.cli", "display", "--web", "--port", "0", "--table", "t1",
          "--broker", "mqtt://display:pw@127.0.0.1:1883"],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 from conftest import Broker
 
-from referee.display import start_web_server, web_config
-from referee.feed import FeedThread, TableFeed, parse_broker_url
+from referee.app.display.web import start_web_server, web_config
+from referee.app.feed import FeedThread, TableFeed, parse_broker_url
 
 NAMES = ["Anna", "Bo", "Cia", "Dag"]
 

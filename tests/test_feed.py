@@ -19,8 +19,9 @@ import aiomqtt
 import pytest
 from conftest import Broker, free_port
 
-from referee.display import TableView, follow
-from referee.feed import TableFeed, Topics, parse_broker_url, seat_view
+from referee.app.display.follow import follow
+from referee.app.display.view import TableView
+from referee.app.feed import TableFeed, Topics, parse_broker_url, seat_view
 from referee.model import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -409,7 +410,7 @@ def test_broker_restart_leaves_the_feed_running_and_displays_whole(mosquitto: Br
 
 PUBLISHER = """
 import asyncio, sys
-from referee.feed import TableFeed
+from referee.app.feed import TableFeed
 
 async def main():
     feed = TableFeed(sys.argv[1], "t1", seats=["Anna", "Bo"])
@@ -512,7 +513,7 @@ def test_wrong_or_missing_credentials_are_refused(mosquitto: Broker) -> None:
 
 def test_feed_over_websockets_and_from_a_thread(mosquitto: Broker) -> None:
     """A ws:// broker URL works, and FeedThread lets a plain (non-asyncio) loop publish."""
-    from referee.feed import FeedThread
+    from referee.app.feed import FeedThread
 
     feed = TableFeed(mosquitto.url("referee", ws=True), "t1")
     with FeedThread(feed):

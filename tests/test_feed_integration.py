@@ -8,10 +8,10 @@ import json
 import aiomqtt
 from conftest import Broker
 
-from referee.cli import main
-from referee.config import parse_config
-from referee.feed import parse_broker_url
-from referee.service import build_service
+from referee.app.cli import main
+from referee.app.config import parse_config
+from referee.app.feed import parse_broker_url
+from referee.app.wiring import build_service
 
 
 async def retained(url: str, topic: str, timeout: float = 5.0) -> dict:

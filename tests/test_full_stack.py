@@ -14,16 +14,16 @@ import time
 
 import pytest
 
-from referee.fullstack import full_stack_config, run_full_stack
+from referee.app.fullstack import full_stack_config, run_full_stack
+from referee.app.simulate import Simulation
 from referee.journal import read_journal
-from referee.simulate import Simulation
 from referee.table import replay
 
 KEYS = ("counts", "cards_played", "tricks", "winners", "out", "over")
 
 
 def simulate_cmd(seed: int, journal_dir, game="beggar-my-neighbour", players=2) -> list[str]:
-    return [sys.executable, "-m", "referee.cli", "simulate", "--full-stack", "--game", game,
+    return [sys.executable, "-m", "referee.app.cli", "simulate", "--full-stack", "--game", game,
             "--players", str(players), "--seed", str(seed), "--json", "--journal-dir",
             str(journal_dir), "--speed", "200", "--settle-ms", "2"]
 

@@ -7,16 +7,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.cards import full_deck
+from referee.games import games, parse_options
 from referee.journal import Journal, JournalHeader
-from referee.model import ACTS, Input
-from referee.options import parse_options
+from referee.model import Input
 from referee.table import replay
 
 CARDS = full_deck()
 
 
 def inputs_for(game: str, seats: int) -> st.SearchStrategy[Input]:
-    acts = [a for a, games in ACTS.items() if game in games]
+    acts = list(games[game].acts)
     card = st.sampled_from(CARDS)
     return st.builds(
         Input,

@@ -20,9 +20,9 @@ from hardware.mock import Edge, EdgeScheduler, VirtualClock, VirtualMockFactory
 from hardware.pads import PadEvent, SeatLeds, SlapPad
 from hardware.slaps import GpioEdge, SlapDriver
 from referee.arbiter import DEFAULT_SETTLE_NS
-from referee.banka_bever import BankaBever
 from referee.cards import Card, parse_card
-from referee.engine import PileDeal
+from referee.deal import PileDeal
+from referee.games.banka_bever import BankaBever
 from referee.model import Input, Verdict
 from referee.options import BankaOptions
 

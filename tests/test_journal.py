@@ -6,9 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.journal import JournalError, JournalHeader, JournalWriter, parse_lines, read_journal
-from referee.model import Input, InputError
-from referee.options import OptionError, parse_options
+from referee.errors import InputError, JournalError
+from referee.games import parse_options
+from referee.journal import JournalHeader, JournalWriter, parse_lines, read_journal
+from referee.model import Input
+from referee.options import OptionError
 
 HEADER = {"journal": 1, "game": "banka-bever", "seats": ["Anna", "Bo", "Cia"], "dealer": 2,
           "options": {"false_slap_penalty": "none"}, "seed": 7, "deal": None}

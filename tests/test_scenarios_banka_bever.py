@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import main
+from referee.app.cli import main
 
 DIR = Path(__file__).parent / "data" / "scenarios" / "banka_bever"
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import main
+from referee.app.cli import main
 
 SCENARIOS = Path(__file__).parent / "data" / "scenarios" / "beggar_my_neighbour"
 JOURNALS = sorted(p for p in SCENARIOS.glob("*.jsonl") if not p.name.endswith(".expected.jsonl"))

@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from referee.config import ConfigError, load_config, parse_config
+from referee.app.clock import TableClock
+from referee.app.config import load_config, parse_config
+from referee.app.console import ConsoleEdge, parse_console_line
+from referee.app.service import RefereeService
+from referee.app.wiring import build_service
+from referee.errors import ConfigError
 from referee.journal import read_journal
 from referee.model import Input
-from referee.service import (
-    ConsoleEdge,
-    RefereeService,
-    TableClock,
-    build_service,
-    parse_console_line,
-)
 from referee.table import replay
 
 MS = 1_000_000
@@ -275,7 +273,7 @@ def test_operator_deals_the_next_round_of_the_points_game(tmp_path) -> None:
     # Play the round out with the engine's own legal inputs (the referee knows the deal).
     import random
 
-    from referee.simulate import choose_vandatta
+    from referee.app.players import choose_vandatta
 
     rng = random.Random(1)
     reshuffles = 0
@@ -309,7 +307,7 @@ def test_operator_deals_the_next_round_of_the_points_game(tmp_path) -> None:
 
 def test_run_refuses_a_console_table_without_a_console_and_an_unwritable_journal(tmp_path,
                                                                                 capsys) -> None:
-    from referee.cli import main
+    from referee.app.cli import main
 
     cfg = config(tmp_path, source="console")
     assert main(["run", "--config", cfg.path, "--no-console"]) == 2
@@ -329,7 +327,7 @@ def test_sigterm_stops_referee_run_cleanly(tmp_path) -> None:
     import time
 
     cfg = config(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "run", "--config", cfg.path,
+    proc = subprocess.Popen([sys.executable, "-m", "referee.app.cli", "run", "--config", cfg.path,
                              "--no-console"], stderr=subprocess.PIPE, text=True)
     journal = tmp_path / "journals" / "current.jsonl"
     deadline = time.monotonic() + 20
@@ -344,7 +342,7 @@ def test_sigterm_stops_referee_run_cleanly(tmp_path) -> None:
 def test_alerts_stay_in_the_state_for_displays_that_join_later(tmp_path) -> None:
     from rich.console import Console
 
-    from referee.display import render
+    from referee.app.display.render import render
 
     svc = service(config(tmp_path), FakeTime())
     svc.notice("button_stuck", seat=1, button="slap")
@@ -458,7 +456,7 @@ def test_the_operator_console_over_a_unix_socket(tmp_path) -> None:
     """Under systemd there is no terminal: `referee console` steers the running referee."""
     import tempfile
 
-    from referee.service import console_client
+    from referee.app.console import console_client
 
     sock = Path(tempfile.mkdtemp(prefix="rc-", dir="/tmp")) / "console.sock"  # short: AF_UNIX
     cfg = config(tmp_path, extra=f'console_socket = "{sock}"')
@@ -487,7 +485,7 @@ def test_the_operator_console_over_a_unix_socket(tmp_path) -> None:
 
 
 def test_console_command_says_when_no_referee_listens(tmp_path, capsys) -> None:
-    from referee.cli import main
+    from referee.app.cli import main
 
     assert main(["console", "--socket", str(tmp_path / "none.sock"), "state"]) == 2
     assert "cannot reach the referee" in capsys.readouterr().err

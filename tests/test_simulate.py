@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.cli import main
+from referee.app.cli import main
+from referee.app.simulate import Simulation
 from referee.journal import read_journal
-from referee.simulate import Simulation
 from referee.table import replay
 
 GAMES = [("beggar-my-neighbour", 3), ("banka-bever", 4), ("vandatta", 3)]

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.cards import Card, full_deck, shuffled_deck
-from referee.deal import seeded_deal
-from referee.engine import HandDeal, new_engine
+from referee.deal import HandDeal
+from referee.games import new_engine, parse_options, seeded_deal
+from referee.games.vandatta import Vandatta, card_points, hand_score
 from referee.model import Input, Verdict
-from referee.options import VandattaOptions, parse_options
-from referee.vandatta import Vandatta, card_points, hand_score
+from referee.options import VandattaOptions
 
 # ---------------------------------------------------------------------------- helpers
 

@@ -21,19 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.engine import SEAT_LIMITS
-from referee.model import GAMES
-from referee.options import OptionError, TableOptions, parse_options
+from referee.errors import ConfigError, OptionError
+from referee.games import games
+from referee.options import TableOptions
 
 CARD_SOURCES = ("virtual", "console", "board")
 
-
-class ConfigError(ValueError):
-    """A configuration error: ``path`` and ``key`` say where."""
-
-    def __init__(self, path: str, key: str, reason: str) -> None:
-        super().__init__(f"{path}: {key}: {reason}")
-        self.path, self.key, self.reason = path, key, reason
 
 
 @dataclass(frozen=True)
@@ -104,14 +97,15 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     if not table_id or "/" in table_id or "+" in table_id or "#" in table_id:
         raise ConfigError(path, "table.id", "must be non-empty, without / + or #")
     game = _get(table, "game", str, path, "table")
-    if game not in GAMES:
-        raise ConfigError(path, "table.game", f"must be one of {', '.join(GAMES)}, got {game!r}")
+    if game not in games:
+        raise ConfigError(path, "table.game", f"must be one of {', '.join(games)}, got {game!r}")
     seats = _get(table, "seats", list, path, "table")
     if not all(isinstance(s, str) and s for s in seats):
         raise ConfigError(path, "table.seats", "must be a list of names")
-    lo, hi = SEAT_LIMITS[game]
-    if not lo <= len(seats) <= hi:
-        raise ConfigError(path, "table.seats", f"{game} takes {lo} to {hi} seats, got {len(seats)}")
+    spec = games[game]
+    if len(seats) not in spec.seat_range:
+        raise ConfigError(path, "table.seats", f"{game} takes {spec.min_seats} to "
+                          f"{spec.max_seats} seats, got {len(seats)}")
     dealer = _get(table, "dealer", int, path, "table", 0)
     if not 0 <= dealer < len(seats):
         raise ConfigError(path, "table.dealer", f"must be a seat number 0..{len(seats) - 1}")
@@ -127,7 +121,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     base = Path(path).parent if path != "<config>" else Path(".")
     journal_dir = base / _get(table, "journal_dir", str, path, "table", "journals")
     try:
-        options = parse_options(game, raw.get("options", {}))
+        options = spec.parse_options(raw.get("options", {}))
     except OptionError as exc:
         raise ConfigError(path, f"options.{exc.key}", exc.reason) from None
     broker = None

@@ -1,7 +1,7 @@
 """``referee simulate --full-stack``: virtual players at a table run by the real service.
 
-The very program ``referee run`` starts (:class:`referee.service.RefereeService` from a
-:class:`referee.config.TableConfig`) referees the game. Only the world outside it is virtual:
+The very program ``referee run`` starts (:class:`referee.app.service.RefereeService` from a
+:class:`referee.app.config.TableConfig`) referees the game. Only the world outside it is virtual:
 
 - the slap and call buttons are gpiozero pins on the mock backend (:mod:`hardware.mock`), pressed
   by the players through the same pads, lockout and edge timestamps as on the Pi;
@@ -27,11 +27,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from referee.cards import parse_card
-from referee.config import TableConfig, parse_config
+from firmware_bridge.deck import synthetic_deck
+from firmware_bridge.edge import BoardEdge
+from firmware_bridge.emulator import VirtualBoard
+from hardware.mock import MonotonicClock, VirtualMockFactory
+from referee.app.config import TableConfig, parse_config
+from referee.app.players import DEFAULT_NAMES, choose_vandatta, slappers, stamped
+from referee.app.service import RefereeService
+from referee.app.wiring import build_service
+from referee.deal import reshuffled
+from referee.games.vandatta import next_deal
 from referee.model import Input, Verdict
-from referee.service import RefereeService, build_service
-from referee.simulate import DEFAULT_NAMES, choose_vandatta, next_deal, slappers, stamped
 
 SLAP_PINS = (17, 5, 23, 16, 4, 12, 19, 26)
 CALL_PINS = (27, 6, 24, 20, 18, 25, 13, 21)
@@ -148,9 +154,8 @@ class VirtualPlayers:
         opts = svc.config.options
         if (state["stock"] == 0 and len(state["pile"]) > 1 and opts.reshuffle_discards
                 and not any(i.act == "draw" for i in legal)):
-            pile = [parse_card(c) for c in state["pile"][:-1] if c]
-            self.rng.shuffle(pile)
-            svc.submit(Input(svc.clock.now(), seat, "reshuffle", stock=tuple(pile)))
+            svc.submit(Input(svc.clock.now(), seat, "reshuffle",
+                             stock=reshuffled(state["pile"], self.rng)))
             return
         if not legal:
             return
@@ -175,10 +180,6 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
                          on_ready: Callable[[RefereeService], None] | None = None,
                          timeout_s: float | None = None) -> RefereeService:
     """Run one simulated table to the end of its game (or ``timeout_s``); returns the service."""
-    from firmware_bridge.deck import synthetic_deck
-    from firmware_bridge.emulator import VirtualBoard
-    from hardware.mock import MonotonicClock, VirtualMockFactory
-
     deck = synthetic_deck(seed)
     board = VirtualBoard(deck=deck, seed=seed)
     port = await board.start()
@@ -186,9 +187,8 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     doc["board"]["port"] = port
     config: TableConfig = parse_config(doc, "<full-stack>")
     factory = VirtualMockFactory(MonotonicClock())
-    service = build_service(config, console=False, pin_factory=factory)
-    board_edge = next(e for e in service.edges if type(e).__name__ == "BoardEdge")
-    board_edge.deck = deck
+    service = build_service(config, console=False, pin_factory=factory, deck=deck)
+    board_edge = next(e for e in service.edges if isinstance(e, BoardEdge))
     service.fsync = True
     service.open_game(keep_finished=True)
     pins = [(factory.pin(SLAP_PINS[i]), factory.pin(CALL_PINS[i]))

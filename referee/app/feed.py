@@ -38,9 +38,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiomqtt
 
-from referee.describe import describe
+from referee.describe import describe, seat_name
 
-log = logging.getLogger("referee.feed")
+log = logging.getLogger("referee.app.feed")
 
 #: Default port of each URL scheme ``parse_broker_url`` knows.
 DEFAULT_PORTS = {"mqtt": 1883, "tcp": 1883, "mqtts": 8883, "ws": 9001, "wss": 9443}
@@ -200,13 +200,6 @@ class Topics:
 # --------------------------------------------------------------------------- seat view
 
 
-def seat_name(seat: Any, names: Sequence[str] | None) -> str:
-    """The name of ``seat`` when known, else ``seat N``."""
-    if isinstance(seat, int) and names and 0 <= seat < len(names):
-        return str(names[seat])
-    return f"seat {seat}"
-
-
 def seat_view(
     state: Mapping[str, Any], seat: int, names: Sequence[str] | None = None
 ) -> dict[str, Any]:
@@ -220,7 +213,7 @@ def seat_view(
     winners = state.get("winners") or []
     view: dict[str, Any] = {
         "seat": seat,
-        "name": seat_name(seat, names),
+        "name": seat_name(names, seat),
         "count": counts[seat] if seat < len(counts) else None,
         "turn": state.get("turn") == seat,
         "owes": 0,

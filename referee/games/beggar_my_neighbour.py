@@ -39,13 +39,18 @@ from itertools import product
 from typing import Any
 
 from referee.cards import ACE, JACK, KING, QUEEN, SUITS, Card, cards_text
-from referee.deal import seat_counts
-from referee.engine import PileDeal
+from referee.deal import PileDeal
+from referee.engine import Game
+from referee.errors import DealError, OptionError
 from referee.model import Input, Verdict, illegal
 from referee.options import BeggarOptions
 
-GAME = "beggar-my-neighbour"
-MIN_SEATS, MAX_SEATS = 2, 4
+NAME = "beggar-my-neighbour"
+
+
+def dealing_counts(n: int) -> tuple[list[int], int]:
+    """RULES.md §1: the whole deck, one at a time, left of the dealer first."""
+    return [52 // n + (1 if i < 52 % n else 0) for i in range(n)], 0
 
 
 @dataclass
@@ -69,7 +74,7 @@ class BeggarMyNeighbour:
     any size (at least one card each), so that small positions can be studied.
     """
 
-    game = GAME
+    game = NAME
 
     def __init__(
         self,
@@ -78,33 +83,30 @@ class BeggarMyNeighbour:
         options: BeggarOptions | None = None,
         deal: PileDeal | None = None,
     ) -> None:
-        if not isinstance(n_seats, int) or not MIN_SEATS <= n_seats <= MAX_SEATS:
-            raise ValueError(
-                f"Beggar My Neighbour is for {MIN_SEATS} to {MAX_SEATS} players, got {n_seats!r}"
-            )
-        if not isinstance(dealer, int) or not 0 <= dealer < n_seats:
-            raise ValueError(f"dealer {dealer!r} is not a seat (seats 0..{n_seats - 1})")
+        GAME.check_seats(n_seats, dealer)
+        if options is not None and not isinstance(options, BeggarOptions):
+            raise OptionError("options", "Beggar My Neighbour needs BeggarOptions")
         self.n_seats = n_seats
         self.dealer = dealer
         self.options = options if options is not None else BeggarOptions()
         self.observed = deal is None
         if deal is None:
-            counts, _ = seat_counts(GAME, n_seats, dealer)
+            counts, _ = GAME.seat_counts(n_seats, dealer)
             stacks: list[list[Card | None]] = [[None] * c for c in counts]
         else:
             if not isinstance(deal, PileDeal):
-                raise ValueError("Beggar My Neighbour needs a PileDeal (stacks per seat)")
+                raise DealError("Beggar My Neighbour needs a PileDeal (stacks per seat)")
             if len(deal.stacks) != n_seats:
-                raise ValueError(f"the deal has {len(deal.stacks)} stacks for {n_seats} seats")
+                raise DealError(f"the deal has {len(deal.stacks)} stacks for {n_seats} seats")
             if deal.pile:
-                raise ValueError("Beggar My Neighbour deals the whole deck: no leftover pile")
+                raise DealError("Beggar My Neighbour deals the whole deck: no leftover pile")
             stacks = [list(s) for s in deal.stacks]
             for seat, stack in enumerate(stacks):
                 if not stack:
-                    raise ValueError(f"seat {seat} is dealt no cards")
+                    raise DealError(f"seat {seat} is dealt no cards")
         faces = [c for s in stacks for c in s if c is not None]
         if len(set(faces)) != len(faces):
-            raise ValueError("the deal holds a card more than once")
+            raise DealError("the deal holds a card more than once")
         self._seen: set[Card] = set(faces)
         self._stacks: list[deque[Card | None]] = [deque(s) for s in stacks]
         self._total = sum(len(s) for s in stacks)
@@ -144,7 +146,7 @@ class BeggarMyNeighbour:
             ]
         if inp.act != "lay":
             return verdicts + [
-                illegal(t, seat, "bad_act", f"Beggar My Neighbour has no {inp.act!r}: only lay")
+                illegal(t, seat, "unknown_act", f"Beggar My Neighbour has no {inp.act!r}: only lay")
             ]
         if not self._in[seat]:
             return verdicts + [illegal(t, seat, "out_of_game", f"seat {seat} is out of the game")]
@@ -198,7 +200,7 @@ class BeggarMyNeighbour:
     def state(self) -> dict[str, Any]:
         """A JSON-ready snapshot (docs/engine-contract.md keys plus ``challenge``)."""
         return {
-            "game": GAME,
+            "game": NAME,
             "counts": [len(s) for s in self._stacks],
             "pile": cards_text(self._pile),
             "turn": None if self._over else self._turn,
@@ -214,6 +216,19 @@ class BeggarMyNeighbour:
         """Seat ``seat``'s stack, top first (``None`` for faces not seen): for simulation and
         tests, never for a seat's display."""
         return list(self._stacks[seat])
+
+    hand = stack
+
+    def holder(self, card: Card) -> int | None:
+        """The seat whose known stack has ``card`` on top, if any."""
+        return next((s for s, stack in enumerate(self._stacks) if stack and stack[0] == card),
+                    None)
+
+    def next_deadline(self) -> int | None:
+        """When a running time limit ends the game (the clock starts at the first input)."""
+        if self._over or self._limit_ns is None or self._start_t is None:
+            return None
+        return self._start_t + self._limit_ns
 
     def legal_inputs(self, t: int) -> list[Input]:
         """The one ``lay`` of the seat to act (its card when the face is known); none when over."""
@@ -337,11 +352,11 @@ def parse_notation(text: str) -> list[int]:
     """Read one player's stack, top card first: ``A K Q J`` are 4 3 2 1, a number card is 0.
 
     A number card is ``-`` or any number rank ``2``..``10`` (``10`` is one card, ``T`` too);
-    spaces are ignored; lower case is accepted. Anything else raises ``ValueError`` naming the
+    spaces are ignored; lower case is accepted. Anything else raises :class:`DealError` naming the
     character and its position.
     """
     if not isinstance(text, str):
-        raise ValueError(f"a hand in record notation is text, got {text!r}")
+        raise DealError(f"a hand in record notation is text, got {text!r}")
     out: list[int] = []
     i, n = 0, len(text)
     while i < n:
@@ -357,7 +372,7 @@ def parse_notation(text: str) -> list[int]:
             out.append(0)
             i += 1
         else:
-            raise ValueError(
+            raise DealError(
                 f"not a card in record notation: {text[i]!r} at position {i} of {text!r} "
                 "(use A K Q J for court cards, - or 2..10 for number cards)"
             )
@@ -374,7 +389,7 @@ def notation_deal(hand1: str, hand2: str) -> tuple[PileDeal, int]:
     """Real cards for a notation deal, for the engine: ``(deal, dealer)`` with player 1 at seat 0.
 
     Court cards get the suits in order (``AC``, ``AD`` …), number cards run ``2C``..``10S``; the
-    dealer is seat 1, so seat 0 (player 1) leads. Raises ``ValueError`` when a deck has too few
+    dealer is seat 1, so seat 0 (player 1) leads. Raises :class:`DealError` when a deck has too few
     cards of a kind (more than four of a court rank, or more than 36 number cards).
     """
     pools: dict[int, list[Card]] = {
@@ -387,7 +402,7 @@ def notation_deal(hand1: str, hand2: str) -> tuple[PileDeal, int]:
         stack = []
         for value in parse_notation(hand):
             if not pools[value]:
-                raise ValueError(f"one deck has no more {_COURT_TEXT[value]!r} cards for {hand!r}")
+                raise DealError(f"one deck has no more {_COURT_TEXT[value]!r} cards for {hand!r}")
             stack.append(pools[value].pop(0))
         stacks.append(tuple(stack))
     return PileDeal(stacks=tuple(stacks)), 1
@@ -428,7 +443,7 @@ def _solve(
     if not a or not b:
         # Someone already holds every card: the game is over before it starts.
         if not a and not b:
-            raise ValueError("both hands are empty: there is no game")
+            raise DealError("both hands are empty: there is no game")
         result = {"status": "finished", "cards": 0, "tricks": 0, "winner": 1 if not a else 0}
         return result, (a, b, 0)
     limit = (1 << 62) if max_cards is None else max_cards
@@ -529,3 +544,18 @@ def notation_cycle(hand1: str, hand2: str) -> dict[str, int] | None:
         "start_cards": result["cards"] - period["cards"],
         "start_tricks": result["tricks"] - period["tricks"],
     }
+
+
+#: Beggar My Neighbour as the registry knows it (RULES.md §1).
+GAME = Game(
+    name=NAME,
+    title="Beggar My Neighbour",
+    min_seats=2,
+    max_seats=4,
+    options=BeggarOptions,
+    engine=BeggarMyNeighbour,
+    deal_kind="pile",
+    acts=("lay",),
+    counts=dealing_counts,
+    turn_button="slap",
+)

@@ -60,11 +60,51 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from referee.cards import ACE, RANK_TEXT, SUIT_NAMES, SUITS, Card, card_text, cards_text, full_deck
-from referee.deal import HAND_SIZE
-from referee.engine import HandDeal
+from referee.cards import (
+    ACE,
+    RANK_TEXT,
+    SUIT_NAMES,
+    SUITS,
+    Card,
+    card_text,
+    cards_text,
+    full_deck,
+    shuffled_deck,
+)
+from referee.deal import HandDeal, next_dealer
+from referee.describe import seat_name
+from referee.engine import Game
+from referee.errors import DealError, OptionError
 from referee.model import Input, Verdict, illegal
 from referee.options import VandattaOptions
+
+NAME = "vandatta"
+#: Cards dealt to each hand (RULES.md §3).
+HAND_SIZE = 6
+
+
+def dealing_counts(n: int) -> tuple[list[int], int]:
+    """RULES.md §3: six cards to each seat; the rest are the upcard and the stock."""
+    return [HAND_SIZE] * n, 52 - HAND_SIZE * n
+
+
+def next_deal(state: dict[str, Any], seed: int, t: int) -> Input:
+    """The next round's ``deal`` of the points game, shuffled with ``seed``: the deal passes
+    clockwise to the next seat still in the game, who deals six cards to each seat still in,
+    from their left; then the upcard, and the rest is the stock."""
+    deck = shuffled_deck(seed)
+    n = len(state["counts"])
+    out = set(state.get("out", []))
+    dealer = next_dealer(state.get("dealer", 0), n, out)
+    hands: list[tuple[Card, ...]] = [() for _ in range(n)]
+    pos = 0
+    for k in range(1, n + 1):
+        seat = (dealer + k) % n
+        if seat not in out:
+            hands[seat] = tuple(deck[pos:pos + HAND_SIZE])
+            pos += HAND_SIZE
+    return Input(t, dealer, "deal", hands=tuple(hands), stock=tuple(deck[pos + 1:]),
+                 upcard=deck[pos])
 
 EIGHT = 8
 MAX_DRAWS = 3
@@ -107,10 +147,6 @@ def _is_special(card: Card | None) -> bool:
     return card is not None and card.rank in (EIGHT, ACE)
 
 
-def _seat_word(seat: int) -> str:
-    return f"seat {seat}"
-
-
 def _rank_word(rank: int) -> str:
     return {11: "jack", 12: "queen", 13: "king", 14: "ace"}.get(rank, str(rank))
 
@@ -130,7 +166,7 @@ class _Plan:
 class Vandatta:
     """The Vändåtta engine for 2–7 seats (RULES.md §3), known or observed mode."""
 
-    game = "vandatta"
+    game = NAME
 
     def __init__(
         self,
@@ -140,10 +176,9 @@ class Vandatta:
         deal: HandDeal | None = None,
     ) -> None:
         """Start the first round; ``deal`` None deals six unseen cards to each seat."""
-        if not 2 <= n_seats <= 7:
-            raise ValueError(f"Vändåtta takes 2 to 7 seats, not {n_seats}")
-        if not 0 <= dealer < n_seats:
-            raise ValueError(f"dealer {dealer} is not a seat (seats 0..{n_seats - 1})")
+        GAME.check_seats(n_seats, dealer)
+        if options is not None and not isinstance(options, VandattaOptions):
+            raise OptionError("options", "Vändåtta needs VandattaOptions")
         self.n_seats = n_seats
         self.options = options if options is not None else VandattaOptions()
         self.dealer = dealer
@@ -160,10 +195,10 @@ class Vandatta:
             prepared = self._prepare(None, None, None)
         else:
             if not isinstance(deal, HandDeal):
-                raise ValueError("Vändåtta needs a HandDeal (hands, stock, upcard)")
+                raise DealError("Vändåtta needs a HandDeal (hands, stock, upcard)")
             prepared = self._prepare(deal.hands, deal.stock, deal.upcard)
         if isinstance(prepared, str):
-            raise ValueError(prepared)
+            raise DealError(prepared)
         self._start_round(*prepared)
 
     # ------------------------------------------------------------------ public interface
@@ -176,6 +211,14 @@ class Vandatta:
     def hand(self, seat: int) -> list[Card | None]:
         """The cards of ``seat``'s hand (``None`` for unseen cards): for bots, not for displays."""
         return list(self._hands[seat])
+
+    def holder(self, card: Card) -> int | None:
+        """The seat whose known hand holds ``card``, if any."""
+        return next((s for s, hand in enumerate(self._hands) if card in hand), None)
+
+    def next_deadline(self) -> int | None:
+        """Vändåtta has no timed rule."""
+        return None
 
     def stock_cards(self) -> list[Card | None]:
         """The stock, top first (``None`` for unseen cards): for tests and simulation."""
@@ -202,7 +245,7 @@ class Vandatta:
                                   f"there is no seat {seat} (seats 0..{self.n_seats - 1})")]
         if not self._in_game[seat]:
             return [self._illegal(seat, "out_of_game",
-                                  f"{_seat_word(seat)} is out of the game (100 points or more)")]
+                                  f"{seat_name((), seat)} is out of the game (100 points or more)")]
         handler = {
             "play": self._on_play,
             "draw": self._on_draw,
@@ -309,9 +352,9 @@ class Vandatta:
             new_hands = [list(h) for h in hands]
             for s in range(n):
                 if not self._in_game[s] and new_hands[s]:
-                    return f"{_seat_word(s)} is out of the game and gets no cards"
+                    return f"{seat_name((), s)} is out of the game and gets no cards"
                 if self._in_game[s] and not new_hands[s]:
-                    return f"{_seat_word(s)} is in the game and must be dealt cards"
+                    return f"{seat_name((), s)} is in the game and must be dealt cards"
         in_hands = sum(len(h) for h in new_hands)
         if stock is None:
             new_stock: list[Card | None] = [None] * max(0, 52 - in_hands - 1)
@@ -467,7 +510,7 @@ class Vandatta:
         if not cards:
             return _Refusal("not_in_hand", "a play must name the cards laid")
         if not hand:
-            return _Refusal("no_cards", f"{_seat_word(seat)} holds no cards to lay")
+            return _Refusal("no_cards", f"{seat_name((), seat)} holds no cards to lay")
         rank = cards[0].rank
         if any(c.rank != rank for c in cards):
             return _Refusal("not_same_rank",
@@ -482,7 +525,7 @@ class Vandatta:
                 from_pool.append(card)
             else:
                 return _Refusal("not_in_hand",
-                                f"the {card.name()} is not in {_seat_word(seat)}'s hand")
+                                f"the {card.name()} is not in {seat_name((), seat)}'s hand")
         first = cards[0]
         top = self._discard[-1] if self._discard else None
         if self.options.no_special_on_special and _is_special(top) and _is_special(first):
@@ -515,8 +558,8 @@ class Vandatta:
         goes_out = not rest and not (self.options.no_special_finish and rank in (EIGHT, ACE))
         if goes_out and self.options.lappen and not self._call_counts(seat):
             return _Refusal("no_lappen",
-                            f"{_seat_word(seat)} did not call lappen and may not go out: the "
-                            f"cards go back to the hand and {_seat_word(seat)} draws "
+                            f"{seat_name((), seat)} did not call lappen and may not go out: the "
+                            f"cards go back to the hand and {seat_name((), seat)} draws "
                             f"{LAPPEN_PENALTY_DRAWS} cards")
         return _Plan(rest, tuple(from_pool))
 
@@ -584,9 +627,9 @@ class Vandatta:
                 if act == "play":
                     return self._illegal(seat, "ace_draws_pending",
                                          f"the other players must first draw for the ace "
-                                         f"({_seat_word(drawer)} draws next)")
+                                         f"({seat_name((), drawer)} draws next)")
                 return self._illegal(seat, "must_follow_ace",
-                                     f"{_seat_word(seat)} laid an ace and must follow it with "
+                                     f"{seat_name((), seat)} laid an ace and must follow it with "
                                      f"a card of {SUIT_NAMES[self._ace_suit or 'C']}, "
                                      "not draw or pass")
             if seat == drawer:
@@ -594,30 +637,30 @@ class Vandatta:
                     return None
                 if act == "pass":
                     return self._illegal(seat, "must_draw",
-                                         f"{_seat_word(seat)} must draw one card for the ace")
+                                         f"{seat_name((), seat)} must draw one card for the ace")
                 return self._illegal(seat, "not_your_turn",
-                                     f"{_seat_word(seat)} must draw one card for the ace "
+                                     f"{seat_name((), seat)} must draw one card for the ace "
                                      "before laying anything")
             return self._illegal(seat, "not_your_turn",
-                                 f"{_seat_word(drawer)} draws for the ace now")
+                                 f"{seat_name((), drawer)} draws for the ace now")
         if phase == ACE_FOLLOW:
             if seat != self._turn:
                 return self._illegal(seat, "not_your_turn",
-                                     f"{_seat_word(self._turn or 0)} must follow the ace")
+                                     f"{seat_name((), self._turn or 0)} must follow the ace")
             if act != "play":
                 return self._illegal(seat, "must_follow_ace",
-                                     f"{_seat_word(seat)} laid an ace and must follow it with "
+                                     f"{seat_name((), seat)} laid an ace and must follow it with "
                                      f"a card of {SUIT_NAMES[self._ace_suit or 'C']}, "
                                      "not draw or pass")
             return None
         if seat != self._turn:
             return self._illegal(seat, "not_your_turn",
-                                 f"it is {_seat_word(self._turn or 0)}'s turn")
+                                 f"it is {seat_name((), self._turn or 0)}'s turn")
         if phase == LAPPEN_PENALTY:
             if act == "draw" or (act == "pass" and not self._can_draw()):
                 return None
             return self._illegal(seat, "must_draw",
-                                 f"{_seat_word(seat)} must first draw the lappen penalty "
+                                 f"{seat_name((), seat)} must first draw the lappen penalty "
                                  f"({self._penalty_left} more)")
         return None
 
@@ -684,7 +727,7 @@ class Vandatta:
         if phase in (PLAY, SPECIAL_FINISH) and self._draws >= MAX_DRAWS:
             more = "pass" if phase == PLAY else "pass: the turn goes on"
             return [self._illegal(seat, "draw_limit",
-                                  f"{_seat_word(seat)} has drawn {MAX_DRAWS} cards this turn; "
+                                  f"{seat_name((), seat)} has drawn {MAX_DRAWS} cards this turn; "
                                   f"lay a card or {more}")]
         if not self._stock:
             if self._can_reshuffle():
@@ -742,11 +785,11 @@ class Vandatta:
         if self._phase in (PLAY, SPECIAL_FINISH) and self._draws < MAX_DRAWS and can_draw:
             if self._phase == SPECIAL_FINISH:
                 return [self._illegal(seat, "special_finish",
-                                      f"{_seat_word(seat)} laid the last card on a special card "
+                                      f"{seat_name((), seat)} laid the last card on a special card "
                                       f"and must draw up to {MAX_DRAWS} cards before passing "
                                       f"({self._draws} drawn)")]
             return [self._illegal(seat, "must_draw",
-                                  f"{_seat_word(seat)} must draw ({self._draws} of {MAX_DRAWS} "
+                                  f"{seat_name((), seat)} must draw ({self._draws} of {MAX_DRAWS} "
                                   "drawn) before passing")]
         if can_draw:
             self._passes = 0
@@ -766,7 +809,7 @@ class Vandatta:
             return []  # calls do not carry into the next round
         if self._phase == LAPPEN_PENALTY and seat == self._turn:
             return [self._illegal(seat, "must_draw",
-                                  f"{_seat_word(seat)} must first draw the lappen penalty "
+                                  f"{seat_name((), seat)} must first draw the lappen penalty "
                                   f"({self._penalty_left} more)")]
         self._calls[seat] = self._seq
         return []
@@ -877,3 +920,18 @@ class Vandatta:
             self._winners = winners
             verdicts.append(self._verdict("game_over", winners=winners))
         return verdicts
+
+
+#: Vändåtta as the registry knows it (RULES.md §3).
+GAME = Game(
+    name=NAME,
+    title="Vändåtta",
+    min_seats=2,
+    max_seats=7,
+    options=VandattaOptions,
+    engine=Vandatta,
+    deal_kind="hand",
+    acts=("play", "draw", "pass", "call", "deal", "reshuffle"),
+    counts=dealing_counts,
+    hand_size=HAND_SIZE,
+)

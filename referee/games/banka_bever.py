@@ -2,7 +2,7 @@
 
 The engine has no clock, no I/O and no randomness: time is the ``t`` (ns) of each input, and the
 cards come from the deal (known mode) or from the ``card`` of each ``lay`` (observed mode, where
-the stacks start as ``None`` cards by :func:`referee.deal.seat_counts`).
+the stacks start as ``None`` cards by ``GAME.seat_counts``).
 
 How the engine reads the points of RULES.md §2 that need a reading (each is pinned by a test in
 ``tests/test_banka_bever.py``):
@@ -53,13 +53,19 @@ from collections import deque
 from typing import Any
 
 from referee.cards import Card, card_text, cards_text
-from referee.deal import seat_counts
-from referee.engine import PileDeal
+from referee.deal import PileDeal
+from referee.engine import Game
+from referee.errors import DealError, OptionError
 from referee.model import Input, Verdict, illegal
 from referee.options import BankaOptions
 
-GAME = "banka-bever"
-MIN_SEATS, MAX_SEATS = 2, 8
+NAME = "banka-bever"
+
+
+def dealing_counts(n: int) -> tuple[list[int], int]:
+    """RULES.md §2: the same number of cards to every seat; the rest start the centre pile."""
+    return [52 // n] * n, 52 % n
+
 _NS_PER_MS = 1_000_000
 _FOREVER = 1 << 62
 
@@ -67,7 +73,7 @@ _FOREVER = 1 << 62
 class BankaBever:
     """The Banka bäver engine: ``apply`` inputs, ``advance`` time, read ``state()``."""
 
-    game = GAME
+    game = NAME
 
     def __init__(
         self,
@@ -77,13 +83,10 @@ class BankaBever:
         deal: PileDeal | None = None,
     ) -> None:
         """Start a game: ``deal`` None is observed mode (stacks of unseen cards)."""
-        if not MIN_SEATS <= n_seats <= MAX_SEATS:
-            raise ValueError(f"Banka bäver takes {MIN_SEATS} to {MAX_SEATS} seats, not {n_seats}")
-        if not 0 <= dealer < n_seats:
-            raise ValueError(f"dealer {dealer} is not a seat (0..{n_seats - 1})")
+        GAME.check_seats(n_seats, dealer)
         options = BankaOptions() if options is None else options
         if not isinstance(options, BankaOptions):
-            raise TypeError("Banka bäver needs BankaOptions")
+            raise OptionError("options", "Banka bäver needs BankaOptions")
         self.n_seats = n_seats
         self.dealer = dealer
         self.options = options
@@ -95,21 +98,21 @@ class BankaBever:
         stacks: list[list[Card | None]]
         pile: list[Card | None]
         if deal is None:
-            counts, left = seat_counts(GAME, n_seats, dealer)
+            counts, left = GAME.seat_counts(n_seats, dealer)
             stacks = [[None] * c for c in counts]
             pile = [None] * left
         else:
             if not isinstance(deal, PileDeal):
-                raise TypeError("Banka bäver is dealt a PileDeal")
+                raise DealError("Banka bäver is dealt a PileDeal (stacks per seat)")
             if len(deal.stacks) != n_seats:
-                raise ValueError(f"the deal has {len(deal.stacks)} stacks for {n_seats} seats")
+                raise DealError(f"the deal has {len(deal.stacks)} stacks for {n_seats} seats")
             stacks = [list(s) for s in deal.stacks]
             pile = list(deal.pile)
             if any(not s for s in stacks):
-                raise ValueError("every seat must be dealt at least one card")
+                raise DealError("every seat must be dealt at least one card")
         every = [c for s in stacks for c in s if c is not None] + [c for c in pile if c]
         if len(set(every)) != len(every):
-            raise ValueError("the deal holds a card more than once")
+            raise DealError("the deal holds a card more than once")
 
         self._stacks: list[deque[Card | None]] = [deque(s) for s in stacks]
         self._pile: list[Card | None] = pile  # bottom first
@@ -199,7 +202,7 @@ class BankaBever:
         if self._slap_win is not None:
             slap_win = {"seat": self._slap_win[0], "t": self._slap_win[1]}
         return {
-            "game": GAME,
+            "game": NAME,
             "counts": [len(s) for s in self._stacks],
             "pile": cards_text(self._pile),
             "turn": self._turn,
@@ -228,6 +231,20 @@ class BankaBever:
     def stack(self, seat: int) -> list[Card | None]:
         """A seat's stack, top first (``None`` for unseen cards)."""
         return list(self._stacks[seat])
+
+    hand = stack
+
+    def holder(self, card: Card) -> int | None:
+        """The seat whose known stack has ``card`` on top, if any."""
+        return next((s for s, stack in enumerate(self._stacks) if stack and stack[0] == card),
+                    None)
+
+    def next_deadline(self) -> int | None:
+        """The end of a pending claim's collect grace (the claim becomes final once time has
+        passed it), if a claim is pending."""
+        if self._over or self._cl_seat is None:
+            return None
+        return self._cl_until
 
     def pile(self) -> list[Card | None]:
         """The centre pile, bottom first."""
@@ -535,3 +552,18 @@ class BankaBever:
         self._cl_seat = None
         self._cl_reason = ""
         out.append(Verdict(t, "game_over", {"winners": [winner]}))
+
+
+#: Banka bäver as the registry knows it (RULES.md §2).
+GAME = Game(
+    name=NAME,
+    title="Banka bäver",
+    min_seats=2,
+    max_seats=8,
+    options=BankaOptions,
+    engine=BankaBever,
+    deal_kind="pile",
+    acts=("lay", "slap"),
+    counts=dealing_counts,
+    turn_button="call",
+)

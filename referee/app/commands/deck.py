@@ -1,0 +1,87 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from firmware_bridge.deck import Deck, DeckError, tag_text
+from firmware_bridge.enrol import run_check, run_enroll
+
+
+def _cmd_enroll(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(run_enroll(args.file, args.port, reader=args.reader,
+                                      baudrate=args.baud, name=args.name,
+                                      connect_timeout=args.timeout))
+    except DeckError as exc:
+        print(f"referee deck: {exc}", file=sys.stderr)
+        return 2
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(run_check(args.file, args.port, baudrate=args.baud,
+                                     connect_timeout=args.timeout))
+    except DeckError as exc:
+        print(f"referee deck: {exc}", file=sys.stderr)
+        return 2
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    try:
+        deck = Deck.load(args.file)
+    except DeckError as exc:
+        print(f"referee deck: {exc}", file=sys.stderr)
+        return 2
+    print(f"{deck.name or args.file}: {len(deck)} of 52 cards enrolled")
+    for tag, card in deck.items():
+        print(f"  {str(card):>3}  {tag_text(tag)}")
+    missing = deck.missing()
+    if missing:
+        print("Missing: " + " ".join(map(str, missing)))
+    return 0
+
+
+def _port_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", required=True,
+                   help="the board: a device path (/dev/ttyACM0, the emulator's /dev/pts/N) "
+                   "or a pyserial URL (socket://host:port, rfc2217://…)")
+    p.add_argument("--baud", type=int, default=115200, help="baud rate (default 115200)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for the board to answer (default 10)")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``deck`` command group (``enroll``, ``check``, ``show``) to a CLI."""
+    p = subparsers.add_parser(
+        "deck", help="card identity: enroll a tagged deck, check cards, show a deck file",
+        description="Deck files map the tag ids of a physical deck's cards (NFC tags, "
+        "barcodes) to cards. 'enroll' walks you through reading all 52 cards on the board's "
+        "reader; 'check' says which card each read tag is; 'show' lists a deck file.",
+    )
+    sub = p.add_subparsers(dest="deck_command", metavar="ACTION")
+    sub.required = True
+    e = sub.add_parser(
+        "enroll", help="read all 52 cards of a deck on the board's reader",
+        description="Names each card to read in turn and saves the deck file after every "
+        "change, so a session can stop and resume. A card read twice or an unknown tag gets a "
+        "message and changes nothing; type 'help' for the corrections (undo, fix, swap, as, "
+        "skip, check).",
+    )
+    e.add_argument("file", help="the deck file (.json, or .toml); resumed if it exists")
+    _port_args(e)
+    e.add_argument("--reader", type=int, default=None,
+                   help="only take reads from this reader (default: any)")
+    e.add_argument("--name", default=None, help="the deck's name (default: the file's stem)")
+    e.set_defaults(func=_cmd_enroll)
+    c = sub.add_parser("check", help="say which card each read tag is",
+                       description="Prints the card of every tag read, or that it is unknown.")
+    c.add_argument("file", help="the deck file")
+    _port_args(c)
+    c.set_defaults(func=_cmd_check)
+    s = sub.add_parser("show", help="list a deck file", description="Lists a deck file.")
+    s.add_argument("file", help="the deck file")
+    s.set_defaults(func=_cmd_show)

@@ -1,0 +1,90 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+from typing import Any
+
+from referee.app.config import ConfigError, load_config
+from referee.app.console import console_client
+from referee.app.errors import CommandError, EdgeError
+from referee.app.wiring import build_service
+
+
+# -- command line --------------------------------------------------------------------------------
+def _cmd_run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    if config.card_source == "console" and args.no_console:
+        raise CommandError(f"{config.path}: table.card_source: \"console\" needs the console "
+                           "(leave out --no-console, or use \"board\" or \"virtual\")")
+    def early_stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)  # before the loop runs: every journal line is already on disk
+
+    previous = signal.signal(signal.SIGTERM, early_stop)
+    try:
+        try:
+            service = build_service(config, console=not args.no_console)
+            service.open_game()
+        except (ConfigError, ValueError) as exc:
+            raise CommandError(str(exc)) from None
+        except OSError as exc:
+            raise CommandError(f"{config.path}: table.journal_dir: cannot use "
+                               f"{config.journal_dir}: {exc.strerror}") from None
+
+        async def serve() -> None:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(NotImplementedError):
+                    loop.add_signal_handler(sig, service.stop)
+            await service.run()
+
+        try:
+            asyncio.run(serve())
+        except EdgeError as exc:
+            raise CommandError(str(exc)) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the ``run`` subcommand."""
+    p = sub.add_parser(
+        "run", help="referee a real table from its configuration",
+        description="Referee a real table: slap and call buttons on GPIO, cards from the "
+        "serial board, typed at the console or dealt by a virtual deck, the game published "
+        "to MQTT. Every input is journaled and synced to disk before it is judged; after a "
+        "crash or power cut the same command resumes the game where it was.",
+    )
+    p.add_argument("--config", required=True, help="the table's TOML configuration file")
+    p.add_argument("--no-console", action="store_true",
+                   help="do not read typed inputs and operator commands from standard input")
+    p.add_argument("--verbose", "-v", action="store_true", help="log debugging detail")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "console", help="the operator console of a running referee (over its socket)",
+        description="Send operator commands and typed inputs to a referee that runs as a "
+        "service ([table] console_socket in its configuration), and print its replies. "
+        "Without COMMAND, reads lines from standard input. Type 'help' for the commands.",
+    )
+    p.add_argument("--socket", required=True, help="the referee's console socket")
+    p.add_argument("command", nargs="*", help="one console line, e.g. pause, or 'lay 1 QH'")
+    p.set_defaults(func=_cmd_console)
+
+
+def _cmd_console(args: argparse.Namespace) -> int:
+    try:
+        return console_client(args.socket, [" ".join(args.command)] if args.command else [])
+    except OSError as exc:
+        raise CommandError(f"cannot reach the referee at {args.socket}: {exc.strerror or exc} "
+                           "(is it running, with [table] console_socket set?)") from None

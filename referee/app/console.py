@@ -1,0 +1,195 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.app.service import RefereeService
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from referee.cards import parse_card
+from referee.errors import CardError
+from referee.model import Input
+
+# -- the console card source and operator console ----------------------------------------------
+CONSOLE_HELP = """\
+Inputs (seat number first):  lay SEAT [CARD] | slap SEAT | play SEAT CARD [CARD…] [as CARD]
+                             draw SEAT [CARD] | pass SEAT | call SEAT | reshuffle SEAT
+Operator:                    pause | resume | end | new | deal | correct LINE CARD | state
+                             help | quit
+"""
+
+
+def parse_console_line(text: str, t: int) -> Input | str:
+    """Turn a typed line into an Input stamped ``t``, or return an operator command word."""
+    words = text.strip().split()
+    if not words:
+        return ""
+    cmd = words[0].lower()
+    if cmd in ("pause", "resume", "end", "new", "deal", "state", "help", "quit", "correct"):
+        return text.strip()
+    if cmd not in ("lay", "slap", "play", "draw", "pass", "call", "reshuffle"):
+        raise ValueError(f"unknown command {words[0]!r}; type 'help'")
+    if len(words) < 2 or not words[1].isdigit():
+        raise ValueError(f"'{cmd}' needs the seat number first, e.g. '{cmd} 1'")
+    seat = int(words[1])
+    rest = words[2:]
+    try:
+        if cmd in ("lay", "draw"):
+            card = parse_card(" ".join(rest)) if rest else None
+            return Input(t, seat, cmd, card=card)
+        if cmd == "play":
+            declared = None
+            if "as" in [w.lower() for w in rest]:
+                k = [w.lower() for w in rest].index("as")
+                declared = parse_card(" ".join(rest[k + 1:]))
+                rest = rest[:k]
+            if not rest:
+                raise ValueError("'play' needs the cards laid, e.g. 'play 0 QH QS'")
+            return Input(t, seat, "play", cards=tuple(parse_card(w) for w in rest),
+                         as_=declared)
+        if cmd == "call":
+            return Input(t, seat, "call", call="lappen")
+        return Input(t, seat, cmd)
+    except CardError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class ConsoleEdge:
+    """Typed inputs and operator commands from a text stream (standard input by default)."""
+
+    def __init__(self, stream: Any = None, echo: Callable[[str], None] | None = None) -> None:
+        self.stream = stream or sys.stdin
+        self.echo = echo or (lambda text: print(text, flush=True))
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, service: RefereeService) -> None:
+        """Read lines in the background."""
+        self._task = asyncio.create_task(self._read(service))
+
+    async def _read(self, service: RefereeService) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            line = await loop.run_in_executor(None, self.stream.readline)
+            if not line:
+                return
+            self.handle(service, line)
+
+    def handle(self, service: RefereeService, line: str) -> None:
+        """Act on one typed line."""
+        try:
+            parsed = parse_console_line(line, service.clock.now())
+        except ValueError as exc:
+            self.echo(f"? {exc}")
+            return
+        if isinstance(parsed, Input):
+            service.submit(parsed)
+            return
+        words = parsed.split()
+        if not words:
+            return
+        cmd = words[0].lower()
+        try:
+            if cmd == "pause":
+                service.pause()
+            elif cmd == "resume":
+                service.resume()
+            elif cmd == "end":
+                service.end_game()
+            elif cmd == "new":
+                service.start_game()
+            elif cmd == "deal":
+                service.deal_round()
+            elif cmd == "state":
+                self.echo(json.dumps(service.state(), ensure_ascii=False))
+            elif cmd == "help":
+                self.echo(CONSOLE_HELP)
+            elif cmd == "quit":
+                service.stop()
+            elif cmd == "correct":
+                if len(words) < 3 or not words[1].isdigit():
+                    raise ValueError("usage: correct LINE CARD (LINE as numbered in the journal)")
+                self.echo(service.correct(int(words[1]), " ".join(words[2:])))
+        except ValueError as exc:
+            self.echo(f"? {exc}")
+
+    async def stop(self) -> None:
+        """Stop reading."""
+        if self._task is not None:
+            self._task.cancel()
+
+
+class SocketConsole:
+    """The operator console on a Unix socket, for a referee that runs as a service with no
+    terminal: ``referee console --socket PATH`` connects to it. Each line sent is handled like
+    a typed console line; the replies end with a line holding a single ``.``. ``quit`` closes
+    the connection (not the referee)."""
+
+    END = "."
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._server: asyncio.AbstractServer | None = None
+
+    async def start(self, service: RefereeService) -> None:
+        """Listen on the socket (a stale socket file from a crash is replaced)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_socket():
+            self.path.unlink()
+
+        async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            replies: list[str] = []
+            console = ConsoleEdge(stream=None, echo=replies.append)
+            try:
+                while line := await reader.readline():
+                    text = line.decode("utf-8", "replace")
+                    if text.strip().lower() == "quit":
+                        break
+                    replies.clear()
+                    console.handle(service, text)
+                    writer.write("".join(f"{r}\n" for r in [*replies, self.END]).encode())
+                    await writer.drain()
+            except ConnectionError:
+                pass
+            finally:
+                writer.close()
+
+        self._server = await asyncio.start_unix_server(client, path=str(self.path))
+        os.chmod(self.path, 0o660)  # the referee's group may steer the table
+
+    async def stop(self) -> None:
+        """Stop listening and remove the socket file."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def console_client(path: str, commands: list[str], stdin: Any = None,
+                   out: Callable[[str], None] = print) -> int:
+    """Send console lines to a running referee's socket and print its replies."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        reader = sock.makefile("r", encoding="utf-8")
+        lines = commands or iter((stdin or sys.stdin).readline, "")
+        for line in lines:
+            sock.sendall((line.rstrip("\n") + "\n").encode())
+            if line.strip().lower() == "quit":
+                break
+            for reply in iter(reader.readline, ""):
+                if reply.rstrip("\n") == SocketConsole.END:
+                    break
+                out(reply.rstrip("\n"))
+    return 0

@@ -1,0 +1,16 @@
+"""``referee display``: a table display that follows the MQTT feed (:mod:`referee.app.feed`).
+
+In a terminal it draws, with rich, what RULES.md "What the referee says" lists: whose turn it
+is, the top cards of the pile (and Banka bäver's bottom card), the cards per seat, an open
+challenge with who owes how many, the last verdicts in plain words (slaps, illegal plays with
+their reasons), players out, round scores and the winner, and a "referee offline" banner from the
+``status`` topic. With ``--web`` it serves a static page (``display/web/``) that shows the same
+in large type in a browser, which follows the broker itself over MQTT-over-websockets.
+
+- :mod:`.view`: :class:`~.view.TableView`, what a display knows of a table;
+- :mod:`.render`: :func:`~.render.render`, the drawing, a pure function of (state, recent
+  events, status);
+- :mod:`.follow`: the subscription loop, which re-reads the retained ``state`` on a ``seq`` gap
+  or a new ``session``;
+- :mod:`.web`: the web page's HTTP server.
+"""

@@ -1,0 +1,116 @@
+"""Wiring: the one place that composes a table from its configuration: the edges (console,
+GPIO pads, the board, the feed's connection), the :class:`~referee.app.service.RefereeService`
+and its outputs (log, seat LEDs, the board's LEDs, the MQTT feed)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from firmware_bridge.deck import Deck, DeckError
+from firmware_bridge.edge import BoardEdge
+from hardware import config as hwconfig
+from hardware.pads import SeatLeds, make_pin_factory
+from hardware.slaps import GpioEdge
+from referee.app.config import ConfigError, TableConfig
+from referee.app.console import ConsoleEdge, SocketConsole
+from referee.app.feed import TableFeed
+from referee.app.service import Edge, Output, RefereeService
+from referee.describe import describe
+from referee.model import Verdict
+
+log = logging.getLogger("referee.app.service")
+
+
+class LogOutput:
+    """Writes each verdict to the log in plain words."""
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Log the verdicts."""
+        for v in verdicts:
+            log.info("%s", describe(v.to_json(), state.get("seats") or []))
+
+
+def board_edge(config: TableConfig, deck: Deck | None = None) -> BoardEdge:
+    """The board edge the configuration's ``[board]`` describes; ``deck`` (if given) instead
+    of the configured deck file. A deck file that cannot be read is a :class:`ConfigError`."""
+    if deck is None and config.deck_file is not None:
+        try:
+            deck = Deck.load(config.deck_file)
+        except (DeckError, OSError) as exc:
+            raise ConfigError(config.path, "board.deck", str(exc)) from exc
+    assert config.board_port is not None
+    return BoardEdge(config.board_port, deck=deck, buttons=config.board_buttons,
+                     stock_reader=config.stock_reader)
+
+
+def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any = None,
+                  deck: Deck | None = None) -> RefereeService:
+    """The service with the edges and outputs the configuration names: the console, the GPIO
+    pads and seat LEDs (``[hardware]``/``[[seats]]``), the board (``[board]``; ``deck``
+    replaces its deck file), the MQTT feed (``[broker]``)."""
+    outputs: list[Output] = [LogOutput()]
+    edges: list[Edge] = []
+    if console:
+        edges.append(ConsoleEdge())
+    if config.console_socket is not None:
+        edges.append(SocketConsole(config.console_socket))
+    raw = config.raw
+    if "seats" in raw or "hardware" in raw:
+        try:
+            hw = hwconfig.parse_config(raw)
+        except ConfigError as exc:
+            raise ConfigError(config.path, exc.key, exc.reason) from exc
+        if len(hw.seats) != len(config.seats):
+            raise ConfigError(config.path, "seats",
+                              f"{len(hw.seats)} [[seats]] pin entries for "
+                              f"{len(config.seats)} seats in table.seats")
+        try:
+            factory = pin_factory or make_pin_factory(hw)
+        except Exception as exc:  # lgpio missing, no /dev/gpiochip, no permission …
+            raise ConfigError(
+                config.path, "hardware.pin_factory",
+                f"the {hw.factory_name()!r} GPIO backend cannot start here ({exc}); on the Pi "
+                "install it with pip install 'card-referee[pi]' and add the user to the gpio "
+                "group; without GPIO use pin_factory = \"mock\" (or GPIOZERO_PIN_FACTORY=mock)"
+            ) from None
+        edges.append(GpioEdge(hw, pin_factory=factory))
+        if any(seat.led is not None for seat in hw.seats):
+            outputs.append(SeatLeds(hw, pin_factory=factory))
+    if config.card_source == "board" or config.board_port is not None:
+        board = board_edge(config, deck)
+        edges.append(board)
+        outputs.append(board)
+    if config.broker is not None:
+        feed = FeedOutput(config)
+        edges.append(feed)
+        outputs.append(feed)
+    return RefereeService(config, outputs=outputs, edges=edges)
+
+
+class FeedOutput:
+    """The MQTT feed as an output of the service (and started/stopped with it)."""
+
+    def __init__(self, config: TableConfig) -> None:
+        assert config.broker is not None
+        self.feed = TableFeed(config.broker.url, config.table_id,
+                              username=config.broker.username,
+                              password=config.broker.password, seats=list(config.seats))
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, service: RefereeService) -> None:
+        """Connect in the background (the referee never waits for the broker)."""
+        self._task = asyncio.create_task(self.feed.run())
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Queue the change for the broker."""
+        self.feed.publish(state, verdicts)
+
+    async def stop(self) -> None:
+        """Publish ``offline`` and disconnect."""
+        self.feed.stop()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 3)
