@@ -33,7 +33,7 @@ import pytest
 
 from referee.app.cli import main
 
-SCENARIOS = Path(__file__).parent / "data" / "scenarios" / "vandatta"
+SCENARIOS = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "vandatta"
 JOURNALS = sorted(p for p in SCENARIOS.glob("*.jsonl") if not p.name.endswith(".expected.jsonl"))
 
 def _param(path: Path) -> object:

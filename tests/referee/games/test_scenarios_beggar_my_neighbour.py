@@ -37,7 +37,7 @@ import pytest
 
 from referee.app.cli import main
 
-SCENARIOS = Path(__file__).parent / "data" / "scenarios" / "beggar_my_neighbour"
+SCENARIOS = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "beggar_my_neighbour"
 JOURNALS = sorted(p for p in SCENARIOS.glob("*.jsonl") if not p.name.endswith(".expected.jsonl"))
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from referee.app.cli import main
 
-DIR = Path(__file__).parent / "data" / "scenarios" / "banka_bever"
+DIR = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "banka_bever"
 
 WHY: dict[str, str] = {
     # Seats A=0, B=1, C=2; the dealer is the last seat so seat 0 starts, unless said otherwise.

@@ -26,7 +26,7 @@ from referee.model import Input, Verdict
 from referee.options import BeggarOptions
 
 GAME = "beggar-my-neighbour"
-RECORDS = json.loads((Path(__file__).parent / "data" / "beggar_records.json").read_text())
+RECORDS = json.loads((Path(__file__).resolve().parents[2] / "data" / "beggar_records.json").read_text())
 SECOND = 1_000_000_000
 
 

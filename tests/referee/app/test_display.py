@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Broker
+from broker import Broker
 from rich.console import Console
 
 from referee.app.commands.display import main, register, run
@@ -211,7 +211,7 @@ def test_web_server_serves_the_page_and_its_config() -> None:
 def test_display_web_command_serves_until_stopped() -> None:
     """``referee display --web``: prints where it serves; config.json carries the display
     account and, with an mqtt:// broker, lets the page use its own host at port 9001."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     proc = subprocess.Popen(
         [sys.executable, "-m", "referee.app.cli", "display", "--web", "--port", "0", "--table", "t1",
          "--broker", "mqtt://display:pw@127.0.0.1:1883"],

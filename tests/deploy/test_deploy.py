@@ -21,7 +21,7 @@ from hardware import config as hwconfig
 from referee.app import config as refconfig
 from referee.app.cli import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "deploy" / "systemd" / "card-referee.service"
 INSTALL = ROOT / "docs" / "install.md"
 EXAMPLES = sorted([*ROOT.glob("deploy/*.toml"), *ROOT.glob("hardware/*.toml")])

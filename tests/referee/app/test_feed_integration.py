@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import aiomqtt
-from conftest import Broker
+from broker import Broker
 
 from referee.app.cli import main
 from referee.app.config import parse_config

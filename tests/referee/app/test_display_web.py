@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Broker
+from broker import Broker
 
 from referee.app.display.web import start_web_server, web_config
 from referee.app.feed import FeedThread, TableFeed, parse_broker_url

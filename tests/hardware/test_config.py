@@ -8,7 +8,7 @@ import pytest
 
 from hardware.config import ConfigError, HardwareConfig, load_config, loads_config, parse_pin
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "hardware" / "table.example.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "hardware" / "table.example.toml"
 
 TWO_SEATS = """
 [hardware]

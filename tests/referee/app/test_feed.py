@@ -17,14 +17,14 @@ from typing import Any
 
 import aiomqtt
 import pytest
-from conftest import Broker, free_port
+from broker import Broker, free_port
 
 from referee.app.display.follow import follow
 from referee.app.display.view import TableView
 from referee.app.feed import TableFeed, Topics, parse_broker_url, seat_view
 from referee.model import Verdict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 NAMES = ["Anna", "Bo", "Cia"]
 
 
@@ -564,7 +564,7 @@ def test_shipped_configuration_runs(tmp_path: Path) -> None:
     (paths and ports moved to a temporary folder and free loopback ports)."""
     import getpass
 
-    from conftest import _need
+    from broker import _need
 
     binary = _need("mosquitto", "/usr/sbin/mosquitto")
     _need("mosquitto_passwd", "/usr/bin/mosquitto_passwd")

@@ -14,7 +14,7 @@ from firmware_bridge.protocol import Led, LedPattern, Reader
 from firmware_bridge.vectors import load_vectors
 
 MS = 1_000_000
-FIRMWARE = Path(__file__).resolve().parents[1] / "firmware" / "pico" / "main.py"
+FIRMWARE = Path(__file__).resolve().parents[2] / "firmware" / "pico" / "main.py"
 
 
 @pytest.fixture(scope="module")
