@@ -20,6 +20,8 @@ __all__ = [
     "GameError",
     "InputError",
     "JournalError",
+    "JournalExistsError",
+    "JournalWriteError",
     "OptionError",
     "RefereeError",
 ]
@@ -63,6 +65,15 @@ class JournalError(RefereeError, ValueError):
         self.line = line
         self.reason = reason
         self.journal = journal
+
+
+class JournalExistsError(RefereeError, FileExistsError):
+    """A new journal was to be written where a file already is (a journal holds one game)."""
+
+
+class JournalWriteError(RefereeError, OSError):
+    """The journal could not be written (disk full, read-only or gone): no input may be judged
+    until it can be."""
 
 
 class ConfigError(RefereeError, ValueError):

@@ -1,13 +1,23 @@
 """The table journal (JSON Lines, JOURNAL.md): header, inputs, reading, writing.
 
 Reading is strict: the first malformed line stops the read with its line number and the
-reason, and everything read before it is kept (``JournalError.journal``). A torn last line (a
-power cut in the middle of a write, so no final newline) may be tolerated on request, which is
-how the service resumes after a crash.
+reason, and everything read before it is kept (``JournalError.journal``).
+
+A journal line counts once its newline is on disk: the writer writes each line with its newline
+and syncs it, and the table judges an input only after that. So a last line without its newline
+was being written when the power went and was never judged, whatever its text: recovery (the
+reader with ``tolerate_torn_tail``) and the writer that continues the file both cut it off by
+the one rule of :func:`durable_length`, and so agree on which inputs the game holds. (Read
+strictly, as ``referee replay`` does, a file written by hand may end without a newline.)
+
+A person's path never receives a second game: :meth:`JournalWriter.create` refuses a file that
+exists (unless told to replace it); only recovery continues a journal
+(:meth:`JournalWriter.resume`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -16,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.deal import Deal, deal_from_json, deal_to_json
-from referee.errors import GameError, JournalError, RefereeError
+from referee.errors import GameError, JournalError, JournalExistsError, JournalWriteError, RefereeError
 from referee.games import game as game_named
 from referee.games import games
 from referee.model import Input, InputError
@@ -126,8 +136,16 @@ class Journal:
     torn_tail: str | None = None
 
 
+def durable_length(data: bytes) -> int:
+    """How many bytes of a journal file hold whole lines: up to and including the last newline.
+    What follows was cut by a crash in the middle of a write (see the module docstring)."""
+    return data.rfind(b"\n") + 1
+
+
 def parse_lines(lines: Iterable[str], *, tolerate_torn_tail: bool = False) -> Journal:
-    """Read journal text lines; raises :class:`JournalError` at the first malformed line."""
+    """Read journal text lines; raises :class:`JournalError` at the first malformed line.
+    With ``tolerate_torn_tail`` a last line without its newline is never an input: it is kept
+    in ``Journal.torn_tail`` (see :func:`durable_length`)."""
     it: Iterator[tuple[int, str]] = enumerate(lines, start=1)
     journal: Journal | None = None
     pending: tuple[int, str] | None = None
@@ -151,13 +169,10 @@ def parse_lines(lines: Iterable[str], *, tolerate_torn_tail: bool = False) -> Jo
         raise JournalError(1, _EMPTY)
     if pending is not None:
         number, line = pending
-        try:
+        if tolerate_torn_tail and not line.endswith("\n"):
+            journal.torn_tail = line
+        else:
             _take(journal, number, line)
-        except JournalError:
-            if tolerate_torn_tail and not line.endswith("\n"):
-                journal.torn_tail = line
-            else:
-                raise
     return journal
 
 
@@ -185,47 +200,100 @@ def read_journal(path: str | os.PathLike[str], *, tolerate_torn_tail: bool = Fal
         return parse_lines(fh, tolerate_torn_tail=tolerate_torn_tail)
 
 
+def _open(path: Path, *, new: bool, replace: bool) -> int:
+    """The file descriptor the writer appends with (``O_APPEND``: every write at the end)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+    if new:
+        flags |= os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
+    try:
+        return os.open(path, flags, 0o644)
+    except FileExistsError as exc:
+        raise JournalExistsError(f"{path} already exists: a journal holds one game, so it is "
+                                 "not written over") from exc
+
+
 class JournalWriter:
-    """Appends inputs to a journal file, flushed (and with ``fsync``, synced) line by line."""
+    """Appends inputs to a journal file, each line written whole and (with ``fsync``) synced
+    before :meth:`append` returns.
+
+    ``JournalWriter(path, header)`` (or :meth:`create`) starts a new journal and refuses a file
+    that exists (:class:`JournalExistsError`) unless ``replace``; ``JournalWriter(path)`` (or
+    :meth:`resume`) continues one after moving a torn last line aside to ``<path>.torn``.
+
+    A write that fails (disk full, a read-only or vanished disk) raises
+    :class:`JournalWriteError` and leaves the file as it was before that line: whatever part of
+    the line reached the file is cut off again, so the next good write starts a whole line. The
+    writer stays usable; the caller decides when to try again.
+    """
 
     def __init__(self, path: str | os.PathLike[str], header: JournalHeader | None = None,
-                 *, fsync: bool = True) -> None:
+                 *, fsync: bool = True, replace: bool = False) -> None:
         self.path = Path(path)
         self.fsync = fsync
-        if self.path.exists() and self.path.stat().st_size > 0:
+        if header is None:
+            if not self.path.exists() or self.path.stat().st_size == 0:
+                raise JournalError(1, f"{self.path}: a new journal needs a header")
             self._cut_torn_tail()
-        exists = self.path.exists() and self.path.stat().st_size > 0
-        if not exists and header is None:
-            raise JournalError(1, f"{self.path}: a new journal needs a header")
-        self._fh = open(self.path, "a", encoding="utf-8")
-        if not exists:
-            assert header is not None
+        self._fd: int | None = _open(self.path, new=header is not None, replace=replace)
+        self._good = os.fstat(self._fd).st_size
+        if header is not None:
             self._write(header.to_json())
 
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], header: JournalHeader, *, fsync: bool = True,
+               replace: bool = False) -> JournalWriter:
+        """A new journal at ``path`` starting with ``header``."""
+        return cls(path, header, fsync=fsync, replace=replace)
+
+    @classmethod
+    def resume(cls, path: str | os.PathLike[str], *, fsync: bool = True) -> JournalWriter:
+        """Continue the journal at ``path`` (recovery after a crash or a restart)."""
+        return cls(path, fsync=fsync)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._fd is None
+
     def _cut_torn_tail(self) -> None:
-        """Move a torn last line (no newline: the write was cut) aside to ``<path>.torn``."""
+        """Move a torn last line (see :func:`durable_length`) aside to ``<path>.torn``."""
         with open(self.path, "rb+") as fh:
             data = fh.read()
-            if data.endswith(b"\n"):
+            cut = durable_length(data)
+            if cut == len(data):
                 return
-            cut = data.rfind(b"\n") + 1
             with open(self.path.with_name(self.path.name + ".torn"), "ab") as side:
                 side.write(data[cut:] + b"\n")
             fh.truncate(cut)
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n")
-        self._fh.flush()
-        if self.fsync:
-            os.fsync(self._fh.fileno())
+        if self._fd is None:
+            raise JournalWriteError(f"cannot write the journal {self.path}: it is closed")
+        data = (json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            if self.fsync:
+                os.fsync(self._fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # cut a partly written line off again
+                os.ftruncate(self._fd, self._good)
+            raise JournalWriteError(
+                f"cannot write the journal {self.path}: {exc.strerror or exc}") from exc
+        self._good += len(data)
 
     def append(self, inp: Input) -> None:
-        """Write one input and make it durable before returning."""
+        """Write one input and make it durable before returning (:class:`JournalWriteError`
+        if it could not be)."""
         self._write(inp.to_json())
 
     def close(self) -> None:
         """Close the file."""
-        self._fh.close()
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
 
     def __enter__(self) -> JournalWriter:
         return self

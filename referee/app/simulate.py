@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.app.players import DEFAULT_NAMES, choose_vandatta, slappers, stamped
+from referee.app.players import (
+    DEFAULT_NAMES,
+    TURN_MS,
+    Reactions,
+    choose_vandatta,
+    slappers,
+    stamped,
+)
 from referee.deal import reshuffled
 from referee.games import game as game_named
 from referee.games.vandatta import next_deal
@@ -59,6 +66,7 @@ class Simulation:
         names: list[str] | None = None,
         journal: JournalWriter | None = None,
         journal_path: str | None = None,
+        overwrite: bool = False,
     ) -> None:
         spec = game_named(game)
         spec.check_seats(players)
@@ -66,10 +74,11 @@ class Simulation:
         opts = spec.parse_options(options or {})
         self.header = JournalHeader(game, tuple(names), dealer % players, opts, seed).resolved()
         if journal is None and journal_path is not None:
-            journal = JournalWriter(journal_path, self.header, fsync=False)
+            journal = JournalWriter.create(journal_path, self.header, fsync=False,
+                                           replace=overwrite)
         self.table = Table(self.header, settle_ns=0, journal=journal)
         self.rng = random.Random(f"players-{seed}")
-        self.skill = [self.rng.uniform(0.8, 1.3) for _ in range(players)]
+        self.reactions = Reactions(self.rng, players)
         self._plans: list[_Plan] = []
         self._order = 0
         self._version = 0
@@ -88,10 +97,6 @@ class Simulation:
             self._plans, _Plan(t, self._order, inp, self._version if versioned else -1)
         )
 
-    def _reaction(self, seat: int, base_ms: float, spread: float = 0.25) -> int:
-        ms = self.rng.lognormvariate(0, spread) * base_ms * self.skill[seat]
-        return int(ms * MS) + self.rng.randrange(1000)
-
     def _plan_turn(self, now: int) -> None:
         """Plan the next act of the seat(s) to act; older plans of this kind become stale."""
         self._version += 1
@@ -104,12 +109,12 @@ class Simulation:
         lays = [i for i in self.engine.legal_inputs(now) if i.act == "lay"]
         if lays:
             lay = lays[0]
-            delay = self._reaction(lay.seat, 450 if game == "banka-bever" else 550, 0.3)
+            delay = self.reactions.ns(lay.seat, TURN_MS[game], 0.3)
             self._plan(now + delay, lay)
 
     def _plan_slaps(self, now: int, state: dict[str, Any]) -> None:
         for seat, base_ms in slappers(state, self.header.options, self.rng):
-            self._plan(now + self._reaction(seat, base_ms), Input(0, seat, "slap"),
+            self._plan(now + self.reactions.ns(seat, base_ms), Input(0, seat, "slap"),
                        versioned=False)
 
     def _plan_vandatta(self, now: int) -> None:
@@ -127,7 +132,7 @@ class Simulation:
             return
         seat = legal[0].seat
         choice = choose_vandatta(legal, self.engine.hand, self.rng)
-        self._plan(now + self._reaction(seat, 1400, 0.35), choice)
+        self._plan(now + self.reactions.ns(seat, TURN_MS["vandatta"], 0.35), choice)
 
     def _reshuffle(self, template: Input, state: dict[str, Any]) -> Input:
         if template.stock is not None:

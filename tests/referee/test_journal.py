@@ -1,14 +1,16 @@
 """Journal reading and writing: strict, line-numbered errors, nothing before an error lost."""
 
+import errno
 import json
+import os
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.errors import InputError, JournalError
+from referee.errors import InputError, JournalError, JournalExistsError, JournalWriteError
 from referee.games import parse_options
-from referee.journal import JournalHeader, JournalWriter, parse_lines, read_journal
+from referee.journal import JournalHeader, JournalWriter, durable_length, parse_lines, read_journal
 from referee.model import Input
 from referee.options import OptionError
 
@@ -145,3 +147,78 @@ def test_bytes_that_are_not_text_are_a_line_error(tmp_path) -> None:
     with pytest.raises(JournalError) as info:
         read_journal(path)
     assert info.value.line == 2 and "not valid JSON" in info.value.reason
+
+
+def test_a_new_journal_never_lands_on_an_existing_file(tmp_path) -> None:
+    """Issue 10.1: a path given by a person receives one game; replacing takes ``replace``."""
+    path = tmp_path / "j.jsonl"
+    header = JournalHeader.from_json(HEADER).resolved()
+    with JournalWriter.create(path, header) as w:
+        w.append(Input(10, 0, "lay"))
+    before = path.read_bytes()
+    with pytest.raises(JournalExistsError) as info:
+        JournalWriter.create(path, header)
+    assert isinstance(info.value, FileExistsError) and "already exists" in str(info.value)
+    assert path.read_bytes() == before
+    with JournalWriter.create(path, header, replace=True) as w:
+        w.append(Input(20, 1, "lay"))
+    assert [i.t for i in read_journal(path).inputs] == [20]
+
+
+def test_a_last_line_that_lost_only_its_newline_is_torn_for_reader_and_writer(tmp_path) -> None:
+    """Issue 10.2: a complete-looking last line without its newline was never judged (the
+    newline is written and synced with the line): recovery's reader and the writer both cut it,
+    so they agree on the inputs of the game."""
+    path = tmp_path / "j.jsonl"
+    header = JournalHeader.from_json(HEADER).resolved()
+    with JournalWriter.create(path, header) as w:
+        for t in (10, 20, 30):
+            w.append(Input(t, 0, "lay"))
+    path.write_bytes(path.read_bytes()[:-1])  # truncate -s -1
+    recovered = read_journal(path, tolerate_torn_tail=True)
+    assert [i.t for i in recovered.inputs] == [10, 20]
+    assert recovered.torn_tail is not None and '"t": 30' in recovered.torn_tail
+    assert durable_length(path.read_bytes()) < len(path.read_bytes())
+    with JournalWriter.resume(path) as w:
+        w.append(Input(40, 0, "lay"))
+    assert [i.t for i in read_journal(path).inputs] == [10, 20, 40]
+    assert '"t": 30' in (tmp_path / "j.jsonl.torn").read_text()
+
+
+def test_a_failed_write_leaves_whole_lines_and_the_writer_usable(tmp_path, monkeypatch) -> None:
+    """Issue 10.4: disk full in the middle of a line: the part written is cut off again, the
+    error is a JournalWriteError (an OSError), and the next write once there is room is whole."""
+    path = tmp_path / "j.jsonl"
+    header = JournalHeader.from_json(HEADER).resolved()
+    w = JournalWriter.create(path, header)
+    w.append(Input(10, 0, "lay"))
+    real_write = os.write
+
+    def half_then_full(fd: int, data: bytes) -> int:
+        if len(data) > 4:
+            real_write(fd, bytes(data[:4]))  # part of the line reaches the file
+            return 4
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", half_then_full)
+    with pytest.raises(JournalWriteError) as info:
+        w.append(Input(20, 1, "lay"))
+    assert isinstance(info.value, OSError) and "No space left" in str(info.value)
+    monkeypatch.setattr(os, "write", real_write)
+    assert read_journal(path).inputs == [Input(10, 0, "lay")]
+    w.append(Input(30, 1, "lay"))
+    w.close()
+    assert [i.t for i in read_journal(path).inputs] == [10, 30]
+    with pytest.raises(JournalWriteError):
+        w.append(Input(40, 1, "lay"))
+
+
+def test_a_journal_on_a_full_disk(tmp_path) -> None:
+    """The real thing: /dev/full refuses every write with ENOSPC."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    path = tmp_path / "j.jsonl"
+    header = JournalHeader.from_json(HEADER).resolved()
+    path.symlink_to("/dev/full")
+    with pytest.raises(JournalWriteError, match="No space left"):
+        JournalWriter.create(path, header, replace=True)

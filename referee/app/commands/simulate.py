@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from referee.app.errors import CommandError
+from referee.errors import JournalExistsError
 from referee.app.simulate import Simulation, Step
 from referee.describe import describe, format_time
 from referee.games import GAME_NAMES
@@ -20,22 +21,31 @@ from referee.options import OptionError, parse_option_assignment
 # -- command line ---------------------------------------------------------------------------
 def _cmd_simulate(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
+    if args.table and not args.broker:
+        raise CommandError("--table names the feed's table id: give --broker too")
+    if args.overwrite and not args.journal:
+        raise CommandError("--overwrite goes with --journal PATH")
+    if args.journal_dir and not args.full_stack:
+        raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
     try:
         for text in args.option or []:
             key, value = parse_option_assignment(text)
             options[key] = value
+        # A bad option or seat count reads the same with --full-stack as without it.
         sim = Simulation(args.game, args.players, args.seed, options=options,
-                         dealer=args.dealer, journal_path=args.journal)
+                         dealer=args.dealer,
+                         journal_path=None if args.full_stack else args.journal,
+                         overwrite=args.overwrite)
+    except JournalExistsError:
+        raise CommandError(f"--journal {args.journal}: the file already exists (a journal holds "
+                           "one game); give another path, or add --overwrite to replace "
+                           "it") from None
     except (OptionError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"cannot write the journal: {exc}") from None
-    if args.table and not args.broker:
-        raise CommandError("--table names the feed's table id: give --broker too")
     if args.full_stack:
         return _cmd_full_stack(args, options)
-    if args.journal_dir:
-        raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
     feed = None
     if args.broker:
         from referee.app.feed import TableFeed, parse_broker_url
@@ -192,7 +202,11 @@ def register(sub: Any) -> None:
                    help="run as fast as possible, printing verdicts as text")
     p.add_argument("--speed", type=float, default=1.0,
                    help="live view pace: 1 is real time, 4 four times faster (default 1)")
-    p.add_argument("--journal", metavar="PATH", help="write the game's journal to PATH")
+    p.add_argument("--journal", metavar="PATH",
+                   help="write the game's journal to PATH (a new file: an existing one is "
+                   "refused, see --overwrite)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="with --journal: replace a file that already exists at PATH")
     p.add_argument("--json", action="store_true",
                    help="print the verdicts and the final state as JSON lines (implies --fast)")
     p.add_argument("--broker", metavar="URL",
