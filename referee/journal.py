@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from referee.deal import Deal, deal_from_json, deal_to_json
-from referee.errors import GameError, JournalError, JournalExistsError, JournalWriteError, RefereeError
+from referee.errors import (
+    GameError,
+    JournalError,
+    JournalExistsError,
+    JournalWriteError,
+    RefereeError,
+)
 from referee.games import game as game_named
 from referee.games import games
 from referee.model import Input, InputError

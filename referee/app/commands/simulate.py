@@ -10,9 +10,9 @@ import sys
 from typing import Any
 
 from referee.app.errors import CommandError
-from referee.errors import JournalExistsError
 from referee.app.simulate import Simulation, Step
 from referee.describe import describe, format_time
+from referee.errors import JournalExistsError
 from referee.games import GAME_NAMES
 from referee.model import Verdict
 from referee.options import OptionError, parse_option_assignment
