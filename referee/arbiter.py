@@ -51,14 +51,21 @@ class Arbiter:
     def __len__(self) -> int:
         return len(self._held)
 
+    def stamp(self, inp: Input) -> Input:
+        """The input as it would be judged if pushed now: restamped 1 ns after the horizon if
+        it comes too late, else itself. Holds nothing."""
+        if self.horizon is not None and inp.t <= self.horizon:
+            return replace(inp, t=self.horizon + 1)
+        return inp
+
     def push(self, inp: Input) -> Input:
         """Take one input; returns it as it will be judged (restamped if it came too late)."""
         self._arrivals += 1
-        if self.horizon is not None and inp.t <= self.horizon:
-            inp = replace(inp, t=self.horizon + 1)
+        stamped = self.stamp(inp)
+        if stamped is not inp:
             self.late += 1
-        heapq.heappush(self._held, (judging_key(inp, self._arrivals), inp))
-        return inp
+        heapq.heappush(self._held, (judging_key(stamped, self._arrivals), stamped))
+        return stamped
 
     def release(self, now_ns: int) -> list[Input]:
         """Inputs whose ``t`` is at least one settle window before ``now_ns``, in judging order."""

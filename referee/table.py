@@ -41,10 +41,13 @@ class Table:
         self.listeners: list[Listener] = []
 
     def push(self, inp: Input) -> Input:
-        """Take an input from any edge: journal it, hold it for judging; returns it as judged."""
-        inp = self.arbiter.push(inp)
+        """Take an input from any edge: journal it, then hold it for judging; returns it as it
+        will be judged. An input the journal cannot take (:class:`JournalWriteError`) is not
+        held: nothing is judged that is not on disk."""
+        inp = self.arbiter.stamp(inp)
         if self.journal is not None:
             self.journal.append(inp)
+        self.arbiter.push(inp)
         self.inputs.append(inp)
         return inp
 
