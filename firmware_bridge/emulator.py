@@ -190,7 +190,7 @@ class BoardCore:
         self.lost_after_ns = int(lost_after_s * 1e9)
         self.hello_ns = int(hello_s * 1e9)
         self.sender = Sender(backlog_limit=backlog_limit)
-        self.receiver = Receiver(ordered=True)
+        self.receiver: Receiver[Message] = Receiver(ordered=True)
         self.decoder = StreamDecoder()
         self.host_boot: int | None = None
         self.handshaken = False

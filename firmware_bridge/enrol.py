@@ -211,7 +211,7 @@ async def run_enroll(
         out(f"Board online: {board.name if board else '?'}. Deck {str(path)!r}, "
             f"{len(deck)} of 52 enrolled. Type 'help' for commands.")
         out(walk.prompt())
-        line_task: asyncio.Task[str] | None = None
+        line_task: asyncio.Task[str | None] | None = None
         event_task: asyncio.Task[Any] | None = None
         try:
             while not walk.done:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from referee.cards import Card
-from referee.model import Input
+from referee.model import Act, Input
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class BoardEvent:
     button: int | None = None
     pressed: bool | None = None
 
-    def to_input(self, seat: int, act: str | None = None) -> Input:
+    def to_input(self, seat: int, act: Act | None = None) -> Input:
         """The journal input for this event at ``seat``: by default a card read is a ``lay``
         of its card and a button press a ``slap``. Raises ``ValueError`` for a card read whose
         tag is not in the deck with an act that needs the card (``play``)."""

@@ -111,7 +111,7 @@ class LinkCore:
         self.name = name
         self.clock = clock_sync or ClockSync()
         self.sender = Sender()
-        self.receiver = Receiver(ordered=False)
+        self.receiver: Receiver[CardRead | Button] = Receiver(ordered=False)
         self.decoder = StreamDecoder()
         self.stats = LinkStats()
         self.board: BoardInfo | None = None

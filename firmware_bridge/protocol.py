@@ -543,7 +543,7 @@ Message = (
     | Buzzer | Reader | Error
 )
 
-MESSAGE_CLASSES: dict[MsgType, type] = {
+MESSAGE_CLASSES: dict[MsgType, type[Message]] = {
     cls.TYPE: cls
     for cls in (Hello, Ack, Heartbeat, TimeSyncRequest, TimeSyncReply, CardRead, Button, Led,
                 Buzzer, Reader, Error)

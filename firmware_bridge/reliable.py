@@ -16,11 +16,15 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from firmware_bridge.protocol import WINDOW, Ack, Message, encode_frame, is_reliable
 
 SEQ_MOD = 1 << 16
 _HALF = SEQ_MOD // 2
+
+#: The messages a :class:`Receiver` delivers (board events on the host, commands on the board).
+M = TypeVar("M", bound=Message)
 
 
 def seq_diff(a: int, b: int) -> int:
@@ -193,7 +197,7 @@ class Sender:
             item.tries = max(item.tries, 2)  # no round-trip sample from a resend
 
 
-class Receiver:
+class Receiver(Generic[M]):
     """The receiving half: each sequence number is delivered once."""
 
     def __init__(self, *, window: int = WINDOW, ordered: bool = False) -> None:
@@ -201,7 +205,7 @@ class Receiver:
         self.ordered = ordered
         self.base = 0
         self._seen: set[int] = set()
-        self._held: dict[int, Message] = {}
+        self._held: dict[int, M] = {}
         self.delivered = 0
         self.duplicates = 0
         self._unacked: list[int] = []
@@ -212,14 +216,14 @@ class Receiver:
         self._seen.clear()
         self._held.clear()
 
-    def accept(self, seq: int, msg: Message) -> list[Message]:
+    def accept(self, seq: int, msg: M) -> list[M]:
         """A reliable frame arrived (acknowledge it whatever this returns): the messages to
         deliver now — this one if new (unordered), or every message now in order (ordered)."""
         d = seq_diff(seq, self.base)
         if d < 0 or seq in self._seen or seq in self._held:
             self.duplicates += 1
             return []
-        out: list[Message] = []
+        out: list[M] = []
         if d >= self.window:
             # The sender moved on: everything below seq - window + 1 is acknowledged already.
             new_base = (seq - self.window + 1) % SEQ_MOD

@@ -151,7 +151,8 @@ def build_vectors() -> dict[str, Any]:
 def load_vectors() -> dict[str, Any]:
     """The stored ``vectors.json``."""
     text = resources.files("firmware_bridge").joinpath("vectors.json").read_text("utf-8")
-    return json.loads(text)
+    vectors: dict[str, Any] = json.loads(text)
+    return vectors
 
 
 if __name__ == "__main__":
