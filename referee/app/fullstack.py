@@ -32,7 +32,14 @@ from firmware_bridge.edge import BoardEdge
 from firmware_bridge.emulator import VirtualBoard
 from hardware.mock import MonotonicClock, VirtualMockFactory
 from referee.app.config import TableConfig, parse_config
-from referee.app.players import DEFAULT_NAMES, choose_vandatta, slappers, stamped
+from referee.app.players import (
+    DEFAULT_NAMES,
+    TURN_MS,
+    Reactions,
+    choose_vandatta,
+    slappers,
+    stamped,
+)
 from referee.app.service import RefereeService
 from referee.app.wiring import build_service
 from referee.deal import reshuffled
@@ -75,15 +82,12 @@ class VirtualPlayers:
         self.pins = pins
         self.rng = random.Random(f"full-stack-{seed}")
         self.speed = max(speed, 0.01)
-        self.skill = [self.rng.uniform(0.8, 1.3) for _ in range(len(service.config.seats))]
+        self.reactions = Reactions(self.rng, len(service.config.seats))
         self._turn_handle: asyncio.TimerHandle | None = None
         self._acted_at: tuple[int, int, Any] | None = None
         self._last_played = -1
         self.loop = asyncio.get_running_loop()
         self.done = asyncio.Event()
-
-    def _delay(self, seat: int, base_ms: float, spread: float = 0.25) -> float:
-        return self.rng.lognormvariate(0, spread) * base_ms * self.skill[seat] / 1000 / self.speed
 
     # -- the service tells us every change ---------------------------------------------------
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
@@ -110,12 +114,13 @@ class VirtualPlayers:
             if game == "vandatta" and state.get("phase") == "round_over":
                 self._turn_handle = self.loop.call_later(1.5 / self.speed, self._deal)
             return
-        base = {"beggar-my-neighbour": 550, "banka-bever": 450, "vandatta": 1400}[game]
-        self._turn_handle = self.loop.call_later(self._delay(seat, base, 0.3), self._act)
+        delay = self.reactions.seconds(seat, TURN_MS[game], 0.3, speed=self.speed)
+        self._turn_handle = self.loop.call_later(delay, self._act)
 
     def _plan_slaps(self, state: dict[str, Any]) -> None:
         for seat, base_ms in slappers(state, self.service.config.options, self.rng):
-            self.loop.call_later(self._delay(seat, base_ms), self._press, seat, "slap")
+            delay = self.reactions.seconds(seat, base_ms, speed=self.speed)
+            self.loop.call_later(delay, self._press, seat, "slap")
 
     # -- acting through the edges -------------------------------------------------------------
     def _press(self, seat: int, button: str) -> None:

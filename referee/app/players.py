@@ -4,13 +4,47 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from referee.cards import Card, parse_card
 from referee.model import Input
 
 DEFAULT_NAMES = ("Anna", "Bo", "Cia", "Dan", "Eva", "Frej", "Gun", "Hugo")
+
+#: A player's base reaction in ms when it is their turn, per game: a card laid in Beggar My
+#: Neighbour or Banka bäver, a choice made in Vändåtta.
+TURN_MS: Mapping[str, float] = MappingProxyType(
+    {"beggar-my-neighbour": 550, "banka-bever": 450, "vandatta": 1400}
+)
+#: The spread (sigma of the lognormal factor) of a reaction unless the caller says otherwise.
+SPREAD = 0.25
+_NS_PER_MS = 1_000_000
+
+
+class Reactions:
+    """How fast each virtual player reacts: every seat gets a skill factor (0.8 to 1.3) from
+    ``rng`` at the start, and each reaction is ``base_ms`` times a lognormal factor times the
+    seat's skill. The same rng drawn in the same order gives the same players."""
+
+    def __init__(self, rng: random.Random, seats: int) -> None:
+        self.rng = rng
+        self.skill = [rng.uniform(0.8, 1.3) for _ in range(seats)]
+
+    def ms(self, seat: int, base_ms: float, spread: float = SPREAD) -> float:
+        """One reaction of ``seat`` in ms."""
+        return self.rng.lognormvariate(0, spread) * base_ms * self.skill[seat]
+
+    def ns(self, seat: int, base_ms: float, spread: float = SPREAD) -> int:
+        """One reaction in ns on a virtual table clock, plus up to 1000 ns of jitter (so two
+        reactions rarely fall on the same instant)."""
+        return int(self.ms(seat, base_ms, spread) * _NS_PER_MS) + self.rng.randrange(1000)
+
+    def seconds(self, seat: int, base_ms: float, spread: float = SPREAD, *,
+                speed: float = 1.0) -> float:
+        """One reaction in seconds of real time, ``speed`` times faster than a person."""
+        return self.ms(seat, base_ms, spread) / 1000 / speed
 
 
 def choose_vandatta(legal: list[Input], hand_of: Callable[[int], list[Card | None]],
