@@ -44,10 +44,9 @@ class Table:
         """Take an input from any edge: journal it, then hold it for judging; returns it as it
         will be judged. An input the journal cannot take (:class:`JournalWriteError`) is not
         held: nothing is judged that is not on disk."""
-        inp = self.arbiter.stamp(inp)
         if self.journal is not None:
-            self.journal.append(inp)
-        self.arbiter.push(inp)
+            self.journal.append(self.arbiter.stamp(inp))
+        inp = self.arbiter.push(inp)  # the same stamp (nothing moved the horizon), counted late
         self.inputs.append(inp)
         return inp
 
