@@ -307,3 +307,17 @@ def test_the_package_docstring_examples_run(name: str) -> None:
     module = importlib.import_module(name)
     attempted, _ = run_doctests(doctest.DocTestFinder().find(module, name))
     assert attempted >= 2, f"{name} has no doctest"
+
+
+# --- the checks run in CI ----------------------------------------------------------------------
+
+def test_ci_runs_the_checks_then_exactly_the_readmes_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"^(python3 -m pip install -e '\.\[dev\]' && python3 -m pytest)$",
+                           readme, re.MULTILINE)
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert command in lines, ".ci/run must run the README's test command as it is written"
+    checks = ["python3 -m ruff check .", "python3 -m mypy", "lint-imports --no-cache"]
+    missing = [c for c in checks if c not in lines]
+    assert not missing, ".ci/run does not run: " + ", ".join(missing)
+    assert max(lines.index(c) for c in checks) < lines.index(command), "checks come first"
