@@ -27,6 +27,7 @@ from referee.games import game as game_named
 from referee.games.vandatta import next_deal
 from referee.journal import JournalHeader, JournalWriter
 from referee.model import Input, Verdict
+from referee.options import VandattaOptions
 from referee.table import Table
 
 MS = 1_000_000
@@ -120,9 +121,11 @@ class Simulation:
     def _plan_vandatta(self, now: int) -> None:
         legal = self.engine.legal_inputs(now)
         state = self.engine.state()
+        options = self.header.options
+        assert isinstance(options, VandattaOptions)
         seat = state.get("must_draw") if state.get("must_draw") is not None else state["turn"]
         if (state["stock"] == 0 and len(state["pile"]) > 1 and seat is not None
-                and self.header.options.reshuffle_discards and state["phase"] != "round_over"):
+                and options.reshuffle_discards and state["phase"] != "round_over"):
             # The table reshuffles as soon as the stock is empty (RULES.md allows any moment).
             self._plan(now + 2500 * MS, self._reshuffle(Input(0, seat, "reshuffle"), state))
             return

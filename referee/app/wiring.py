@@ -14,8 +14,9 @@ from firmware_bridge.edge import BoardEdge
 from hardware import config as hwconfig
 from hardware.pads import SeatLeds, make_pin_factory
 from hardware.slaps import GpioEdge
-from referee.app.config import ConfigError, TableConfig
+from referee.app.config import TableConfig
 from referee.app.console import ConsoleEdge, SocketConsole
+from referee.app.errors import ConfigError
 from referee.app.feed import TableFeed
 from referee.app.service import Edge, Output, RefereeService
 from referee.describe import describe
