@@ -1,4 +1,9 @@
-"""TODO docstring."""
+"""The table clock: the time every input at a running table is stamped with, in ns.
+
+GPIO edges and synced board ticks arrive on CLOCK_MONOTONIC and are put on the table clock; a
+resumed game's clock starts where the journal left off, so its time keeps growing across a
+reboot.
+"""
 
 from __future__ import annotations
 

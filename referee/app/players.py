@@ -1,4 +1,10 @@
-"""TODO docstring."""
+"""The virtual players, shared by both simulators (:mod:`referee.app.simulate` on a virtual
+clock, :mod:`referee.app.fullstack` at a table run by the real service): their names, how fast
+each of them reacts, who slaps in Banka bäver and what a Vändåtta player plays.
+
+Everything a player decides comes from the seeded rng it is given, so a seed gives the same
+players and the same game.
+"""
 
 from __future__ import annotations
 

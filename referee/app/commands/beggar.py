@@ -1,10 +1,10 @@
-"""TODO docstring."""
+"""``referee beggar``: play a two-player Beggar My Neighbour deal given in the notation of the
+published long-game records, and say how it ends (a winner, a loop, or stopped)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from referee.app.errors import CommandError
 
@@ -56,7 +56,7 @@ def beggar_argv(argv: list[str]) -> list[str]:
     return out
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``beggar`` subcommand."""
     p = sub.add_parser(
         "beggar", help="play a two-player Beggar My Neighbour deal in record notation",

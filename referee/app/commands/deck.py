@@ -1,11 +1,11 @@
-"""TODO docstring."""
+"""``referee deck``: card identity at the command line: enroll a tagged deck on the board's
+reader, say which card a tag is, list a deck file."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
-from typing import Any
 
 from firmware_bridge.deck import Deck, DeckError, tag_text
 from firmware_bridge.enrol import run_check, run_enroll
@@ -54,7 +54,7 @@ def _port_args(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for the board to answer (default 10)")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``deck`` command group (``enroll``, ``check``, ``show``) to a CLI."""
     p = subparsers.add_parser(
         "deck", help="card identity: enroll a tagged deck, check cards, show a deck file",

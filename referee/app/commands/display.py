@@ -1,4 +1,4 @@
-"""TODO docstring."""
+"""``referee display``: show a table from the MQTT feed, in the terminal or as a web page."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from referee.app.display.follow import show_live, show_once
 from referee.app.display.view import TableView
@@ -38,7 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "is ws://, else the page's own host, port 9001, with --broker's user)")
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add the ``display`` subcommand to ``referee``'s subparsers (``func`` is :func:`run`)."""
     p = subparsers.add_parser(
         "display", help="show a table from the MQTT feed (terminal, or a web page with --web)",
@@ -96,6 +97,8 @@ def _run_web(args: argparse.Namespace) -> int:
     config = web_config(args.table, ws)
     server = make_web_server(args.bind, args.port, config)
     host, port = server.server_address[:2]
+    if isinstance(host, (bytes, bytearray)):  # typed so; an AF_INET server's host is a str
+        host = host.decode()
     print(f"referee display: serving table {args.table} on http://{host}:{port}/ "
           "(Ctrl-C to stop)", flush=True)
     try:

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""``referee replay``: judge a table journal again and print its verdicts and final state, in
+words or as the JSON lines of JOURNAL.md."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _state_text(state: dict) -> str:
+def _state_text(state: dict[str, Any]) -> str:
     seats = state.get("seats") or [f"seat {i}" for i in range(len(state["counts"]))]
     counts = ", ".join(f"{s} {c}" for s, c in zip(seats, state["counts"], strict=False))
     turn = state.get("turn")
@@ -54,7 +55,7 @@ def _state_text(state: dict) -> str:
     return "\n".join(lines)
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``replay`` subcommand."""
     p = sub.add_parser(
         "replay", help="judge a table journal and print its verdicts",

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""Following a table over MQTT: the subscription loop that keeps a
+:class:`~referee.app.display.view.TableView` up to date through broker outages, and the
+terminal display built on it (the table once, or live)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from referee.app.display.view import TableView
 from referee.app.feed import BrokerAddress, Topics
 
 log = logging.getLogger("referee.app.display")
+
 
 async def follow(
     broker: BrokerAddress,

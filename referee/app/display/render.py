@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""The picture of a table: everything a display shows, drawn with rich as one renderable from
+the state, the recent verdicts and the referee's status. Pure, so the terminal display and the
+live view of ``referee simulate`` draw the same table the same way."""
 
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ def _match_text(current: Mapping[str, Any]) -> str:
 
 
 def _latest_round(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    v: Mapping[str, Any]  # reversed() of a Sequence of Mapping[str, Any] is Any to mypy
     for v in reversed(events):
         if v.get("verdict") == "round_over":
             return v

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""What a display knows of one table, kept up to date from the feed's messages: the newest
+state, the recent verdicts, the referee's status and the display's own connection, and whether a
+gap in the verdicts means that the retained state must be read again."""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from rich.console import RenderableType
 from referee.app.display.render import render
 from referee.app.feed import Topics
 
-#: How many verdicts a display keeps and shows.
 log = logging.getLogger("referee.app.display")
 
+#: How many verdicts a display keeps and shows.
 RECENT = 8
 
 
@@ -64,7 +66,8 @@ class TableView:
         """A (retained or fresh) state: a new session starts the verdict list afresh from the
         state's ``recent``; the same session merges ``recent`` in (it fills a gap)."""
         session = state.get("session")
-        seq = state.get("seq") if isinstance(state.get("seq"), int) else 0
+        raw_seq = state.get("seq")
+        seq = raw_seq if isinstance(raw_seq, int) else 0
         if session != self.session:
             self.session = session
             self.seq = seq

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The browser display's web server: the static page of ``display/web/``, and the
+``/config.json`` that tells the page which table to show and how to reach the broker."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from typing import Any
 
 from referee.app.feed import BrokerAddress
 
-#: The static files of the browser display.
 log = logging.getLogger("referee.app.display")
 
+#: The static files of the browser display.
 WEB_DIR = Path(__file__).with_name("web")
 
 
