@@ -1,4 +1,12 @@
-"""TODO docstring."""
+"""Enrolling a physical deck: a person reads all 52 tagged cards on the board's reader, card by
+card, into a deck file (:mod:`firmware_bridge.deck`); and checking which card a tag is.
+
+``referee deck enroll`` (:class:`Enrollment` is the logic, :func:`run_enroll` the session)
+names the card to read next, saves after every change (so a session can stop and resume),
+refuses a card read twice or an unknown tag with a clear message and no change, and lets the
+operator correct a misread card (``undo``, ``fix QH``, ``swap QH QD``, ``as QH``, ``skip``,
+``check``). ``referee deck check`` (:func:`run_check`) says which card each read tag is.
+"""
 
 from __future__ import annotations
 
