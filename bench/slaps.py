@@ -3,13 +3,14 @@ the arbiter. Prints one JSON line.
 
     python3 bench/slaps.py [--pairs 400] [--seed 1] [--settle-ms 20]
 
-Each pair: a fresh Banka bäver position where a slap wins (two fives on the pile, 8 seats), two
+Each pair: a new Banka bäver game where a slap wins (two fives laid through the table, 8 seats), two
 seats press their slap buttons with edges 1 µs to 1 ms apart, stamped on CLOCK_MONOTONIC up to
 1 ms before they are delivered (the kernel → lgpio → Python delay), and delivered in random
 order from a feeder thread, as lgpio's notification thread would, to gpiozero mock pins
 (:class:`hardware.mock.VirtualMockFactory` on the real monotonic clock). The pads turn them into
-inputs, the :class:`hardware.slaps.SlapDriver` loop (its own thread, waking when something is
-due) holds them for the settle window and hands them to the engine.
+inputs, and the :class:`hardware.slaps.SlapDriver` loop (its own thread, waking when something is
+due) runs the loop production runs: ``referee.table.Table`` (push, then release: the arbiter holds
+them for the settle window and hands them to the engine).
 
 Measured per pair: ``correct`` (the pile went to the earlier edge) and the latency from the moment
 the last edge's callback returned to the moment the driver handed out the verdict. The latency
@@ -37,9 +38,10 @@ from hardware.pads import SeatPads  # noqa: E402
 from hardware.slaps import SlapDriver  # noqa: E402
 from referee.cards import parse_card  # noqa: E402
 from referee.deal import PileDeal  # noqa: E402
-from referee.games.banka_bever import BankaBever  # noqa: E402
+from referee.journal import JournalHeader  # noqa: E402
 from referee.model import Input, Verdict  # noqa: E402
 from referee.options import BankaOptions  # noqa: E402
+from referee.table import Table  # noqa: E402
 
 SEATS = 8
 PINS = [4, 5, 6, 12, 13, 16, 17, 18]
@@ -47,17 +49,20 @@ US = 1_000
 MS = 1_000_000
 
 
-def position(dealer: int, now: int) -> BankaBever:
-    """Eight seats, two fives just laid (the second 50 ms ago): the next slap wins."""
+def position(dealer: int, now: int, settle_ns: int) -> Table:
+    """A new game of eight seats, two fives just laid (the second 50 ms ago) and judged: the
+    next slap wins."""
     cards = iter(parse_card(f"{r}{s}") for r in "2346789" for s in "CDHS")
     stacks = [[next(cards), next(cards)] for _ in range(SEATS)]
     stacks[(dealer + 1) % SEATS][0] = parse_card("5H")
     stacks[(dealer + 2) % SEATS][0] = parse_card("5S")
-    engine = BankaBever(SEATS, dealer, BankaOptions(),
-                        PileDeal(stacks=tuple(tuple(s) for s in stacks)))
-    engine.apply(Input(now - 100 * MS, (dealer + 1) % SEATS, "lay"))
-    engine.apply(Input(now - 50 * MS, (dealer + 2) % SEATS, "lay"))
-    return engine
+    header = JournalHeader("banka-bever", tuple(f"Seat {s}" for s in range(SEATS)), dealer,
+                           BankaOptions(), deal=PileDeal(stacks=tuple(tuple(s) for s in stacks)))
+    table = Table(header, settle_ns=settle_ns)
+    table.push(Input(now - 100 * MS, (dealer + 1) % SEATS, "lay"))
+    table.push(Input(now - 50 * MS, (dealer + 2) % SEATS, "lay"))
+    table.release(now)
+    return table
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -85,8 +90,7 @@ def run(pairs: int, seed: int, settle_ms: float) -> dict[str, Any]:
             got.set()  # both slaps judged: the next pair may start
 
     settle_ns = round(settle_ms * MS)
-    driver = SlapDriver(position(0, clock.now_ns()), settle_ns=settle_ns,
-                        on_verdicts=on_verdicts)
+    driver = SlapDriver(position(0, clock.now_ns(), settle_ns), on_verdicts=on_verdicts)
     config = HardwareConfig(seats=tuple(SeatPins(s, f"Seat {s}", p) for s, p in enumerate(PINS)),
                             pin_factory="mock")
     seat_pads = SeatPads(config, driver.submit, driver.notice, pin_factory=factory)
@@ -100,9 +104,11 @@ def run(pairs: int, seed: int, settle_ms: float) -> dict[str, Any]:
     latencies: list[float] = []
     over: list[float] = []
     correct = 0
+    late = 0  # over every game: each pair is a new table with its own arbiter
     try:
         for k in range(pairs):
-            driver.replace_engine(position(rng.randrange(SEATS), clock.now_ns()))
+            game = position(rng.randrange(SEATS), clock.now_ns(), settle_ns)
+            late += driver.new_game(game).arbiter.late
             # Each seat's pad is used every fourth pair.
             a, b = (2 * k) % SEATS, (2 * k + 1) % SEATS
             if rng.random() < 0.5:
@@ -142,7 +148,7 @@ def run(pairs: int, seed: int, settle_ms: float) -> dict[str, Any]:
         "settle_ms": settle_ms,
         "over_window_p50_ms": round(statistics.median(over), 3),
         "over_window_p99_ms": round(percentile(over, 0.99), 3),
-        "late": driver.arbiter.late,
+        "late": late + driver.table.arbiter.late,
         "clock": "CLOCK_MONOTONIC",
         "backend": "gpiozero MockFactory (hardware.mock)",
     }

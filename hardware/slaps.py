@@ -1,12 +1,15 @@
-"""Slap arbitration glue: pad edges from every seat → :class:`referee.arbiter.Arbiter` → engine.
+"""Slap arbitration glue: pad edges from every seat → a :class:`referee.table.Table` → verdicts.
 
 The pads (:mod:`hardware.pads`) call :meth:`SlapDriver.submit` from whatever thread delivers
 GPIO callbacks, with inputs stamped at the edge. Those inputs reach Python in delivery order,
 which is not edge order: lgpio's notification thread, the serial card reader and the scheduler
-each add their own delay. The arbiter holds every input for its settle window and releases them
-in time order; the engine then judges them one by one, and judges the slaps of one instant
-together by the tie rule of RULES.md (the engine holds such slaps until time has moved past their
-instant, which :meth:`SlapDriver.poll` makes it do with ``engine.advance``).
+each add their own delay. :class:`SlapDriver` is a lock around a table, and the table runs the
+one loop every referee runs (the service, ``referee replay``): it journals each input, its
+arbiter holds it for the settle window and releases inputs in time order, and its engine judges
+them one by one, the slaps of one instant together by the tie rule of RULES.md (the engine holds
+such slaps until time has moved past their instant, which ``table.release`` does with
+``engine.advance``). When input ends, :meth:`SlapDriver.flush` ends it as a replay does
+(``table.flush(finish=True)``: a pending collect grace runs out).
 
 So a verdict on a slap leaves :meth:`SlapDriver.poll` one settle window after the *latest* slap
 edge it depends on: that is the price of fairness, and the window (default 20 ms, see
@@ -14,11 +17,12 @@ docs/wiring.md) is far below what a person notices between a slap and a lamp.
 
 Two ways to use it:
 
-- tests, the bench and a standalone table: :class:`SlapDriver` around an engine, fed by
-  :class:`hardware.pads.SeatPads` (``on_input=driver.submit``, ``on_event=driver.notice``), with
-  :meth:`SlapDriver.poll` called by a loop (:meth:`SlapDriver.serve` is one, on a thread);
-- the referee service (``referee.app.service.RefereeService``), which has its own journal, arbiter
-  and loop: :class:`GpioEdge` is its edge (pads → ``service.submit``, stuck buttons →
+- tests, the bench and a standalone table: :class:`SlapDriver` around a table
+  (``SlapDriver(Table(JournalHeader("banka-bever", seats, deal=…), settle_ns=…), leds=…)``), fed
+  by :class:`hardware.pads.SeatPads` (``on_input=driver.submit``, ``on_event=driver.notice``),
+  with :meth:`SlapDriver.poll` called by a loop (:meth:`SlapDriver.serve` is one, on a thread);
+- the referee service (``referee.app.service.RefereeService``), which holds its own table and
+  runs its own loop: :class:`GpioEdge` is its edge (pads → ``service.submit``, stuck buttons →
   ``service.notice``), and :class:`hardware.pads.SeatLeds` is one of its outputs.
 """
 
@@ -35,58 +39,73 @@ from gpiozero.pins import Factory
 
 from hardware.config import HardwareConfig
 from hardware.pads import PadEvent, SeatLeds, SeatPads, ticks_to_ns
-from referee.arbiter import DEFAULT_SETTLE_NS, Arbiter
-from referee.engine import Engine
 from referee.model import Input, Verdict
+from referee.table import Table
 
 VerdictSink = Callable[[list[Verdict], dict[str, Any]], object]
 
 
 class SlapDriver:
-    """Inputs from any thread in, verdicts out in judging order; thread-safe.
+    """A :class:`referee.table.Table` behind a lock: inputs from any thread in, verdicts out in
+    judging order.
+
+    The table does all the judging, as it does in the service and in a replay: :meth:`submit`
+    is ``table.push`` (journal, then arbiter), :meth:`poll` is ``table.release`` and
+    :meth:`flush` is ``table.flush(finish=True)``, the end of input. The driver makes the table
+    safe to feed from the pads' threads, adds the pad notices and wakes :meth:`serve` when
+    something arrives.
 
     ``on_verdicts(verdicts, state)`` (optional) and ``leds`` (optional :class:`SeatLeds`) are
-    told about every non-empty batch that :meth:`poll` returns (outside the driver's lock, so
-    they may submit inputs; call :meth:`poll` from one thread). Pad notices
-    (``button_stuck`` / ``button_released``) come out of the next :meth:`poll` as verdicts of
-    their own kind, ahead of that poll's engine verdicts; they are never given to the engine.
+    told about every non-empty batch that :meth:`poll` or :meth:`flush` returns, with
+    ``table.state()``, outside the driver's lock, so they may submit inputs (call :meth:`poll`
+    from one thread). The table's own ``listeners`` run inside the lock and must not submit.
+    Pad notices (``button_stuck`` / ``button_released``) come out of the next :meth:`poll` as
+    verdicts of their own kind, ahead of that poll's engine verdicts; they never reach the
+    table (not judged, not journaled).
     """
 
     def __init__(
         self,
-        engine: Engine,
+        table: Table,
         *,
-        settle_ns: int = DEFAULT_SETTLE_NS,
         leds: SeatLeds | None = None,
         on_verdicts: VerdictSink | None = None,
         pads: SeatPads | None = None,
     ) -> None:
-        self.engine = engine
-        self.arbiter = Arbiter(settle_ns)
+        self.table = table
         self.leds = leds
         self.on_verdicts = on_verdicts
         self.pads = pads
-        #: Every input in the order the engine judged it, as judged (a late one restamped):
-        #: what a journal of this table must hold to replay it.
-        self.judged: list[Input] = []
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._notices: list[Verdict] = []
 
-    def replace_engine(self, engine: Engine) -> None:
-        """Judge from now on with ``engine`` (a new game); what is held stays held for it."""
-        with self._lock:
-            self.engine = engine
+    def new_game(self, table: Table) -> Table:
+        """Judge from now on with ``table`` (a new game); returns the table it replaces. An
+        input that one still holds stays with it (``old.flush(finish=True)`` ends that game);
+        pad notices not yet polled go out with the next poll."""
+        with self._wake:
+            old, self.table = self.table, table
+            self._wake.notify()
+        return old
 
     @property
     def settle_ns(self) -> int:
-        """The arbiter's settle window."""
-        return self.arbiter.settle_ns
+        """The table's settle window."""
+        return self.table.arbiter.settle_ns
+
+    @property
+    def judged(self) -> list[Input]:
+        """Every input the table took, as it is (or will be) judged — a late one restamped — in
+        the order it arrived: what the table's journal holds, and what a replay of this game
+        needs (a copy of ``table.inputs``)."""
+        with self._lock:
+            return list(self.table.inputs)
 
     def submit(self, inp: Input) -> Input:
         """Hand in an input (from any thread); returns it as it will be judged."""
         with self._wake:
-            judged = self.arbiter.push(inp)
+            judged = self.table.push(inp)
             self._wake.notify()
         return judged
 
@@ -97,32 +116,25 @@ class SlapDriver:
             self._wake.notify()
 
     def poll(self, now_ns: int) -> list[Verdict]:
-        """Judge everything the settle window lets go at ``now_ns`` and let the engine's time
-        pass to ``now_ns - settle``; returns the verdicts (notices first)."""
+        """Judge everything the settle window lets go at ``now_ns`` and let the game's time
+        pass to ``now_ns - settle`` (``table.release``); returns the verdicts (notices first)."""
         if self.pads is not None:
             self.pads.check(now_ns)
         with self._lock:
             out, self._notices = self._notices, []
-            released = self.arbiter.release(now_ns)
-            for inp in released:
-                self.judged.append(inp)
-                out += self.engine.apply(inp)
-            out += self.engine.advance(now_ns - self.arbiter.settle_ns)
-            state = self.engine.state() if out and self._listening() else None
+            out += self.table.release(now_ns)
+            state = self.table.state() if out and self._listening() else None
         if state is not None:
             self._tell(out, state)
         return out
 
     def flush(self) -> list[Verdict]:
-        """Judge everything held, whatever the time (shutting down, or the end of a test)."""
+        """The end of input (shutting down, or the end of a test): judge everything held,
+        whatever the time, and let pending graces run out (``table.flush(finish=True)``)."""
         with self._lock:
             out, self._notices = self._notices, []
-            for inp in self.arbiter.flush():
-                self.judged.append(inp)
-                out += self.engine.apply(inp)
-            if self.judged:
-                out += self.engine.advance(self.judged[-1].t + 1)
-            state = self.engine.state() if out and self._listening() else None
+            out += self.table.flush(finish=True)
+            state = self.table.state() if out and self._listening() else None
         if state is not None:
             self._tell(out, state)
         return out
@@ -130,7 +142,7 @@ class SlapDriver:
     def next_due(self) -> int | None:
         """When :meth:`poll` next has something to release, if anything is held."""
         with self._lock:
-            return self.arbiter.next_due()
+            return self.table.arbiter.next_due()
 
     def _pads_due(self) -> int | None:
         return None if self.pads is None else self.pads.next_due()
@@ -159,7 +171,8 @@ class SlapDriver:
             with self._wake:
                 if self._notices:
                     continue
-                due = [d for d in (self.arbiter.next_due(), self._pads_due()) if d is not None]
+                due = [d for d in (self.table.arbiter.next_due(), self._pads_due())
+                       if d is not None]
                 wait = min([idle_s, *(max(0, d - clock()) / 1e9 for d in due)])
                 if wait > 0:
                     self._wake.wait(wait)

@@ -1,4 +1,4 @@
-"""Slap arbitration end to end: mock pins → pads → arbiter → Banka bäver engine → verdicts.
+"""Slap arbitration end to end: mock pins → pads → table (arbiter → Banka bäver engine) → verdicts.
 
 Everything runs on a virtual clock: edges are stamped when they happen and delivered later, in
 whatever order the random delays make; nothing sleeps.
@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,9 +21,10 @@ from hardware.slaps import GpioEdge, SlapDriver
 from referee.arbiter import DEFAULT_SETTLE_NS
 from referee.cards import Card, parse_card
 from referee.deal import PileDeal
-from referee.games.banka_bever import BankaBever
+from referee.journal import Journal, JournalHeader
 from referee.model import Input, Verdict
 from referee.options import BankaOptions
+from referee.table import Table, replay
 
 MS = 1_000_000
 US = 1_000
@@ -46,6 +46,18 @@ def double_deal(n: int, dealer: int) -> PileDeal:
 
 
 DEALS = {(n, d): double_deal(n, d) for n in range(2, 9) for d in range(n)}
+NAMES = tuple(f"Seat {s}" for s in range(8))
+
+
+def header(n: int, dealer: int, deal: PileDeal | None = None) -> JournalHeader:
+    """A Banka bäver table of ``n`` seats dealt ``deal`` (default: the double deal)."""
+    return JournalHeader("banka-bever", NAMES[:n], dealer, BankaOptions(),
+                         deal=DEALS[n, dealer] if deal is None else deal)
+
+
+def table(n: int, dealer: int, *, settle_ns: int = DEFAULT_SETTLE_NS) -> Table:
+    """A new game at the double deal."""
+    return Table(header(n, dealer), settle_ns=settle_ns)
 
 
 def tie_winner(a: int, b: int, turn: int, n: int) -> int:
@@ -61,6 +73,12 @@ class Rig:
     pads: list[SlapPad]
     sched: EdgeScheduler
     verdicts: list[Verdict]
+    late_before: int = 0  # late inputs of the tables (games) the driver judged before this one
+
+    @property
+    def late(self) -> int:
+        """Inputs restamped for coming too late, over every game of the rig."""
+        return self.late_before + self.driver.table.arbiter.late
 
     def poll(self, now: int) -> None:
         self.verdicts += self.driver.poll(now)
@@ -98,57 +116,22 @@ class Rig:
 def rig(n_pads: int = 8, leds: SeatLeds | None = None) -> Rig:
     clock = VirtualClock(0)
     factory = VirtualMockFactory(clock)
-    driver = SlapDriver(BankaBever(2, 0, BankaOptions(), DEALS[2, 0]), leds=leds)
+    driver = SlapDriver(table(2, 0), leds=leds)
     pads = [SlapPad(SLAP_PINS[s], seat=s, on_input=driver.submit, pin_factory=factory)
             for s in range(n_pads)]
     return Rig(clock, factory, driver, pads, EdgeScheduler(clock), [])
 
 
-def copy_position(engine: BankaBever) -> BankaBever:
-    """A copy of an engine that shares nothing mutable with it: the engine's state is plain
-    attributes holding values, containers of values, and lists of containers of values (cards
-    are immutable). Many times cheaper than ``copy.deepcopy``."""
-    twin = object.__new__(type(engine))
-    state = twin.__dict__
-    state.update(engine.__dict__)
-    for key, value in engine.__dict__.items():
-        kind = type(value)
-        if kind is list:
-            state[key] = [type(v)(v) if type(v) in _CONTAINERS else v for v in value]
-        elif kind in _CONTAINERS:
-            state[key] = kind(value)
-    return twin
-
-
-_CONTAINERS = (list, deque, set, dict)
-
-
-def prepared(n: int, dealer: int, base: int) -> BankaBever:
-    """The double deal with both cards laid, the second at ``base``: a slap now wins."""
-    engine = BankaBever(n, dealer, BankaOptions(), DEALS[n, dealer])
-    engine.apply(Input(base - 100 * MS, (dealer + 1) % n, "lay"))
-    engine.apply(Input(base, (dealer + 2) % n, "lay"))
-    return engine
-
-
-POSITIONS = {(n, d): prepared(n, d, 0) for n, d in DEALS}
-
-
 def new_position(r: Rig, n: int, dealer: int, base: int) -> int:
-    """A copy of the prepared position (cards laid at time 0; the slaps come later: the
-    card-against-slap order through the arbiter has a test of its own). Returns the seat whose
-    turn it is."""
-    r.driver.engine = copy_position(POSITIONS[n, dealer])
+    """A new game at the double deal with both fives laid through the table, the second at
+    ``base``, and judged: a slap now wins (the card-against-slap order through the arbiter has
+    a test of its own). Returns the seat whose turn it is."""
+    game = table(n, dealer, settle_ns=r.driver.settle_ns)
+    game.push(Input(base - 100 * MS, (dealer + 1) % n, "lay"))
+    game.push(Input(base, (dealer + 2) % n, "lay"))
+    assert game.release(base + game.arbiter.settle_ns) == []
+    r.late_before += r.driver.new_game(game).arbiter.late
     return (dealer + 3) % n
-
-
-def test_copied_positions_are_independent_and_equal_to_fresh_ones() -> None:
-    for (n, d), engine in POSITIONS.items():
-        twin = copy_position(engine)
-        assert twin.state() == prepared(n, d, 0).state()
-        twin.apply(Input(MS, (d + 3) % n, "slap"))
-        twin.advance(2 * MS)
-        assert twin.state() != engine.state() == prepared(n, d, 0).state()
 
 
 def test_hundred_thousand_pairs_one_microsecond_apart_go_to_the_earliest_edge() -> None:
@@ -184,7 +167,7 @@ def test_hundred_thousand_pairs_one_microsecond_apart_go_to_the_earliest_edge() 
         wrong += r.verdicts != expect
     assert wrong == 0
     assert swapped > pairs // 3  # delivery order was often the wrong way round
-    assert r.driver.arbiter.late == 0
+    assert r.late == 0
 
 
 def test_exact_ties_follow_the_clockwise_rule() -> None:
@@ -199,7 +182,7 @@ def test_exact_ties_follow_the_clockwise_rule() -> None:
         n = rng.randint(2, 8)
         dealer = rng.randrange(n)
         turn = new_position(r, n, dealer, base)
-        assert r.driver.engine.state()["turn"] == turn
+        assert r.driver.table.engine.state()["turn"] == turn
         a, b = rng.sample(range(n), 2)
         t = base + 200 * MS + rng.randrange(MS)
         da, db = rng.randrange(window), rng.randrange(window)
@@ -229,7 +212,7 @@ def test_slap_and_card_are_ordered_by_their_timestamps(offset: int, verdict: str
     it wins."""
     r = rig()
     n, dealer = 3, 0
-    r.driver.engine = BankaBever(n, dealer, BankaOptions(), DEALS[n, dealer])
+    r.driver.new_game(table(n, dealer))
     base = 1_000 * MS
     lay_t = base + 100 * MS
     r.clock.advance_to(base)
@@ -242,8 +225,11 @@ def test_slap_and_card_are_ordered_by_their_timestamps(offset: int, verdict: str
     kinds = [v.verdict for v in r.verdicts]
     assert kinds == [verdict]
     assert r.verdicts[0].t == slap_t and r.verdicts[0]["seat"] == 0
-    assert [(i.act, i.t) for i in r.driver.judged] == sorted(
-        [("lay", base), ("lay", lay_t), ("slap", slap_t)], key=lambda x: (x[1], x[0] != "lay"))
+    # The table journals in arrival order (the slap's callback came last, even when its edge
+    # came first); a replay of that journal judges in time order again, to the same verdict.
+    assert [(i.act, i.t) for i in r.driver.judged] == [
+        ("lay", base), ("lay", lay_t), ("slap", slap_t)]
+    assert replay(Journal(header(n, dealer), r.driver.judged)).verdicts == r.verdicts
 
 
 def test_an_edge_later_than_the_window_is_restamped_and_counted() -> None:
@@ -256,7 +242,7 @@ def test_an_edge_later_than_the_window_is_restamped_and_counted() -> None:
     r.press(0, t, delay=30 * MS)
     r.press(1, t + 5 * MS, delay=0)
     r.run_until(t + 500 * MS)
-    assert r.driver.arbiter.late == 1
+    assert r.driver.table.arbiter.late == 1
     assert [(v.verdict, v["seat"]) for v in r.verdicts] == [("pile_won", 1), ("slap_lost", 0)]
     assert r.driver.judged[-1].t > t + 5 * MS  # restamped after what was already judged
 
@@ -264,11 +250,11 @@ def test_an_edge_later_than_the_window_is_restamped_and_counted() -> None:
 def test_notices_go_out_but_never_reach_the_engine() -> None:
     r = rig(n_pads=2)
     r.driver.notice(PadEvent("button_stuck", 5 * MS, 1, "slap"))
-    before = r.driver.engine.state()
+    before = r.driver.table.engine.state()
     out = r.driver.poll(6 * MS)
     assert [v.to_json() for v in out] == [
         {"t": 5 * MS, "verdict": "button_stuck", "seat": 1, "button": "slap"}]
-    assert r.driver.engine.state() == before and r.driver.judged == []
+    assert r.driver.table.engine.state() == before and r.driver.judged == []
     assert r.driver.poll(7 * MS) == []
 
 
@@ -277,7 +263,7 @@ def test_the_winners_led_lights() -> None:
     factory = VirtualMockFactory(clock)
     leds = SeatLeds([20, 21, 22], pin_factory=factory)
     seen: list[tuple[list[Verdict], dict[str, Any]]] = []
-    driver = SlapDriver(BankaBever(3, 0, BankaOptions(), DEALS[3, 0]), leds=leds,
+    driver = SlapDriver(table(3, 0), leds=leds,
                         on_verdicts=lambda v, s: seen.append((v, s)))
     driver.submit(Input(1 * MS, 1, "lay"))
     driver.submit(Input(2 * MS, 2, "lay"))
@@ -290,7 +276,7 @@ def test_the_winners_led_lights() -> None:
 
 
 def test_flush_judges_everything_held() -> None:
-    driver = SlapDriver(BankaBever(2, 0, BankaOptions(), DEALS[2, 0]))
+    driver = SlapDriver(table(2, 0))
     driver.submit(Input(1 * MS, 1, "lay"))
     driver.submit(Input(2 * MS, 0, "lay"))
     driver.submit(Input(3 * MS, 1, "slap"))
@@ -299,6 +285,23 @@ def test_flush_judges_everything_held() -> None:
     out = driver.flush()
     assert [(v.verdict, v["seat"]) for v in out] == [("pile_won", 1)]
     assert driver.next_due() is None
+
+
+def test_flush_ends_the_input_as_a_replay_does() -> None:
+    """At the end of input a pending collect grace runs out (JOURNAL.md: the claim becomes
+    final with ``t`` at the end of its grace), exactly as ``referee replay`` ends a journal."""
+    deal = PileDeal(stacks=((parse_card("2C"), parse_card("3C")),
+                            (parse_card("JH"), parse_card("4C"))))
+    driver = SlapDriver(Table(header(2, 0, deal)))
+    driver.submit(Input(1 * MS, 1, "lay"))  # JH: seat 0 owes one card
+    driver.submit(Input(2 * MS, 0, "lay"))  # 2C pays it: seat 1's claim, 1500 ms of grace
+    out = driver.poll(100 * MS)
+    assert out == [Verdict(1 * MS, "challenge", {"by": 1, "seat": 0, "owes": 1})]
+    out += driver.flush()
+    grace_end = 2 * MS + BankaOptions().collect_grace_ms * MS
+    assert out[1:] == [Verdict(grace_end, "pile_won", {"seat": 1, "reason": "challenge",
+                                                       "cards": 2})]
+    assert replay(Journal(header(2, 0, deal), driver.judged)).verdicts == out
 
 
 def test_serve_runs_the_driver_on_a_thread() -> None:
@@ -312,8 +315,7 @@ def test_serve_runs_the_driver_on_a_thread() -> None:
         if any(x.verdict == "pile_won" for x in v):
             got.set()
 
-    driver = SlapDriver(BankaBever(2, 0, BankaOptions(), DEALS[2, 0]), settle_ns=0,
-                        on_verdicts=on_verdicts)
+    driver = SlapDriver(table(2, 0, settle_ns=0), on_verdicts=on_verdicts)
     stop = threading.Event()
     worker = threading.Thread(target=driver.serve, args=(stop,),
                               kwargs={"clock": clock.now_ns, "idle_s": 0.001})
