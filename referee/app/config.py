@@ -28,7 +28,6 @@ from referee.options import TableOptions
 CARD_SOURCES = ("virtual", "console", "board")
 
 
-
 @dataclass(frozen=True)
 class BrokerConfig:
     """Where the feed publishes."""

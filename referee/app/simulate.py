@@ -1,4 +1,5 @@
-"""``referee simulate``: a whole game with virtual players on a virtual table clock.
+"""A whole game between virtual players on a virtual table clock: the game ``referee simulate``
+plays (:mod:`referee.app.commands.simulate` is the command).
 
 The players are seeded: the same ``--seed`` gives the same deal, the same reactions and so the
 same journal and verdicts. Every input goes through :class:`referee.table.Table` (journal →
@@ -193,26 +194,3 @@ class Simulation:
             if on_step is not None:
                 on_step(step)
         return self.table.verdicts
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

@@ -13,4 +13,6 @@ in large type in a browser, which follows the broker itself over MQTT-over-webso
 - :mod:`.follow`: the subscription loop, which re-reads the retained ``state`` on a ``seq`` gap
   or a new ``session``;
 - :mod:`.web`: the web page's HTTP server.
+
+The command line is :mod:`referee.app.commands.display`.
 """
