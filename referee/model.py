@@ -29,7 +29,7 @@ VERDICT_KINDS: tuple[VerdictKind, ...] = get_args(VerdictKind)
 NoticeKind = Literal[
     "button_stuck", "button_released", "board_online", "board_offline", "board_error",
     "unknown_tag", "unknown_button", "ignored", "rejected", "paused", "resumed",
-    "ended_by_operator",
+    "ended_by_operator", "journal_error", "journal_ok", "journal_damaged",
 ]
 NOTICE_KINDS: tuple[NoticeKind, ...] = get_args(NoticeKind)
 

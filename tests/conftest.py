@@ -1,6 +1,8 @@
 """Shared fixtures: a real Mosquitto broker (:mod:`broker`), started for a test and stopped
-after it. ``tests/`` is on ``sys.path`` (``pythonpath`` in ``pyproject.toml``), so test modules
-import the helpers as ``from broker import Broker``."""
+after it. The repository root is on ``sys.path`` (``pythonpath`` in ``pyproject.toml``), so test
+modules import the helpers as ``from tests.broker import Broker``. (The folders under ``tests/``
+mirror the packages and carry their names; ``tests/`` itself must therefore never be on
+``sys.path``, or ``tests/referee`` would stand in for the package ``referee``.)"""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from broker import ACL_TEXT, Broker, make_broker
+
+from tests.broker import ACL_TEXT, Broker, make_broker
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ verdicts recorded in tests/data/golden/verdicts.json by the code before the re-l
 
 from __future__ import annotations
 
-import golden
+from tests import golden
 
 
 def test_every_journal_replays_to_its_golden_verdicts() -> None:

@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except CommandError as exc:
         print(f"referee: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_status
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -1,11 +1,12 @@
-"""TODO docstring."""
+"""The console at the table: inputs and operator commands typed as lines.
+
+:class:`ConsoleEdge` reads them from the terminal (the console card source, and the operator's
+pause, correct, deal …); :class:`SocketConsole` takes the same lines over a Unix socket, for a
+referee that runs as a service with no terminal, and :func:`console_client` is the other end
+of that socket (``referee console``).
+"""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from referee.app.service import RefereeService
 
 import asyncio
 import contextlib
@@ -14,19 +15,25 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.cards import parse_card
 from referee.errors import CardError
-from referee.model import Input
+from referee.model import Act, Input
 
-# -- the console card source and operator console ----------------------------------------------
+if TYPE_CHECKING:
+    from referee.app.service import RefereeService
+
 CONSOLE_HELP = """\
 Inputs (seat number first):  lay SEAT [CARD] | slap SEAT | play SEAT CARD [CARD…] [as CARD]
                              draw SEAT [CARD] | pass SEAT | call SEAT | reshuffle SEAT
 Operator:                    pause | resume | end | new | deal | correct LINE CARD | state
                              help | quit
 """
+
+#: The input acts a console line starts with, by their own word (``deal`` is an operator word).
+_TYPED_ACTS: dict[str, Act] = {act: act for act in (
+    "lay", "slap", "play", "draw", "pass", "call", "reshuffle")}
 
 
 def parse_console_line(text: str, t: int) -> Input | str:
@@ -37,7 +44,8 @@ def parse_console_line(text: str, t: int) -> Input | str:
     cmd = words[0].lower()
     if cmd in ("pause", "resume", "end", "new", "deal", "state", "help", "quit", "correct"):
         return text.strip()
-    if cmd not in ("lay", "slap", "play", "draw", "pass", "call", "reshuffle"):
+    act = _TYPED_ACTS.get(cmd)
+    if act is None:
         raise ValueError(f"unknown command {words[0]!r}; type 'help'")
     if len(words) < 2 or not words[1].isdigit():
         raise ValueError(f"'{cmd}' needs the seat number first, e.g. '{cmd} 1'")
@@ -46,7 +54,7 @@ def parse_console_line(text: str, t: int) -> Input | str:
     try:
         if cmd in ("lay", "draw"):
             card = parse_card(" ".join(rest)) if rest else None
-            return Input(t, seat, cmd, card=card)
+            return Input(t, seat, act, card=card)
         if cmd == "play":
             declared = None
             if "as" in [w.lower() for w in rest]:
@@ -59,9 +67,17 @@ def parse_console_line(text: str, t: int) -> Input | str:
                          as_=declared)
         if cmd == "call":
             return Input(t, seat, "call", call="lappen")
-        return Input(t, seat, cmd)
+        return Input(t, seat, act)
     except CardError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _dealt(service: RefereeService) -> str:
+    """The reply to ``new``/``end``: the new game, or why it waits."""
+    if service.journal_fault is not None:
+        return (f"? the journal cannot be written ({service.journal_fault}): the new game is "
+                "dealt as soon as it can be")
+    return "a new game is dealt"
 
 
 class ConsoleEdge:
@@ -105,8 +121,10 @@ class ConsoleEdge:
                 service.resume()
             elif cmd == "end":
                 service.end_game()
+                self.echo(_dealt(service))
             elif cmd == "new":
                 service.start_game()
+                self.echo(_dealt(service))
             elif cmd == "deal":
                 service.deal_round()
             elif cmd == "state":

@@ -43,12 +43,13 @@ from referee.app.players import (
 from referee.app.service import RefereeService
 from referee.app.wiring import build_service
 from referee.deal import reshuffled
+from referee.errors import JournalWriteError
 from referee.games.vandatta import next_deal
 from referee.model import Input, Verdict
+from referee.options import VandattaOptions
 
 SLAP_PINS = (17, 5, 23, 16, 4, 12, 19, 26)
 CALL_PINS = (27, 6, 24, 20, 18, 25, 13, 21)
-MS = 1_000_000
 
 
 def full_stack_config(game: str, players: int, seed: int, *, journal_dir: str,
@@ -155,8 +156,11 @@ class VirtualPlayers:
 
     def _act_vandatta(self, legal: list[Input], state: dict[str, Any]) -> None:
         svc = self.service
-        seat = state.get("must_draw") if state.get("must_draw") is not None else state["turn"]
+        assert svc.table is not None  # checked by _act
+        must_draw = state.get("must_draw")
+        seat: int = must_draw if must_draw is not None else state["turn"]
         opts = svc.config.options
+        assert isinstance(opts, VandattaOptions)
         if (state["stock"] == 0 and len(state["pile"]) > 1 and opts.reshuffle_discards
                 and not any(i.act == "draw" for i in legal)):
             svc.submit(Input(svc.clock.now(), seat, "reshuffle",
@@ -165,9 +169,9 @@ class VirtualPlayers:
         if not legal:
             return
         choice = choose_vandatta(legal, svc.table.engine.hand, self.rng)
-        single = choice.act == "play" and len(choice.cards or ()) == 1 and choice.as_ is None
-        if single:
-            self.board.lay(choice.cards[0])  # type: ignore[index]
+        cards = choice.cards or ()
+        if choice.act == "play" and len(cards) == 1 and choice.as_ is None:
+            self.board.lay(cards[0])
         elif choice.act == "draw" and choice.card is not None:
             self.board.lay(choice.card, reader=svc.config.stock_reader)
         elif choice.act == "call":
@@ -195,6 +199,7 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     service = build_service(config, console=False, pin_factory=factory, deck=deck)
     board_edge = next(e for e in service.edges if isinstance(e, BoardEdge))
     service.fsync = True
+    service.stop_on_journal_fault = True  # a simulation cannot wait for a disk: end with it
     service.open_game(keep_finished=True)
     pins = [(factory.pin(SLAP_PINS[i]), factory.pin(CALL_PINS[i]))
             for i in range(len(config.seats))]
@@ -211,14 +216,18 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
         if on_ready is not None:
             on_ready(service)
         players.update([], service.state())
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout_s):
-                await players.done.wait()
+        done = asyncio.ensure_future(players.done.wait())
+        # The game ends, or the service stops by itself (a journal that cannot be written).
+        await asyncio.wait({done, task}, timeout=timeout_s,
+                           return_when=asyncio.FIRST_COMPLETED)
+        done.cancel()
     finally:
         service.stop()
         with contextlib.suppress(Exception):
             await task
         await board.close()
+    if service.journal_fault is not None:
+        raise JournalWriteError(f"the journal cannot be written ({service.journal_fault})")
     return service
 
 

@@ -9,7 +9,16 @@ feed, seat LEDs, the terminal). Outputs must not block.
 Recovery: the game being played is always ``<journal_dir>/current.jsonl``. On start, a current
 journal whose game is not over is replayed through the same code and the game goes on from
 there; the table clock is shifted so that time keeps increasing across a reboot. A finished game's
-journal is archived under its start time.
+journal is archived under its start time. A journal damaged in the middle is resumed from its
+last good line; the whole file is kept aside (``damaged-<time>.jsonl``) and an alert says so.
+
+One referee per journal folder: the service holds the folder's lock (:mod:`referee.app.lock`)
+from :meth:`RefereeService.open_game` until it stops.
+
+A journal that cannot be written (disk full, read-only, gone) stops the judging, never the
+program: the input that could not be written is not judged, later inputs are ignored with the
+reason, the state's ``alerts.journal`` says what is wrong on every display, and the service tries
+the folder again every second; once it can write, the alert is cleared and the game goes on.
 """
 
 from __future__ import annotations
@@ -29,9 +38,10 @@ from typing import Any, Protocol
 from referee.app.clock import TableClock
 from referee.app.config import TableConfig
 from referee.app.errors import EdgeError
+from referee.app.lock import FolderLock
 from referee.cards import parse_card
 from referee.deal import next_dealer, reshuffled
-from referee.errors import CardError
+from referee.errors import CardError, JournalWriteError
 from referee.games import game as game_named
 from referee.games.vandatta import next_deal
 from referee.journal import (
@@ -47,6 +57,8 @@ from referee.table import Table
 log = logging.getLogger("referee.app.service")
 
 CURRENT = "current.jsonl"
+#: How often a journal that could not be written is tried again.
+JOURNAL_RETRY_S = 1.0
 #: The longest the loop sleeps with nothing due: only an input (which wakes it) changes the game.
 IDLE_WAIT_S = 1.0
 
@@ -94,6 +106,13 @@ class RefereeService:
         self._stop: asyncio.Event | None = None
         self.alerts: dict[str, Any] = {}
         self._stuck: set[tuple[Any, Any]] = set()
+        self._folder_lock = FolderLock(self.journal_dir)
+        #: What is wrong with the journal while it cannot be written (None: it can).
+        self.journal_fault: str | None = None
+        self._fault_checked = 0.0
+        self._fault_new_game: tuple[int | None] | None = None
+        #: Stop :meth:`run` (instead of waiting) when the journal cannot be written.
+        self.stop_on_journal_fault = False
 
     # -- games and journals ----------------------------------------------------------------
     @property
@@ -103,17 +122,43 @@ class RefereeService:
 
     def open_game(self, *, keep_finished: bool = False) -> None:
         """Resume the current journal's game if it is not over, else start a new game; with
-        ``keep_finished`` a finished game is kept as it is (to report its result)."""
+        ``keep_finished`` a finished game is kept as it is (to report its result). Takes the
+        journal folder's lock first (:class:`TableBusyError` if another referee holds it)."""
         self.journal_dir.mkdir(parents=True, exist_ok=True)
+        self._folder_lock.acquire()
         if self.current_path.exists():
             try:
                 self._resume(keep_finished=keep_finished)
                 return
             except JournalError as exc:
+                if exc.journal is not None and exc.line > 1:
+                    self._resume_before_damage(exc, keep_finished=keep_finished)
+                    return
                 broken = self.current_path.with_suffix(f".broken-{int(time.time())}.jsonl")
                 self.current_path.rename(broken)
                 log.error("cannot resume %s (%s); kept it as %s", self.current_path, exc, broken)
         self.start_game()
+
+    def _resume_before_damage(self, exc: JournalError, *, keep_finished: bool) -> None:
+        """A journal damaged in the middle: go on from the inputs before the damaged line; the
+        whole file is kept aside and an alert names it."""
+        assert exc.journal is not None
+        kept = self.journal_dir / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+        os.replace(self.current_path, kept)
+        tmp = self.current_path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(dump_journal(exc.journal.header, exc.journal.inputs))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.current_path)
+        text = (f"the journal was damaged at line {exc.line} ({exc.reason}); the game goes on "
+                f"from the {len(exc.journal.inputs)} inputs before it; the whole file is kept "
+                f"as {kept.name}")
+        log.error("%s: %s", self.current_path, text)
+        self._resume(keep_finished=keep_finished)
+        self.alerts["journal_damaged"] = text
+        self.notice("journal_damaged", line=exc.line, reason=exc.reason, kept=str(kept),
+                    inputs=len(exc.journal.inputs))
 
     def _resume(self, *, keep_finished: bool = False) -> None:
         journal = read_journal(self.current_path, tolerate_torn_tail=True)
@@ -132,7 +177,7 @@ class RefereeService:
         gap = last_t + 1_000_000 - self.clock.source()
         if gap > self.clock.offset_ns:
             self.clock.offset_ns = gap
-        table.journal = JournalWriter(self.current_path, fsync=self.fsync)
+        table.journal = JournalWriter.resume(self.current_path, fsync=self.fsync)
         self._use(table)
         self.resumed = True
         log.info("resumed %s: %d inputs, table clock offset %d ns", self.current_path,
@@ -156,8 +201,19 @@ class RefereeService:
         # A board or console table with a seed was dealt from that shuffle (the cards scanned
         # at the deal); without one it is observed: faces are learned as cards are laid.
         header = JournalHeader(cfg.game, cfg.seats, cfg.dealer, cfg.options, seed).resolved()
-        self.journal_dir.mkdir(parents=True, exist_ok=True)
-        writer = JournalWriter(self.current_path, header, fsync=self.fsync)
+        try:
+            self.journal_dir.mkdir(parents=True, exist_ok=True)
+            writer = JournalWriter.create(self.current_path, header, fsync=self.fsync,
+                                          replace=True)
+        except (JournalWriteError, OSError) as exc:
+            # The deal waits for the disk: nothing may be judged that is not on disk.
+            with contextlib.suppress(OSError):
+                if self.current_path.exists() and self.current_path.stat().st_size == 0:
+                    self.current_path.unlink()
+            self._fault_new_game = (seed,)
+            self._journal_failed(exc)
+            return
+        self._fault_new_game = None
         self._use(Table(header, settle_ns=self._settle_ns(), journal=writer))
         self.resumed = False
         self._publish([])
@@ -206,6 +262,10 @@ class RefereeService:
         for inp in pending:
             if self.table is None:
                 continue
+            if self.journal_fault is not None:
+                self.notice("ignored", seat=inp.seat, act=inp.act,
+                            reason=f"the journal cannot be written ({self.journal_fault})")
+                continue
             if self.paused:
                 self.notice("ignored", seat=inp.seat, act=inp.act, reason="the game is paused")
                 continue
@@ -213,9 +273,64 @@ class RefereeService:
             if problem:
                 self.notice("rejected", seat=inp.seat, act=inp.act, reason=problem)
                 continue
-            if self._needs_reshuffle(inp):
-                self.table.push(self.translate(Input(inp.t, inp.seat, "reshuffle")))
-            self.table.push(self.translate(inp))
+            try:
+                if self._needs_reshuffle(inp):
+                    self.table.push(self.translate(Input(inp.t, inp.seat, "reshuffle")))
+                self.table.push(self.translate(inp))
+            except JournalWriteError as exc:
+                self._journal_failed(exc)
+                self.notice("ignored", seat=inp.seat, act=inp.act,
+                            reason=f"the journal cannot be written ({self.journal_fault})")
+
+    # -- a journal that cannot be written -------------------------------------------------------
+    def _journal_failed(self, exc: BaseException) -> None:
+        """Stop judging until the journal can be written again (see the module docstring)."""
+        cause = exc.__cause__ if isinstance(exc, JournalWriteError) else exc
+        why = (cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause))
+        first = self.journal_fault is None
+        self.journal_fault = f"{why} at {self.journal_dir}"
+        self.alerts["journal"] = (f"the journal cannot be written ({self.journal_fault}): the "
+                                  "game is paused until it can")
+        self._fault_checked = time.monotonic()
+        if first:
+            log.error("journal: %s", self.alerts["journal"])
+            self.notice("journal_error", reason=self.journal_fault)
+        if self.stop_on_journal_fault:
+            self.stop()
+
+    def _check_journal(self) -> None:
+        """While the journal cannot be written: once a second, see whether the folder takes a
+        synced write again; if it does, reopen the journal and go on."""
+        now = time.monotonic()
+        if self.journal_fault is None or now - self._fault_checked < JOURNAL_RETRY_S:
+            return
+        self._fault_checked = now
+        probe = self.journal_dir / ".probe"
+        try:
+            with open(probe, "wb") as fh:
+                fh.write(b"\0" * 4096)
+                fh.flush()
+                os.fsync(fh.fileno())
+            probe.unlink()
+            if self._fault_new_game is not None:
+                (seed,) = self._fault_new_game
+                self.journal_fault = None
+                self.start_game(seed)
+                if self.journal_fault is not None:
+                    return
+            elif self.table is not None and self.table.journal is not None:
+                self.table.journal.close()
+                self.table.journal = JournalWriter.resume(self.current_path, fsync=self.fsync)
+        except (OSError, JournalError) as exc:
+            with contextlib.suppress(OSError):
+                probe.unlink()
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.journal_fault = f"{why} at {self.journal_dir}"
+            return
+        log.warning("journal: %s can be written again; the game goes on", self.journal_dir)
+        self.journal_fault = None
+        self.alerts.pop("journal", None)
+        self.notice("journal_ok")
 
     def _needs_reshuffle(self, inp: Input) -> bool:
         """A Vändåtta draw from an empty stock with ``reshuffle_discards`` on: the discards
@@ -256,14 +371,13 @@ class RefereeService:
 
     def step(self) -> list[Verdict]:
         """Take what edges handed in, judge what the settle window lets go, publish."""
+        self._check_journal()
         self._take_pending()
         if self.table is None:
             return []
         return self.table.release(self.clock.now())
 
     def _publish(self, verdicts: list[Verdict]) -> None:
-        if self.table is None:
-            return
         state = self.state()
         for out in self.outputs:
             try:
@@ -274,8 +388,7 @@ class RefereeService:
     def state(self) -> dict[str, Any]:
         """The table state with the table id, the pause flag and the ``alerts`` (``board``:
         ``online``/``offline`` once a board spoke; ``stuck``: buttons held too long)."""
-        assert self.table is not None
-        state = self.table.state()
+        state = self.table.state() if self.table is not None else self._no_game_yet()
         state["table"] = self.config.table_id
         state["paused"] = self.paused
         state["alerts"] = {**self.alerts, "stuck": [{"seat": seat, "button": button}
@@ -297,6 +410,13 @@ class RefereeService:
         """End the game now: its journal is archived and a new game is dealt."""
         self.notice("ended_by_operator")
         self.start_game()
+
+    def _no_game_yet(self) -> dict[str, Any]:
+        """The state before the first game could be dealt (its journal waits for the disk)."""
+        n = len(self.config.seats)
+        return {"game": self.config.game, "seats": list(self.config.seats), "counts": [0] * n,
+                "pile": [], "turn": None, "cards_played": 0, "tricks": 0, "out": [],
+                "over": False, "winners": None}
 
     def deal_round(self) -> None:
         """Start the next round of the Vändåtta points game: shuffled and dealt by the referee
@@ -374,13 +494,19 @@ class RefereeService:
                 with contextlib.suppress(Exception):
                     await edge.stop()
             self.step()
-            if self.table is not None and self.table.journal is not None:
-                self.table.journal.close()
+            self.close()
+
+    def close(self) -> None:
+        """Close the journal and let the folder's lock go (what the end of the process does)."""
+        if self.table is not None and self.table.journal is not None:
+            self.table.journal.close()
+        self._folder_lock.release()
 
     def _next_deadline(self) -> int | None:
         """When the loop must look again without an input: the arbiter's next release, the end
         of a collect grace (judged once the window has passed it), a running time limit."""
-        assert self.table is not None
+        if self.table is None:
+            return None
         due = self.table.arbiter.next_due()
         deadline = self.table.engine.next_deadline()
         if deadline is not None:

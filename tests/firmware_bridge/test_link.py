@@ -11,10 +11,19 @@ import time
 import pytest
 
 from firmware_bridge.deck import synthetic_deck
-from firmware_bridge.emulator import Faults, Script, VirtualBoard
+from firmware_bridge.emulator import Faults, FaultyLine, Script, VirtualBoard
 from firmware_bridge.events import BoardEvent, LinkStatus
 from firmware_bridge.link import Link
-from firmware_bridge.protocol import ALL, BuzzerPattern, Led, LedPattern
+from firmware_bridge.protocol import (
+    ALL,
+    BuzzerPattern,
+    Frame,
+    Led,
+    LedPattern,
+    StreamDecoder,
+    TimeSyncReply,
+)
+from firmware_bridge.sim import SimulatedLink
 from referee.cards import Card, full_deck
 
 MS = 1_000_000
@@ -174,26 +183,104 @@ def test_cable_pulled_goes_offline_keeps_events_and_comes_back_online() -> None:
 
 
 @pytest.mark.parametrize("ppm", [-100.0, 100.0])
-def test_clock_sync_over_the_pty_within_1ms(ppm: float) -> None:
+def test_clock_sync_over_the_pty_within_its_reported_bound(ppm: float) -> None:
+    """Board ticks onto the host clock over the real pty (±100 ppm drift, across the 32-bit
+    wrap): every event lies within the error bound the sync reports for it, and the sync gets
+    that bound under 1 ms.
+
+    The bound is the one that holds on a loaded machine, where a fixed 1 ms does not. Board and
+    link share this process: when it is descheduled between writing a time-sync request (t1) and
+    reading the reply (t4), the round trip grows by the stall. The stamps still bracket the
+    board's instant (t1 is taken before the write, t4 after the read), so the truth stays within
+    rtt / 2 of the exchange's middle. The reported bound is made of that half round trip (the
+    scheduling delay included), the fit's residuals, and the crystal's tolerance (200 ppm) times
+    the distance to the exchanges: it widens with the delay instead of being broken by it. The
+    old fixed 1 ms failed on the first event, mapped while only the first exchange of the
+    handshake burst was back, its round trip 2-5 ms under load: 1.1-2.4 ms off, within its bound.
+    1 ms is asserted with the timing controlled in the next test; here a loaded machine stalls
+    some exchanges, not all of them for seconds, so the test waits (up to 100 presses) for an
+    event whose bound is under 1 ms.
+    """
     async def body() -> None:
         board, link = await _pair(seed=3, drift_ppm=ppm, tick_start=2**32 - 1_500_000)
         try:
-            truth = {}
-            for i in range(150):  # 3 s: crosses the 32-bit wrap
+            truth: dict[int, float] = {}
+
+            def press(i: int) -> None:
                 ticks = board.clock.ticks(time.monotonic_ns())
                 truth[ticks & 0xFFFFFFFF] = board.clock.host_ns(ticks)
                 board.press(i % 4, bool(i % 2), ticks)
+
+            for i in range(150):  # 3 s: crosses the 32-bit wrap
+                press(i)
                 await asyncio.sleep(0.02)
             events = await _events(link, 150)
-            errors = [abs(e.t - truth[e.ticks]) for e in events]
-            assert max(errors) < 1 * MS
             assert all(abs(e.t - truth[e.ticks]) <= e.error_ns for e in events)
-            assert link.clock.error_bound_ns() < 1 * MS
+            for i in range(150, 250):
+                press(i)
+                (ev,) = await _events(link, 1)
+                assert abs(ev.t - truth[ev.ticks]) <= ev.error_ns
+                if ev.error_ns < 1 * MS:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError(f"no event with a bound under 1 ms: {ev.error_ns} ns")
         finally:
             await link.close()
             await board.close()
 
     run(body())
+
+
+def _stall_first_sync_reply(monkeypatch: pytest.MonkeyPatch, line: FaultyLine,
+                            stall_ns: int) -> None:
+    """The host reads the board's first TIME_SYNC reply (and what follows it) ``stall_ns``
+    late, as when its process is descheduled right then."""
+    push, decoder, stalled = line.push, StreamDecoder(), []
+
+    def push_stalled(data: bytes, now: int) -> None:
+        if not stalled and any(isinstance(f, Frame) and isinstance(f.msg, TimeSyncReply)
+                               for f in decoder.feed(data)):
+            stalled.append(now)
+            now += stall_ns
+        push(data, now)
+
+    monkeypatch.setattr(line, "push", push_stalled)
+
+
+@pytest.mark.parametrize("ppm", [-100.0, 100.0])
+def test_clock_sync_in_virtual_time_within_1ms_after_a_stalled_first_exchange(
+        ppm: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pty run above with the timing controlled (:mod:`firmware_bridge.sim`, so the same
+    every time): the same board (drift, ticks across the wrap), each write delayed as on a pty
+    (50 µs + exp(150 µs)), the first time-sync reply read 5 ms late as on a loaded machine, a
+    press every 20 ms from the moment the link is online, for 60 s. The first event is mapped
+    on that one exchange alone: over 1 ms off, and within its bound. Every later one is within
+    1 ms and its bound, and within 200 µs once the drift is measured (left uncorrected, 100 ppm
+    would put the last ones ~3 ms off)."""
+    sim = SimulatedLink(drift_ppm=ppm, tick_start=2**32 - 1_500_000, seed=3,
+                        latency_ns=lambda r: int(50_000 + r.expovariate(1 / 150_000)))
+    _stall_first_sync_reply(monkeypatch, sim.to_host, 5 * MS)
+    assert sim.run_for(2, lambda: sim.link.online)
+    truth: dict[int, int] = {}
+    t0 = sim.t
+
+    def press(i: int) -> None:
+        ticks = sim.board_clock.ticks(sim.t)
+        truth[ticks & 0xFFFFFFFF] = round(sim.board_clock.host_ns(ticks))
+        sim.board.button(i % 4, bool(i % 2), ticks)
+
+    for i in range(3000):
+        sim.at(t0 + i * 20 * MS, lambda i=i: press(i))
+    sim.run_for(61)
+    events = [e for e in sim.events if isinstance(e, BoardEvent)]
+    assert len(events) == 3000
+    errors = [abs(e.t - truth[e.ticks]) for e in events]
+    assert all(err <= e.error_ns for err, e in zip(errors, events, strict=True))
+    assert errors[0] > 1 * MS and events[0].error_ns > 1 * MS  # the stalled exchange alone
+    assert max(errors[1:]) < 1 * MS
+    assert max(errors[-1000:]) < 200_000
+    assert sim.link.clock.estimate.drift_ppm == pytest.approx(ppm, abs=1)
 
 
 def test_script_lays_cards_presses_buttons_and_pulls_the_cable(tmp_path) -> None:

@@ -1,21 +1,33 @@
-"""TODO docstring."""
+"""``referee run``: referee a real table from its configuration; and ``referee console``:
+steer a running one through its console socket."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import signal
 from typing import Any
 
-from referee.app.config import ConfigError, load_config
+from referee.app.config import load_config
 from referee.app.console import console_client
-from referee.app.errors import CommandError, EdgeError
+from referee.app.errors import (
+    CommandError,
+    ConfigError,
+    EdgeError,
+    TableBusyError,
+    TemporaryFailure,
+)
 from referee.app.wiring import build_service
 
+#: Errors of the journal folder that a person must fix in the configuration (exit 2); any other
+#: (a full or read-only disk, an I/O error) may pass and is a temporary failure (exit 75).
+_CONFIG_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST,
+                            errno.ENAMETOOLONG, errno.ELOOP})
 
-# -- command line --------------------------------------------------------------------------------
+
 def _cmd_run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -34,11 +46,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         try:
             service = build_service(config, console=not args.no_console)
             service.open_game()
+        except TableBusyError as exc:
+            raise TemporaryFailure(str(exc)) from None
         except (ConfigError, ValueError) as exc:
             raise CommandError(str(exc)) from None
         except OSError as exc:
-            raise CommandError(f"{config.path}: table.journal_dir: cannot use "
-                               f"{config.journal_dir}: {exc.strerror}") from None
+            where = (f"{config.path}: table.journal_dir: cannot use {config.journal_dir}: "
+                     f"{exc.strerror or exc}")
+            if exc.errno in _CONFIG_ERRNOS:
+                raise CommandError(where) from None
+            raise TemporaryFailure(where) from None
 
         async def serve() -> None:
             loop = asyncio.get_running_loop()
@@ -56,7 +73,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` subcommand."""
     p = sub.add_parser(
         "run", help="referee a real table from its configuration",

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""``referee simulate``: a whole game between virtual players, shown live in the terminal,
+printed, journaled or published to a broker; with ``--full-stack`` played at a table run by
+the very service of ``referee run``."""
 
 from __future__ import annotations
 
@@ -9,16 +11,15 @@ import json
 import sys
 from typing import Any
 
-from referee.app.errors import CommandError
+from referee.app.errors import CommandError, TableBusyError, TemporaryFailure
 from referee.app.simulate import Simulation, Step
 from referee.describe import describe, format_time
-from referee.errors import JournalExistsError
+from referee.errors import JournalExistsError, JournalWriteError
 from referee.games import GAME_NAMES
 from referee.model import Verdict
 from referee.options import OptionError, parse_option_assignment
 
 
-# -- command line ---------------------------------------------------------------------------
 def _cmd_simulate(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.table and not args.broker:
@@ -64,7 +65,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
-    from referee.app.config import ConfigError
+    from referee.app.errors import ConfigError
     from referee.app.fullstack import full_stack_config, journal_dir_arg, run_full_stack
 
     if args.journal:
@@ -81,6 +82,11 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
                                              outputs=[view] if view else []))
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
+    except TableBusyError as exc:
+        raise TemporaryFailure(str(exc)) from None
+    except JournalWriteError as exc:
+        raise TemporaryFailure(f"the game stopped: {exc}; the journal so far is in "
+                               f"{journal_dir}") from None
     finally:
         if view is not None:
             view.close()
@@ -173,7 +179,7 @@ class _LiveView:
 
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
         """Draw the table after a change (also an output of the full-stack service)."""
-        from referee.app.display import render
+        from referee.app.display.render import render
 
         self.recent = (self.recent + [v.to_json() for v in verdicts])[-8:]
         self.live.update(render(state, self.recent, "online", table_id="simulated"))
@@ -183,7 +189,7 @@ class _LiveView:
         self.console.line()
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``simulate`` subcommand."""
     p = sub.add_parser(
         "simulate", help="play a whole game with virtual players (no hardware, no broker)",

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from broker import Broker
 from rich.console import Console
 
 from referee.app.commands.display import main, register, run
@@ -22,6 +21,7 @@ from referee.app.display.render import render
 from referee.app.display.view import TableView
 from referee.app.display.web import start_web_server, web_config
 from referee.app.feed import TableFeed, parse_broker_url
+from tests.broker import Broker
 
 NAMES = ["Anna", "Bo", "Cia"]
 
@@ -213,7 +213,8 @@ def test_display_web_command_serves_until_stopped() -> None:
     account and, with an mqtt:// broker, lets the page use its own host at port 9001."""
     root = Path(__file__).resolve().parents[3]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "referee.app.cli", "display", "--web", "--port", "0", "--table", "t1",
+        [sys.executable, "-m", "referee.app.cli", "display", "--web", "--port", "0",
+         "--table", "t1",
          "--broker", "mqtt://display:pw@127.0.0.1:1883"],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

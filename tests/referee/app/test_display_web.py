@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from broker import Broker
 
 from referee.app.display.web import start_web_server, web_config
 from referee.app.feed import FeedThread, TableFeed, parse_broker_url
+from tests.broker import Broker
 
 NAMES = ["Anna", "Bo", "Cia", "Dag"]
 

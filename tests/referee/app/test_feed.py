@@ -17,12 +17,12 @@ from typing import Any
 
 import aiomqtt
 import pytest
-from broker import Broker, free_port
 
 from referee.app.display.follow import follow
 from referee.app.display.view import TableView
 from referee.app.feed import TableFeed, Topics, parse_broker_url, seat_view
 from referee.model import Verdict
+from tests.broker import Broker, free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 NAMES = ["Anna", "Bo", "Cia"]

@@ -6,12 +6,12 @@ import asyncio
 import json
 
 import aiomqtt
-from broker import Broker
 
 from referee.app.cli import main
 from referee.app.config import parse_config
 from referee.app.feed import parse_broker_url
 from referee.app.wiring import build_service
+from tests.broker import Broker
 
 
 async def retained(url: str, topic: str, timeout: float = 5.0) -> dict:

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,14 +18,19 @@ import pytest
 from referee.app.clock import TableClock
 from referee.app.config import load_config, parse_config
 from referee.app.console import ConsoleEdge, parse_console_line
+from referee.app.errors import TableBusyError
 from referee.app.service import RefereeService
 from referee.app.wiring import build_service
 from referee.errors import ConfigError
-from referee.journal import read_journal
+from referee.journal import parse_lines, read_journal
 from referee.model import Input
 from referee.table import replay
 
 MS = 1_000_000
+
+
+def read_journal_text(text: str):
+    return parse_lines(text.splitlines(keepends=True))
 
 
 class FakeTime:
@@ -94,7 +105,9 @@ def test_resume_after_a_crash_gives_the_same_state_and_time_goes_on(tmp_path) ->
         lay_turn(svc, now)
     before = svc.state()
     verdicts = [v.to_json() for v in svc.table.verdicts]
-    # Crash: the process is gone; a new one starts after a reboot (monotonic clock near 0).
+    # Crash: the process is gone (so is its lock on the folder); a new one starts after a
+    # reboot (monotonic clock near 0).
+    svc.close()
     now2 = FakeTime(5 * MS)
     again = service(cfg, now2)
     assert again.resumed
@@ -114,7 +127,7 @@ def test_resume_survives_a_torn_last_line(tmp_path) -> None:
     svc = service(cfg, now)
     for _ in range(5):
         lay_turn(svc, now)
-    svc.table.journal.close()
+    svc.close()
     with open(svc.current_path, "a") as fh:
         fh.write('{"t": 99999999999, "seat": 0, "ac')
     again = service(cfg, FakeTime())
@@ -127,7 +140,7 @@ def test_a_finished_game_is_archived_and_a_new_one_dealt(tmp_path) -> None:
     cfg = config(tmp_path)
     svc = service(cfg, now)
     svc.end_game()
-    archived = [p for p in svc.journal_dir.iterdir() if p.name != "current.jsonl"]
+    archived = [p for p in svc.journal_dir.iterdir() if p.name not in ("current.jsonl", ".lock")]
     assert len(archived) == 1 and archived[0].name.endswith("beggar-my-neighbour.jsonl")
 
 
@@ -372,6 +385,7 @@ def test_an_input_the_journal_could_not_read_back_is_rejected_not_journaled(tmp_
     rejected = [v for b, _ in rec.batches for v in b if v.verdict == "rejected"]
     assert len(rejected) == 2 and "no seat 9" in rejected[0]["reason"]
     # and the table still resumes
+    svc.close()
     assert service(config(tmp_path), FakeTime()).resumed
 
 
@@ -489,3 +503,204 @@ def test_console_command_says_when_no_referee_listens(tmp_path, capsys) -> None:
 
     assert main(["console", "--socket", str(tmp_path / "none.sock"), "state"]) == 2
     assert "cannot reach the referee" in capsys.readouterr().err
+
+
+# -- issue 10: a table that never loses a game ---------------------------------------------------
+def test_a_second_referee_on_the_same_journal_folder_is_refused(tmp_path) -> None:
+    """10.3: in one process, a second service on the folder is refused with the holder's PID;
+    across processes, a second ``referee run`` exits at once (status 75) naming folder and PID,
+    and the first one's journal and console socket are untouched."""
+    cfg = config(tmp_path)
+    first = service(cfg, FakeTime())
+    with pytest.raises(TableBusyError, match=rf"{cfg.journal_dir}.*PID {os.getpid()}"):
+        service(cfg, FakeTime())
+    first.close()
+    service(cfg, FakeTime()).close()  # free again once the first let go
+
+    socket_path = tmp_path / "console.sock"
+    cfg = config(tmp_path, extra=f'console_socket = "{socket_path}"')
+    one = subprocess.Popen([sys.executable, "-m", "referee.app.cli", "run", "--config", cfg.path,
+                            "--no-console"], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not socket_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert socket_path.exists()
+        journal = tmp_path / "journals" / "current.jsonl"
+        before = journal.read_bytes()
+        two = subprocess.run([sys.executable, "-m", "referee.app.cli", "run", "--config",
+                              cfg.path, "--no-console"], capture_output=True, text=True,
+                             timeout=20)
+        assert two.returncode == 75
+        assert f"PID {one.pid}" in two.stderr and str(cfg.journal_dir) in two.stderr
+        assert "Traceback" not in two.stderr
+        assert journal.read_bytes() == before and socket_path.exists()
+    finally:
+        one.send_signal(signal.SIGTERM)
+        assert one.wait(10) == 0
+
+
+def test_garbage_in_the_middle_resumes_from_the_last_good_line(tmp_path) -> None:
+    """10.5: a damaged line in the middle no longer sets the whole game aside: the game goes on
+    from the inputs before it, the whole file is kept, and an alert says so."""
+    now = FakeTime()
+    cfg = config(tmp_path)
+    svc = service(cfg, now)
+    for _ in range(30):
+        lay_turn(svc, now)
+    svc.close()
+    lines = svc.current_path.read_text().splitlines(keepends=True)
+    original = "".join(lines)
+    lines[21] = '{"t": 5, "seat": 0, "act": "lay"  <- a power glitch\n'
+    svc.current_path.write_text("".join(lines))
+    expected = replay(read_journal_text("".join(lines[:21]))).state
+
+    again = service(cfg, FakeTime())
+    assert again.resumed
+    assert again.state()["cards_played"] == expected["cards_played"] == 20
+    kept = [p for p in again.journal_dir.iterdir() if p.name.startswith("damaged-")]
+    assert len(kept) == 1 and "power glitch" in kept[0].read_text()
+    assert kept[0].read_text() != original
+    assert "line 22" in again.state()["alerts"]["journal_damaged"]
+    assert len(read_journal(again.current_path).inputs) == 20
+
+
+def test_a_full_disk_stops_the_judging_not_the_table(tmp_path, monkeypatch) -> None:
+    """10.4: an input that cannot be written is not judged, later ones are ignored with the
+    reason, every display is told (``alerts.journal``), nothing written is lost, and once the
+    disk takes writes again the game goes on by itself."""
+    import referee.app.service as service_module
+
+    now = FakeTime()
+    rec = Recorder()
+    svc = service(config(tmp_path), now, outputs=[rec])
+    for _ in range(3):
+        lay_turn(svc, now)
+    written = svc.current_path.read_bytes()
+    real_write = os.write
+    full = {"on": True}
+
+    def write(fd: int, data: bytes) -> int:
+        if full["on"]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    real_open = open
+
+    def guarded_open(path, *a, **kw):  # the probe file too finds the disk full
+        if full["on"] and str(path).endswith(".probe"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(service_module, "open", guarded_open, raising=False)
+    before = svc.state()["cards_played"]
+    lay_turn(svc, now)
+    state = svc.state()
+    assert state["cards_played"] == before
+    assert "No space left on device" in state["alerts"]["journal"]
+    assert "paused" in state["alerts"]["journal"]
+    assert any(v.verdict == "journal_error" for b, _ in rec.batches for v in b)
+    svc.submit(Input(now.t, state["turn"], "slap"))
+    svc.step()
+    ignored = [v for b, _ in rec.batches for v in b if v.verdict == "ignored"]
+    assert ignored and "journal cannot be written" in ignored[-1]["reason"]
+    assert svc.current_path.read_bytes() == written  # whole lines only, nothing lost
+
+    full["on"] = False
+    svc._fault_checked = 0.0  # the next step is the next second's retry
+    now.t += 1_100 * MS
+    svc.step()
+    assert "journal" not in svc.state()["alerts"]
+    lay_turn(svc, now)
+    assert svc.state()["cards_played"] == before + 1
+    assert len(read_journal(svc.current_path).inputs) == 4
+
+
+def test_a_new_game_on_a_full_disk_waits_for_the_disk(tmp_path, monkeypatch) -> None:
+    """10.4: the console's ``new`` on a full disk deals nothing and says why; the deal happens
+    once the disk takes writes again."""
+    now = FakeTime()
+    svc = service(config(tmp_path), now)
+    real_write = os.write
+    full = {"on": True}
+    monkeypatch.setattr(os, "write", lambda fd, data: (_ for _ in ()).throw(
+        OSError(errno.ENOSPC, "No space left on device")) if full["on"] else real_write(fd, data))
+    svc.start_game()
+    assert "No space left" in svc.state()["alerts"]["journal"]
+    full["on"] = False
+    svc._fault_checked = 0.0
+    svc.step()
+    assert "journal" not in svc.state()["alerts"]
+    assert read_journal(svc.current_path).inputs == []
+    lay_turn(svc, now)
+    assert len(read_journal(svc.current_path).inputs) == 1
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 12 KiB tmpfs (root only; skipped where mounting is not allowed), unmounted after."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(where)],
+                          capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def test_a_real_full_disk_pauses_the_table_and_it_resumes_when_there_is_room(small_disk) -> None:
+    """10.4 on a real file system: a 12 KiB disk fills up mid-game; the journal keeps whole
+    lines, the table pauses with the alert, and after the disk grows the game goes on and the
+    journal replays to exactly what the table judged."""
+    (small_disk / "table.toml").write_text(
+        '[table]\nid = "t1"\ngame = "beggar-my-neighbour"\nseats = ["Anna", "Bo"]\n'
+        'card_source = "virtual"\njournal_dir = "journals"\nseed = 3\nsettle_ms = 20\n')
+    now = FakeTime()
+    svc = service(load_config(small_disk / "table.toml"), now)
+    laid = 0
+    while "journal" not in svc.state()["alerts"] and laid < 2000:
+        if svc.state()["over"]:
+            svc.start_game()  # the finished journal stays on the disk, archived
+        turn = svc.state()["turn"]
+        now.t += 500 * MS
+        svc.submit(Input(svc.clock.now(), turn, "slap"))  # virtual deck: the slap button lays
+        now.t += 30 * MS
+        svc.step()
+        laid += 1
+    state = svc.state()
+    assert "No space left on device" in state["alerts"]["journal"]
+    for path in svc.journal_dir.glob("*.jsonl"):
+        read_journal(path)  # strict: every journal on the disk holds whole lines only
+    if svc.current_path.exists():  # (the disk may also have filled up at a new deal)
+        journal = read_journal(svc.current_path)
+        assert replay(journal, finish=False).state["cards_played"] == state["cards_played"]
+    subprocess.run(["mount", "-o", "remount,size=1m", str(small_disk)], check=True)
+    svc._fault_checked = 0.0
+    now.t += 1_100 * MS
+    svc.step()
+    assert "journal" not in svc.state()["alerts"]
+    before = svc.state()["cards_played"]
+    turn = svc.state()["turn"]
+    now.t += 500 * MS
+    svc.submit(Input(svc.clock.now(), turn, "slap"))
+    now.t += 30 * MS
+    svc.step()
+    assert svc.state()["cards_played"] == before + 1
+    svc.close()
+    again = replay(read_journal(svc.current_path), finish=False)
+    assert again.state["cards_played"] == svc.state()["cards_played"]
+
+
+def test_the_full_stack_on_a_full_disk_ends_with_the_error(small_disk) -> None:
+    """10.4: ``simulate --full-stack`` cannot wait for a disk: it stops with the reason
+    (status 75) instead of hanging."""
+    run = subprocess.run([sys.executable, "-m", "referee.app.cli", "simulate", "--game",
+                          "banka-bever", "--players", "3", "--seed", "2", "--full-stack",
+                          "--fast", "--journal-dir", str(small_disk / "j")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 75
+    assert "No space left on device" in run.stderr and "Traceback" not in run.stderr

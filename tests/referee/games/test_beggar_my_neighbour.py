@@ -26,7 +26,8 @@ from referee.model import Input, Verdict
 from referee.options import BeggarOptions
 
 GAME = "beggar-my-neighbour"
-RECORDS = json.loads((Path(__file__).resolve().parents[2] / "data" / "beggar_records.json").read_text())
+DATA = Path(__file__).resolve().parents[2] / "data"
+RECORDS = json.loads((DATA / "beggar_records.json").read_text())
 SECOND = 1_000_000_000
 
 
