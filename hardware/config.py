@@ -118,7 +118,8 @@ class HardwareConfig:
 def parse_pin(value: Any, key: str) -> int:
     """A pin given as a BCM number or a name (``GPIO17``, ``BCM17``, ``BOARD11``) → BCM number."""
     if isinstance(value, bool):
-        raise ConfigError(None, key, f"must be a BCM GPIO number 2..27 or a pin name, got {value!r}")
+        raise ConfigError(None, key,
+                          f"must be a BCM GPIO number 2..27 or a pin name, got {value!r}")
     if isinstance(value, int):
         bcm = value
     elif isinstance(value, str):
@@ -165,9 +166,11 @@ def _number(raw: dict[str, Any], key: str, default: float, lo: float, hi: float)
         return default
     value = raw[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(None, f"hardware.{key}", f"must be a number of milliseconds, got {value!r}")
+        raise ConfigError(None, f"hardware.{key}",
+                          f"must be a number of milliseconds, got {value!r}")
     if not lo <= value <= hi:
-        raise ConfigError(None, f"hardware.{key}", f"must be between {lo:g} and {hi:g} ms, got {value}")
+        raise ConfigError(None, f"hardware.{key}",
+                          f"must be between {lo:g} and {hi:g} ms, got {value}")
     return float(value)
 
 
@@ -241,11 +244,13 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
         )
     chip = raw.get("gpiochip")
     if chip is not None and (isinstance(chip, bool) or not isinstance(chip, int) or chip < 0):
-        raise ConfigError(None, "hardware.gpiochip", f"must be a gpiochip number >= 0, got {chip!r}")
+        raise ConfigError(None, "hardware.gpiochip",
+                          f"must be a gpiochip number >= 0, got {chip!r}")
 
     seats_raw = doc.get("seats")
     if seats_raw is None:
-        raise ConfigError(None, "seats", "missing: add one [[seats]] entry per seat with its slap pin")
+        raise ConfigError(None, "seats",
+                          "missing: add one [[seats]] entry per seat with its slap pin")
     if not isinstance(seats_raw, list) or not all(isinstance(s, dict) for s in seats_raw):
         raise ConfigError(None, "seats", "must be an array of tables: [[seats]]")
     if not 1 <= len(seats_raw) <= MAX_SEATS:
@@ -274,7 +279,8 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(None, f"seats[{i}].name", f"must be a non-empty text, got {name!r}")
         if "slap" not in entry:
-            raise ConfigError(None, f"seats[{i}].slap", "missing: every seat needs a slap button pin")
+            raise ConfigError(None, f"seats[{i}].slap",
+                              "missing: every seat needs a slap button pin")
         pins: dict[str, int | None] = {}
         for role in ("slap", "call", "led"):
             key = f"seats[{i}].{role}"

@@ -73,13 +73,19 @@ class VirtualClock:
         return self._now
 
 
-class VirtualMockPin(MockPin):
+class VirtualMockPin(MockPin):  # type: ignore[misc]  # gpiozero is untyped: MockPin is Any
     """A mock pin whose changes are stamped in integer nanoseconds on the factory's clock.
 
     :meth:`drive_at` drives an input to a level *as of* a given edge time: the pin's
     ``when_changed`` callback receives that time as its ``ticks``, exactly as the lgpio pin
     passes the kernel's timestamp of the edge.
     """
+
+    # What this class relies on of MockPin's attributes (set by MockPin.__init__):
+    factory: VirtualMockFactory
+    _state: bool
+    _last_change: int  # nanoseconds on the factory's clock (``clear_states`` below)
+    states: list[PinState]
 
     def __init__(self, factory: VirtualMockFactory, info: object) -> None:
         self._edge_t: int | None = None
@@ -88,7 +94,7 @@ class VirtualMockPin(MockPin):
     def _now(self) -> int:
         return self.factory.clock.now_ns()
 
-    def _change_state(self, value: bool) -> bool:  # type: ignore[override]
+    def _change_state(self, value: bool) -> bool:
         if self._state != value:
             t = self._edge_t if self._edge_t is not None else self._now()
             self._state = value
@@ -120,7 +126,7 @@ class VirtualMockPin(MockPin):
             self._edge_t = None
 
 
-class VirtualMockFactory(MockFactory):
+class VirtualMockFactory(MockFactory):  # type: ignore[misc]  # gpiozero is untyped: Any
     """gpiozero's MockFactory on a clock in integer nanoseconds (virtual by default).
 
     ``ticks()`` is the clock's ``now_ns()``; ``ticks_diff`` gives seconds, as gpiozero expects.
@@ -135,12 +141,12 @@ class VirtualMockFactory(MockFactory):
         super().__init__(revision=revision, pin_class=pin_class or VirtualMockPin)
         self.clock: Clock = clock if clock is not None else VirtualClock()
 
-    def ticks(self) -> int:  # type: ignore[override]
+    def ticks(self) -> int:
         """The clock's current time in nanoseconds."""
         return self.clock.now_ns()
 
     @staticmethod
-    def ticks_diff(later: int, earlier: int) -> float:  # type: ignore[override]
+    def ticks_diff(later: int, earlier: int) -> float:
         """Seconds from ``earlier`` to ``later``."""
         return (later - earlier) / 1e9
 

@@ -55,7 +55,7 @@ from gpiozero import LED, InputDevice
 from gpiozero.pins import Factory
 
 from hardware.config import DEFAULT_BOUNCE_LOCKOUT_MS, DEFAULT_STUCK_MS, HardwareConfig
-from referee.model import Input, Verdict
+from referee.model import Act, Input, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +217,7 @@ InputSink = Callable[[Input], object]
 EventSink = Callable[[PadEvent], object]
 
 
-class Pad(InputDevice):
+class Pad(InputDevice):  # type: ignore[misc]  # gpiozero is untyped: InputDevice is Any
     """One button of one seat on a GPIO line, delivering timestamped inputs to ``on_input``.
 
     A press becomes ``Input(t, seat, act)`` (``act="slap"``, or ``act="call", call="lappen"``
@@ -240,7 +240,7 @@ class Pad(InputDevice):
         seat: int,
         on_input: InputSink,
         on_event: EventSink | None = None,
-        act: str = "slap",
+        act: Act = "slap",
         call: str | None = None,
         lockout_ns: int = DEFAULT_LOCKOUT_NS,
         stuck_ns: int = DEFAULT_STUCK_NS,
