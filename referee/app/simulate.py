@@ -24,6 +24,7 @@ from referee.app.players import (
     stamped,
 )
 from referee.deal import reshuffled
+from referee.engine import Engine
 from referee.games import game as game_named
 from referee.games.vandatta import next_deal
 from referee.journal import JournalHeader, JournalWriter
@@ -88,7 +89,7 @@ class Simulation:
         self._deals = 0
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         """The engine judging the game."""
         return self.table.engine
 
