@@ -63,10 +63,6 @@ JOURNAL_RETRY_S = 1.0
 IDLE_WAIT_S = 1.0
 
 
-
-
-
-
 class Output(Protocol):
     """Anything that shows the game: called with each batch of verdicts and the new state."""
 
@@ -316,7 +312,8 @@ class RefereeService:
                 (seed,) = self._fault_new_game
                 self.journal_fault = None
                 self.start_game(seed)
-                if self.journal_fault is not None:
+                fault: str | None = self.journal_fault  # start_game sets it when it fails again
+                if fault is not None:
                     return
             elif self.table is not None and self.table.journal is not None:
                 self.table.journal.close()
@@ -520,25 +517,3 @@ class RefereeService:
             self._loop.call_soon_threadsafe(self._stop.set)
             if self._wake is not None:
                 self._loop.call_soon_threadsafe(self._wake.set)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
