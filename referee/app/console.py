@@ -9,9 +9,12 @@ of that socket (``referee console``).
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
+import io
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,6 +83,16 @@ def _dealt(service: RefereeService) -> str:
     return "a new game is dealt"
 
 
+def _watchable_fd(stream: Any) -> int | None:
+    """The descriptor of a terminal, pipe or socket the event loop can watch, else None."""
+    try:
+        fd = int(stream.fileno())
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+    return fd if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
+
+
 class ConsoleEdge:
     """Typed inputs and operator commands from a text stream (standard input by default)."""
 
@@ -93,12 +106,54 @@ class ConsoleEdge:
         self._task = asyncio.create_task(self._read(service))
 
     async def _read(self, service: RefereeService) -> None:
+        """Hand each line to :meth:`handle` until the end of the stream.
+
+        A terminal or pipe is watched by the event loop itself (``add_reader``, and a read
+        only once it is readable), so no thread sits blocked in ``readline``: such a thread
+        kept the process alive after SIGTERM or ``quit`` until someone pressed Enter. A
+        regular file (or an in-memory stream) never blocks and is read line by line."""
         loop = asyncio.get_running_loop()
-        while True:
-            line = await loop.run_in_executor(None, self.stream.readline)
-            if not line:
+        chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        fd = _watchable_fd(self.stream)
+        if fd is not None:
+            try:
+                loop.add_reader(fd, lambda: None)
+                loop.remove_reader(fd)
+            except (OSError, ValueError):  # e.g. /dev/null, which epoll refuses
+                fd = None
+        if fd is None:
+            for line in iter(self.stream.readline, ""):
+                self.handle(service, line)
+                await asyncio.sleep(0)
+            return
+
+        def readable() -> None:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
                 return
-            self.handle(service, line)
+            except OSError:
+                data = b""
+            if not data:
+                loop.remove_reader(fd)
+            chunks.put_nowait(data)
+
+        loop.add_reader(fd, readable)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pending = ""
+        try:
+            while True:
+                data = await chunks.get()
+                pending += decoder.decode(data, final=not data)
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    self.handle(service, line + "\n")
+                if not data:
+                    if pending:
+                        self.handle(service, pending)
+                    return
+        finally:
+            loop.remove_reader(fd)
 
     def handle(self, service: RefereeService, line: str) -> None:
         """Act on one typed line."""

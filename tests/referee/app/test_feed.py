@@ -564,7 +564,7 @@ def test_shipped_configuration_runs(tmp_path: Path) -> None:
     (paths and ports moved to a temporary folder and free loopback ports)."""
     import getpass
 
-    from broker import _need
+    from tests.broker import _need
 
     binary = _need("mosquitto", "/usr/sbin/mosquitto")
     _need("mosquitto_passwd", "/usr/bin/mosquitto_passwd")
