@@ -42,7 +42,10 @@ def _card(text: Any) -> str:
 def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
     """One verdict (its JSON dict) as a sentence for a person at the table."""
     kind = verdict.get("verdict")
-    n = lambda key: seat_name(seats, verdict.get(key))  # noqa: E731
+
+    def n(key: str) -> str:
+        return seat_name(seats, verdict.get(key))
+
     if kind == "challenge":
         owes = verdict.get("owes")
         return f"{n('by')} challenges: {n('seat')} owes {owes} card{'s' * (owes != 1)}"
@@ -71,7 +74,8 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
                 else f"{n('winner')} wins the round")
         totals = verdict.get("totals")
         if totals:
-            text += "; totals " + ", ".join(f"{seat_name(seats, i)} {s}" for i, s in enumerate(totals))
+            text += "; totals " + ", ".join(
+                f"{seat_name(seats, i)} {s}" for i, s in enumerate(totals))
         return f"{head} — hand scores {text}"
     if kind == "game_over":
         winners = [seat_name(seats, w) for w in verdict.get("winners") or []]

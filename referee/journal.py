@@ -28,6 +28,7 @@ from typing import Any
 from referee.deal import Deal, deal_from_json, deal_to_json
 from referee.errors import (
     GameError,
+    InputError,
     JournalError,
     JournalExistsError,
     JournalWriteError,
@@ -35,7 +36,7 @@ from referee.errors import (
 )
 from referee.games import game as game_named
 from referee.games import games
-from referee.model import Input, InputError
+from referee.model import Input
 from referee.options import TableOptions, options_to_json
 
 __all__ = [

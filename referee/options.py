@@ -48,7 +48,7 @@ class VandattaOptions:
 
 
 TableOptions = BeggarOptions | BankaOptions | VandattaOptions
-_Options = TypeVar("_Options", BeggarOptions, BankaOptions, VandattaOptions)
+_Options = TypeVar("_Options", bound=TableOptions)
 
 _CHOICES = {"false_slap_penalty": ("none", "burn")}
 

@@ -415,7 +415,7 @@ class BankaBever:
             return
         if claiming:
             self._finalize_claim(t, out)
-            if self._over:
+            if self.over:  # the property: the claim may have ended the game just now
                 out.append(illegal(t, seat, "game_over",
                                    "the game is over: the claim of this pile ended it"))
                 return

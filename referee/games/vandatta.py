@@ -75,7 +75,7 @@ from referee.deal import HandDeal, next_dealer
 from referee.describe import seat_name
 from referee.engine import Game
 from referee.errors import DealError, OptionError
-from referee.model import Input, Verdict, illegal
+from referee.model import Input, RefusalCode, Verdict, illegal
 from referee.options import VandattaOptions
 
 NAME = "vandatta"
@@ -153,7 +153,7 @@ def _rank_word(rank: int) -> str:
 
 @dataclass(frozen=True)
 class _Refusal:
-    code: str
+    code: RefusalCode
     reason: str
 
 
@@ -401,7 +401,7 @@ class Vandatta:
 
     # ------------------------------------------------------------------ helpers
 
-    def _illegal(self, seat: int, code: str, reason: str) -> Verdict:
+    def _illegal(self, seat: int, code: RefusalCode, reason: str) -> Verdict:
         return illegal(self._t, seat, code, reason)
 
     def _verdict(self, kind: str, **data: Any) -> Verdict:
@@ -757,9 +757,9 @@ class Vandatta:
         # Apply.
         self._stock.pop()
         if from_bag:
-            self._bag.discard(got)  # type: ignore[arg-type]
+            self._bag.discard(got)
         elif from_pool:
-            self._pool.discard(got)  # type: ignore[arg-type]
+            self._pool.discard(got)
         elif top is None and self._bag:
             # An unseen card left the stock: which bag card it was is unknown from now on.
             self._pool |= self._bag
@@ -895,7 +895,7 @@ class Vandatta:
             if winner is not None:
                 winners = [winner]
             else:
-                known = {s: scores[s] for s in active if scores[s] is not None}
+                known = {s: sc for s in active if (sc := scores[s]) is not None}
                 if known:
                     low = min(known.values())
                     winners = [s for s in active if known.get(s) == low]
