@@ -15,8 +15,8 @@ replay reproduces exactly what the table judged.
 
 The guarantee, precisely: if every input is pushed less than one settle window after its own
 ``t``, and :meth:`Arbiter.release` is called with the current time, inputs come out in judging
-order whatever order they were pushed in (``tests/test_hardware_arbiter.py`` checks this, and
-``tests/test_hardware_slaps.py`` end to end with 100 000 slap pairs 1 µs apart). The arbiter
+order whatever order they were pushed in (``tests/referee/test_arbiter_order.py`` checks this, and
+``tests/hardware/test_slaps.py`` end to end with 100 000 slap pairs 1 µs apart). The arbiter
 orders; it does not judge: slaps with exactly the same ``t`` come out in arrival order and the
 engine applies RULES.md's clockwise tie rule to them. It is not thread-safe: the caller that
 pushes from several threads holds a lock (``RefereeService``, ``hardware.slaps.SlapDriver``).

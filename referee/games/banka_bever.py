@@ -5,7 +5,7 @@ cards come from the deal (known mode) or from the ``card`` of each ``lay`` (obse
 the stacks start as ``None`` cards by ``GAME.seat_counts``).
 
 How the engine reads the points of RULES.md §2 that need a reading (each is pinned by a test in
-``tests/test_banka_bever.py``):
+``tests/referee/games/test_banka_bever.py``):
 
 * **Slaps at the same instant.** The tie rule (clockwise from the seat whose turn it is) needs
   every slap of one instant before any of them can be judged, but inputs come one at a time. So a

@@ -9,7 +9,7 @@ Two things live here:
   trick at a time, not a card at a time (stacks are ``bytes``; runs of number cards are skipped
   by C code), and reproduces the published counts: ``cards`` = cards laid, ``tricks`` = piles
   collected, the last one included (``tests/data/beggar_records.json``). The engine and the
-  solver agree on every deal (``tests/test_beggar_my_neighbour.py``).
+  solver agree on every deal (``tests/referee/games/test_beggar_my_neighbour.py``).
 
 Rulings this module makes where RULES.md §1 leaves a detail open (each pinned by a test):
 
