@@ -10,17 +10,13 @@ and trick counts, or the benchmark fails. Runs in a few seconds.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections import deque
 from pathlib import Path
 
+from referee.games.beggar_my_neighbour import parse_notation, play_notation
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from referee.games.beggar_my_neighbour import parse_notation, play_notation  # noqa: E402
-
 RECORDS = json.loads((ROOT / "tests" / "data" / "beggar_records.json").read_text())["records"]
 ROUNDS = 7  # best of ROUNDS, the two solvers alternating
 REPEATS = 20  # passes over all record deals per round

@@ -24,15 +24,12 @@ import asyncio
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from firmware_bridge.emulator import VirtualBoard  # noqa: E402
-from firmware_bridge.events import BoardEvent  # noqa: E402
-from firmware_bridge.link import Link  # noqa: E402
-from firmware_bridge.sim import SimulatedLink  # noqa: E402
+from firmware_bridge.emulator import VirtualBoard
+from firmware_bridge.events import BoardEvent
+from firmware_bridge.link import Link
+from firmware_bridge.sim import SimulatedLink
 
 DRIFTS = (100.0, -100.0)
 

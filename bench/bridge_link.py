@@ -24,14 +24,11 @@ import asyncio
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from firmware_bridge.emulator import Faults, VirtualBoard  # noqa: E402
-from firmware_bridge.events import BoardEvent  # noqa: E402
-from firmware_bridge.link import Link  # noqa: E402
+from firmware_bridge.emulator import Faults, VirtualBoard
+from firmware_bridge.events import BoardEvent
+from firmware_bridge.link import Link
 
 
 def _pct(values: list[float], q: float) -> float:

@@ -27,9 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from referee.app.feed import TableFeed  # noqa: E402
+from referee.app.feed import TableFeed
 
 WARMUP = 50
 

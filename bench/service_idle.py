@@ -52,8 +52,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 #: What ``referee run`` imports for the full mock stack, for the "full stack imported" baseline.
 FULL_STACK_IMPORTS = (
-    "referee.app.cli", "referee.app.service", "referee.app.feed", "referee.describe", "hardware.config",
-    "hardware.pads", "hardware.slaps", "hardware.mock", "firmware_bridge.edge",
+    "referee.app.cli", "referee.app.service", "referee.app.feed", "referee.describe",
+    "hardware.config", "hardware.pads", "hardware.slaps", "hardware.mock", "firmware_bridge.edge",
     "firmware_bridge.link", "aiomqtt", "gpiozero", "serial", "serial_asyncio_fast",
 )
 
@@ -77,9 +77,8 @@ def _accepts(port: int) -> bool:
 
 
 def _child_env() -> dict[str, str]:
-    """The environment of the Python children: this checkout first on the path, mock pins."""
+    """The environment of the Python children (the installed packages, mock pins)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["GPIOZERO_PIN_FACTORY"] = "mock"
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -355,7 +354,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", metavar="DIR",
                         help="work in DIR and keep the logs, config and journal there")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
     try:
         if args.keep:
             workdir = Path(args.keep).resolve()

@@ -20,13 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from feed_latency import SUBSCRIBER, PrivateBroker
 
-from feed_latency import SUBSCRIBER, PrivateBroker  # noqa: E402
-
-from hardware.mock import MonotonicClock, VirtualMockFactory  # noqa: E402
-from referee.app.config import parse_config  # noqa: E402
-from referee.app.wiring import build_service  # noqa: E402
+from hardware.mock import MonotonicClock, VirtualMockFactory
+from referee.app.config import parse_config
+from referee.app.wiring import build_service
 
 SLAP_PINS = (17, 5, 23, 16)
 SETTLE_MS = 20.0
