@@ -27,21 +27,18 @@ import statistics
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from hardware.config import HardwareConfig, SeatPins  # noqa: E402
-from hardware.mock import MonotonicClock, VirtualMockFactory  # noqa: E402
-from hardware.pads import SeatPads  # noqa: E402
-from hardware.slaps import SlapDriver  # noqa: E402
-from referee.cards import parse_card  # noqa: E402
-from referee.deal import PileDeal  # noqa: E402
-from referee.journal import JournalHeader  # noqa: E402
-from referee.model import Input, Verdict  # noqa: E402
-from referee.options import BankaOptions  # noqa: E402
-from referee.table import Table  # noqa: E402
+from hardware.config import HardwareConfig, SeatPins
+from hardware.mock import MonotonicClock, VirtualMockFactory
+from hardware.pads import SeatPads
+from hardware.slaps import SlapDriver
+from referee.cards import parse_card
+from referee.deal import PileDeal
+from referee.journal import JournalHeader
+from referee.model import Input, Verdict
+from referee.options import BankaOptions
+from referee.table import Table
 
 SEATS = 8
 PINS = [4, 5, 6, 12, 13, 16, 17, 18]
