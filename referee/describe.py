@@ -1,11 +1,19 @@
-"""Plain words for verdicts and table state, for terminals and displays."""
+"""Plain words for verdicts and table state, for terminals and displays.
+
+The engines know only seat numbers: a verdict's ``reason`` names a seat as ``seat N`` (what
+:func:`seat_name` gives without names). :func:`describe` is where the table's names come in,
+for every verdict and notice at once (:func:`with_names`); the verdict itself, what
+``referee replay --json`` prints, keeps its numbers.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from referee.cards import parse_card
+from referee.options import POINTS_OUT_AT
 
 _REASONS = {
     "challenge": "won the challenge",
@@ -21,6 +29,41 @@ def seat_name(seats: Sequence[str] | None, seat: object) -> str:
     if isinstance(seat, int) and not isinstance(seat, bool) and seats and 0 <= seat < len(seats):
         return str(seats[seat])
     return f"seat {seat}"
+
+
+#: How a reason names a seat: ``seat N`` (see the module docstring).
+_SEAT_IN_REASON = re.compile(r"\bseat (\d+)\b")
+
+
+def with_names(text: str, seats: Sequence[str] | None) -> str:
+    """``text`` (a verdict's reason) with every ``seat N`` of the table put as its name."""
+    if not seats:
+        return text
+
+    def name(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        return str(seats[n]) if n < len(seats) else match.group(0)
+
+    return _SEAT_IN_REASON.sub(name, text)
+
+
+def round_scores(verdict: Mapping[str, Any], seats: Sequence[str]) -> str:
+    """The hand scores of a ``round_over`` verdict in words, e.g. ``Anna 10, Cia 0``.
+
+    A null score is either a seat already out of the points game (its total is at
+    :data:`~referee.options.POINTS_OUT_AT` or more): it has no hand and is left out; or a hand
+    with cards the referee has not seen (observed mode): ``not seen``.
+    """
+    totals = verdict.get("totals") or []
+    words = []
+    for i, score in enumerate(verdict.get("scores") or []):
+        if score is None:
+            total = totals[i] if i < len(totals) else None
+            if isinstance(total, int) and total >= POINTS_OUT_AT:
+                continue
+            score = "not seen"
+        words.append(f"{seat_name(seats, i)} {score}")
+    return ", ".join(words)
 
 
 def seat_names(state: Mapping[str, Any]) -> list[str]:
@@ -58,7 +101,8 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
     if kind == "slap_lost":
         return f"{n('seat')} was too late: {n('to')} won the slap"
     if kind == "illegal":
-        return f"{n('seat')}: not allowed — {verdict.get('reason', verdict.get('code'))}"
+        reason = with_names(str(verdict.get("reason") or verdict.get("code")), seats)
+        return f"{n('seat')}: not allowed — {reason}"
     if kind == "desync":
         if verdict.get("expected") is None:
             return (f"{n('seat')}: the table and the referee disagree — the "
@@ -68,8 +112,7 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
     if kind == "out":
         return f"{n('seat')} is out of the game"
     if kind == "round_over":
-        scores = verdict.get("scores") or []
-        text = ", ".join(f"{seat_name(seats, i)} {s}" for i, s in enumerate(scores))
+        text = round_scores(verdict, seats)
         head = ("Round blocked" if verdict.get("winner") is None
                 else f"{n('winner')} wins the round")
         totals = verdict.get("totals")
@@ -85,8 +128,9 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
     notice = _NOTICES.get(str(kind))
     if notice is not None:
         return notice.format(seat=n("seat"), button=verdict.get("button", ""),
-                             reason=verdict.get("reason", ""), tag=verdict.get("tag", ""),
-                             card=verdict.get("card", ""), act=verdict.get("act", ""))
+                             reason=with_names(str(verdict.get("reason", "")), seats),
+                             tag=verdict.get("tag", ""), card=verdict.get("card", ""),
+                             act=verdict.get("act", ""))
     extra = {k: v for k, v in verdict.items() if k not in ("t", "verdict")}
     return f"{kind}: {extra}"
 

@@ -43,7 +43,7 @@ RefusalCode = Literal[
     "not_in_hand", "not_same_rank", "special_on_special", "must_follow_ace", "no_match",
     "bad_declaration", "ace_without_follow_up", "no_lappen", "ace_draws_pending", "must_draw",
     "draw_limit", "stock_empty", "special_finish", "bad_call", "no_reshuffle",
-    "round_not_over", "bad_deal",
+    "round_not_over", "bad_deal", "must_pass",
 ]
 REFUSAL_CODES: tuple[RefusalCode, ...] = get_args(RefusalCode)
 

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from referee.errors import OptionError
 
 __all__ = [
+    "POINTS_OUT_AT",
     "BankaOptions",
     "BeggarOptions",
     "OptionError",
@@ -46,6 +47,9 @@ class VandattaOptions:
     lappen: bool = False
     points_game: bool = False
 
+
+#: The points game (RULES.md §3): a seat whose total reaches this many points is out of the game.
+POINTS_OUT_AT = 100
 
 TableOptions = BeggarOptions | BankaOptions | VandattaOptions
 _Options = TypeVar("_Options", bound=TableOptions)

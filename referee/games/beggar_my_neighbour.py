@@ -155,7 +155,7 @@ class BeggarMyNeighbour:
             return verdicts + [illegal(t, seat, "no_cards", f"seat {seat} holds no cards")]
         if seat != self._turn:
             return verdicts + [
-                illegal(t, seat, "not_your_turn", f"it is seat {self._turn}'s turn, not {seat}'s")
+                illegal(t, seat, "not_your_turn", f"it is seat {self._turn}'s turn")
             ]
         expected = stack[0]
         got = inp.card

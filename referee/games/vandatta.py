@@ -22,7 +22,10 @@ Turn structure (``phase`` in :meth:`Vandatta.state`)
 ``ace_follow``      the ace's player must lay a follow-up of the (last) ace's suit.
 ``special_finish``  (``no_special_finish``) the player's last card was an eight or an ace: they
                     keep the turn and draw up to three cards with a fresh count.
-``lappen_penalty``  (``lappen``) a player tried to go out without a call: three penalty draws.
+``lappen_penalty``  (``lappen``) a player tried to go out without a call: three penalty draws
+                    (``penalty_draws`` left, ``must_draw`` the player), then the turn passes.
+                    Where nothing can be drawn the draws left lapse (RULES.md §3):
+                    ``penalty_draws`` 0, ``must_draw`` null, and the player may only pass.
 ``round_over``      (points game) the round is scored; the next ``deal`` input starts a round.
 ``over``            the game is decided.
 
@@ -37,14 +40,20 @@ Rulings of this module on points RULES.md leaves to the implementation
   it need not be the first one laid.
 * A draw or pass by the ace's player while the ace is open (draws pending or not) is refused with
   ``must_follow_ace``; a play by them while draws are pending with ``ace_draws_pending``.
-* A ``call`` is always accepted from a seat in the round (it is a button); without the ``lappen``
-  option it has no effect. ``called`` in the state lists the seats whose call counts now (for
-  the seat in turn) or for their next turn (everyone else).
+* A ``call`` is accepted from any seat in the round (it is a button), except from the seat in
+  its lappen penalty, where it is refused like every act but the penalty's draws
+  (``must_draw``) or, once they are made or lapsed, its pass (``must_pass``). Without the
+  ``lappen`` option a call has no effect. ``called`` in the state lists the seats whose call
+  counts now (for the seat in turn) or for their next turn (everyone else).
+* Draws asked for by a rule lapse where nothing can be drawn (RULES.md §3): the ace draws left
+  (the ace's player then follows), the lappen penalty's (the player may only pass, ``must_pass``
+  for anything else), a special finish's (the player may pass). A ``draw`` in that position is
+  refused with ``stock_empty``, as every draw from a stock that cannot give a card.
 * Between rounds of the points game, ``play``/``draw``/``pass`` are refused with
   ``not_your_turn`` (no one is in turn until the next ``deal``); a ``reshuffle`` with
   ``no_reshuffle``.
 * A player left with no cards after a special finish in which nothing could be drawn has not gone
-  out (they laid their last card on a special card); they play on with an empty hand.
+  out (their last card was a special card); they play on with an empty hand.
 * A hand with unseen cards has an unknown score: ``null`` in ``round_over``; it adds nothing to
   the seat's total (observed-mode points games need the hands shown to be scored).
 * ``deal`` inputs and the constructor's deal are checked for cards given twice, one hand per
@@ -76,7 +85,7 @@ from referee.describe import seat_name
 from referee.engine import Game
 from referee.errors import DealError, OptionError
 from referee.model import Input, RefusalCode, Verdict, illegal
-from referee.options import VandattaOptions
+from referee.options import POINTS_OUT_AT, VandattaOptions
 
 NAME = "vandatta"
 #: Cards dealt to each hand (RULES.md §3).
@@ -109,7 +118,7 @@ def next_deal(state: dict[str, Any], seed: int, t: int) -> Input:
 EIGHT = 8
 MAX_DRAWS = 3
 LAPPEN_PENALTY_DRAWS = 3
-OUT_AT = 100
+OUT_AT = POINTS_OUT_AT
 
 PLAY = "play"
 ACE_DRAWS = "ace_draws"
@@ -442,7 +451,7 @@ class Vandatta:
         if self._phase == ACE_DRAWS:
             return self._ace_queue[0]
         if self._phase == LAPPEN_PENALTY:
-            return self._turn
+            return self._turn if self._penalty_left else None
         if self._phase == SPECIAL_FINISH and self._draws < MAX_DRAWS and self._can_draw():
             return self._turn
         return None
@@ -557,10 +566,16 @@ class Vandatta:
                                 f"{SUIT_NAMES[suit]}{extra} to follow it")
         goes_out = not rest and not (self.options.no_special_finish and rank in (EIGHT, ACE))
         if goes_out and self.options.lappen and not self._call_counts(seat):
+            who = seat_name((), seat)
+            if self._can_draw():
+                penalty = (f"{who} draws {LAPPEN_PENALTY_DRAWS} cards as the penalty, then the "
+                           "turn passes")
+            else:
+                penalty = (f"the {LAPPEN_PENALTY_DRAWS} penalty draws lapse (nothing can be "
+                           f"drawn), so {who} may only pass")
             return _Refusal("no_lappen",
-                            f"{seat_name((), seat)} did not call lappen and may not go out: the "
-                            f"cards go back to the hand and {seat_name((), seat)} draws "
-                            f"{LAPPEN_PENALTY_DRAWS} cards")
+                            f"{who} did not call lappen and may not go out: the cards go back "
+                            f"to the hand; {penalty}")
         return _Plan(rest, tuple(from_pool))
 
     def _candidate_plays(self, seat: int) -> list[tuple[tuple[Card, ...], Card | None]]:
@@ -629,9 +644,11 @@ class Vandatta:
                                          f"the other players must first draw for the ace "
                                          f"({seat_name((), drawer)} draws next)")
                 return self._illegal(seat, "must_follow_ace",
-                                     f"{seat_name((), seat)} laid an ace and must follow it with "
-                                     f"a card of {SUIT_NAMES[self._ace_suit or 'C']}, "
-                                     "not draw or pass")
+                                     f"{seat_name((), seat)} laid an ace and may not draw or "
+                                     f"pass: once the others have drawn for it "
+                                     f"({seat_name((), drawer)} draws next), "
+                                     f"{seat_name((), seat)} follows it with a card of "
+                                     f"{SUIT_NAMES[self._ace_suit or 'C']}")
             if seat == drawer:
                 if act == "draw":
                     return None
@@ -639,8 +656,9 @@ class Vandatta:
                     return self._illegal(seat, "must_draw",
                                          f"{seat_name((), seat)} must draw one card for the ace")
                 return self._illegal(seat, "not_your_turn",
-                                     f"{seat_name((), seat)} must draw one card for the ace "
-                                     "before laying anything")
+                                     f"{seat_name((), seat)} must draw one card for the ace and "
+                                     f"may not lay: {seat_name((), self._turn or 0)} follows "
+                                     "the ace once the draws are done")
             return self._illegal(seat, "not_your_turn",
                                  f"{seat_name((), drawer)} draws for the ace now")
         if phase == ACE_FOLLOW:
@@ -657,12 +675,23 @@ class Vandatta:
             return self._illegal(seat, "not_your_turn",
                                  f"it is {seat_name((), self._turn or 0)}'s turn")
         if phase == LAPPEN_PENALTY:
-            if act == "draw" or (act == "pass" and not self._can_draw()):
+            # A draw is judged as any draw (an empty stock: stock_empty); a pass only once the
+            # penalty draws are made or lapsed.
+            if act == "draw" or (act == "pass" and not self._penalty_left):
                 return None
+            return self._penalty_refusal(seat)
+        return None
+
+    def _penalty_refusal(self, seat: int) -> Verdict:
+        """What the seat in its lappen penalty is told when it does anything but the penalty's
+        draws (``must_draw``) or, once they lapsed, its pass (``must_pass``)."""
+        if self._penalty_left:
             return self._illegal(seat, "must_draw",
                                  f"{seat_name((), seat)} must first draw the lappen penalty "
                                  f"({self._penalty_left} more)")
-        return None
+        return self._illegal(seat, "must_pass",
+                             f"{seat_name((), seat)} may only pass: the lappen penalty ends the "
+                             "turn, and nothing is left to draw for it")
 
     # ------------------------------------------------------------------ acts
 
@@ -678,6 +707,7 @@ class Vandatta:
             if judged.code == "no_lappen":
                 self._phase = LAPPEN_PENALTY
                 self._penalty_left = LAPPEN_PENALTY_DRAWS
+                self._settle_penalty()
             return [self._illegal(seat, judged.code, judged.reason)]
         following = self._phase == ACE_FOLLOW
         self._hands[seat] = judged.rest
@@ -717,6 +747,12 @@ class Vandatta:
         if self._phase == ACE_DRAWS and (not self._ace_queue or not self._can_draw()):
             self._ace_queue = []
             self._phase = ACE_FOLLOW
+
+    def _settle_penalty(self) -> None:
+        """Lappen penalty draws lapse when the stock cannot give a card: the player keeps the
+        turn only to pass (``penalty_draws`` 0, no ``must_draw``)."""
+        if self._phase == LAPPEN_PENALTY and not self._can_draw():
+            self._penalty_left = 0
 
     def _on_draw(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
@@ -772,6 +808,8 @@ class Vandatta:
             self._penalty_left -= 1
             if self._penalty_left == 0:
                 self._end_turn()
+            else:
+                self._settle_penalty()
         else:
             self._draws += 1
         return []
@@ -784,10 +822,12 @@ class Vandatta:
         can_draw = self._can_draw()
         if self._phase in (PLAY, SPECIAL_FINISH) and self._draws < MAX_DRAWS and can_draw:
             if self._phase == SPECIAL_FINISH:
+                last = self._discard[-1]
+                what = "a special card" if last is None else f"the {last.name()}"
                 return [self._illegal(seat, "special_finish",
-                                      f"{seat_name((), seat)} laid the last card on a special card "
-                                      f"and must draw up to {MAX_DRAWS} cards before passing "
-                                      f"({self._draws} drawn)")]
+                                      f"{seat_name((), seat)} may not go out on {what} and must "
+                                      f"draw up to {MAX_DRAWS} cards before passing "
+                                      f"({self._draws} of {MAX_DRAWS} drawn)")]
             return [self._illegal(seat, "must_draw",
                                   f"{seat_name((), seat)} must draw ({self._draws} of {MAX_DRAWS} "
                                   "drawn) before passing")]
@@ -808,9 +848,7 @@ class Vandatta:
         if self._phase == ROUND_OVER:
             return []  # calls do not carry into the next round
         if self._phase == LAPPEN_PENALTY and seat == self._turn:
-            return [self._illegal(seat, "must_draw",
-                                  f"{seat_name((), seat)} must first draw the lappen penalty "
-                                  f"({self._penalty_left} more)")]
+            return [self._penalty_refusal(seat)]
         self._calls[seat] = self._seq
         return []
 

@@ -17,7 +17,9 @@ with ``stock_empty`` until the table's ``reshuffle`` input), ``08b`` (in a multi
 follow-up any one card may carry the ace's suit), ``18`` (play/draw/pass between rounds:
 ``not_your_turn``), ``20`` (a special finish with nothing to draw: the player passes with no cards
 and has not gone out), ``22`` (a pass after lapsed lappen penalty draws counts toward a blocked
-round), ``16`` (an out seat's score in ``round_over`` is null).
+round), ``23`` (lappen penalty draws that lapse leave the player only a pass: ``penalty_draws``
+0, no ``must_draw``, anything else ``must_pass``), ``16`` (an out seat's score in
+``round_over`` is null).
 
 ``9x`` scenarios check JOURNAL.md's judging order at equal ``t`` ("a lay or play is judged before
 a slap, and otherwise file order stands"); ``referee.model`` judges a play before *any* other act

@@ -369,6 +369,24 @@ def test_seat_owing_ace_draw_lays_instead() -> None:
     assert t.s["must_draw"] == 2
 
 
+def test_ace_draws_words_say_what_comes_first() -> None:
+    """The ace's player who draws during the draws is told that the others draw first (not to
+    follow at once, which ``ace_draws_pending`` would refuse); a drawer who lays is told that
+    laying is not theirs now, not "before laying anything"."""
+    t = Table(["AH 5H 9C", "7H", "9S"], FILLER, upcard="3H")
+    ok(t.play(0, "AH"))
+    v = refused(t.draw(0), "must_follow_ace")
+    assert "seat 1" in v["reason"] and "draw" in v["reason"], v["reason"]
+    assert "first" in v["reason"] or "once" in v["reason"], v["reason"]
+    v = refused(t.play(1, "7H"), "not_your_turn")
+    assert "before laying anything" not in v["reason"], v["reason"]
+    assert "seat 0" in v["reason"] and "draw" in v["reason"], v["reason"]
+    ok(t.draw(1))
+    ok(t.draw(2))
+    v = refused(t.draw(0), "must_follow_ace")  # the draws are done: now follow
+    assert "seat 1" not in v["reason"] and "hearts" in v["reason"], v["reason"]
+
+
 def test_ace_without_follow_up() -> None:
     t = Table(["AH 5S 9C", "7C"], FILLER, upcard="3H")
     refused(t.play(0, "AH"), "ace_without_follow_up")
@@ -690,6 +708,23 @@ def test_no_special_finish_after_ace_follow_up_eight() -> None:
     assert t.s["phase"] == "special_finish" and t.s["turn"] == 0
 
 
+def test_no_special_finish_refusal_names_the_special_card_laid_last() -> None:
+    """The last card laid *is* the special card: the words must not say it was laid on one."""
+    t = Table(["8H", "6H 7S"], "KC JD 2S", upcard="3H", no_special_finish=True)
+    ok(t.play(0, "8H", as_="5C"))
+    v = refused(t.pass_(0), "special_finish")
+    assert "on a special card" not in v["reason"], v["reason"]
+    assert "8 of hearts" in v["reason"] and "0 of 3" in v["reason"], v["reason"]
+
+
+def test_module_docstring_states_the_call_and_lapse_rulings() -> None:
+    from referee.games import vandatta as module
+
+    doc = module.__doc__ or ""
+    assert "always accepted" not in doc
+    assert "must_pass" in doc and "lapse" in doc
+
+
 def test_no_special_finish_with_nothing_to_draw() -> None:
     """Ruling: nothing to draw: the player passes and plays on with no cards (not out)."""
     t = Table(["8H", "6H 7S"], "", upcard="3H", no_special_finish=True,
@@ -785,15 +820,55 @@ def test_lappen_call_before_previous_turn_does_not_count() -> None:
     refused(t.play(0, "6H"), "no_lappen")  # turn 3: the call was before turn 2 began
 
 
-def test_lappen_penalty_with_nothing_to_draw_may_pass() -> None:
+def test_lappen_penalty_with_nothing_to_draw_lapses_and_the_player_may_only_pass() -> None:
+    """RULES.md §3: where nothing can be drawn the penalty draws lapse and the player may pass.
+    The words and the state say so: no draw is owed (``penalty_draws`` 0, ``must_draw`` null);
+    anything but the pass is refused with ``must_pass`` (ruling: a draw meets the empty stock,
+    ``stock_empty``, as any draw does)."""
     t = Table(["5H 6H", "9H 9C"], "", upcard="2H", lappen=True, reshuffle_discards=False)
     ok(t.play(0, "5H"))
     ok(t.play(1, "9H"))
-    refused(t.play(0, "6H"), "no_lappen")
-    assert t.s["must_draw"] == 0
-    refused(t.play(0, "6H"), "must_draw")
+    v = refused(t.play(0, "6H"), "no_lappen")
+    assert "draws 3" not in v["reason"] and "pass" in v["reason"], v["reason"]
+    s = t.s
+    assert s["phase"] == "lappen_penalty" and s["turn"] == 0
+    assert s["penalty_draws"] == 0 and s["must_draw"] is None
+    for again in (t.play(0, "6H"), t.call(0)):
+        v = refused(again, "must_pass")
+        assert "pass" in v["reason"] and "more)" not in v["reason"], v["reason"]
+    refused(t.draw(0), "stock_empty")
+    assert t.s["penalty_draws"] == 0
     ok(t.pass_(0))
     assert t.s["turn"] == 1 and t.hand(0) == ["6H"] and t.s["phase"] == "play"
+
+
+def test_lappen_penalty_lapses_when_the_stock_runs_out_during_it() -> None:
+    t = Table(["5H 6H", "9H 9C"], "3C", upcard="2H", lappen=True, reshuffle_discards=False)
+    ok(t.play(0, "5H"))
+    ok(t.play(1, "9H"))
+    v = refused(t.play(0, "6H"), "no_lappen")
+    assert "draws 3 cards" in v["reason"]
+    assert t.s["penalty_draws"] == 3 and t.s["must_draw"] == 0
+    refused(t.play(0, "6H"), "must_draw")
+    ok(t.draw(0))  # the last card of the stock: the two draws left lapse
+    s = t.s
+    assert s["phase"] == "lappen_penalty" and s["turn"] == 0
+    assert s["penalty_draws"] == 0 and s["must_draw"] is None
+    refused(t.play(0, "6H"), "must_pass")
+    ok(t.pass_(0))
+    assert t.s["turn"] == 1 and t.hand(0) == ["6H", "3C"]
+
+
+def test_lappen_penalty_on_an_empty_stock_that_can_be_reshuffled_is_drawn() -> None:
+    t = Table(["5H 6H", "9H 9C"], "", upcard="2H", lappen=True)
+    ok(t.play(0, "5H"))
+    ok(t.play(1, "9H"))
+    refused(t.play(0, "6H"), "no_lappen")
+    assert t.s["penalty_draws"] == 3 and t.s["must_draw"] == 0
+    refused(t.pass_(0), "must_draw")
+    ok(t.reshuffle(0, "5H 2H"))
+    ok(t.draw(0))
+    assert t.s["penalty_draws"] == 2 and t.s["must_draw"] == 0
 
 
 def test_call_codes() -> None:
