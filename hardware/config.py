@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ConfigError
+from referee.errors import ConfigError, shown
 
 #: The BCM GPIO numbers a 40-pin Raspberry Pi header offers for buttons and LEDs. GPIO 0 and 1
 #: (header pins 27 and 28) are reserved for the HAT ID EEPROM.
@@ -119,7 +119,7 @@ def parse_pin(value: Any, key: str) -> int:
     """A pin given as a BCM number or a name (``GPIO17``, ``BCM17``, ``BOARD11``) → BCM number."""
     if isinstance(value, bool):
         raise ConfigError(None, key,
-                          f"must be a BCM GPIO number 2..27 or a pin name, got {value!r}")
+                          f"must be a BCM GPIO number 2..27 or a pin name, got {shown(value)}")
     if isinstance(value, int):
         bcm = value
     elif isinstance(value, str):
@@ -167,7 +167,7 @@ def _number(raw: dict[str, Any], key: str, default: float, lo: float, hi: float)
     value = raw[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(None, f"hardware.{key}",
-                          f"must be a number of milliseconds, got {value!r}")
+                          f"must be a number of milliseconds, got {shown(value)}")
     if not lo <= value <= hi:
         raise ConfigError(None, f"hardware.{key}",
                           f"must be between {lo:g} and {hi:g} ms, got {value}")
@@ -177,7 +177,7 @@ def _number(raw: dict[str, Any], key: str, default: float, lo: float, hi: float)
 def _bool(raw: dict[str, Any], key: str, default: bool) -> bool:
     value = raw.get(key, default)
     if not isinstance(value, bool):
-        raise ConfigError(None, f"hardware.{key}", f"must be true or false, got {value!r}")
+        raise ConfigError(None, f"hardware.{key}", f"must be true or false, got {shown(value)}")
     return value
 
 
@@ -188,7 +188,7 @@ def _pull(raw: dict[str, Any]) -> tuple[bool | None, bool | None]:
     elif not isinstance(pull_up, bool):
         raise ConfigError(None,
             "hardware.pull_up",
-            f'must be true, false or "none" (external resistors), got {pull_up!r}',
+            f'must be true, false or "none" (external resistors), got {shown(pull_up)}',
         )
     active: Any = raw.get("active_state")
     if active is not None:
@@ -196,7 +196,8 @@ def _pull(raw: dict[str, Any]) -> tuple[bool | None, bool | None]:
             active = active.lower() == "high"
         elif not isinstance(active, bool):
             raise ConfigError(None,
-                "hardware.active_state", f'must be "high", "low", true or false, got {active!r}'
+                "hardware.active_state",
+                f'must be "high", "low", true or false, got {shown(active)}'
             )
     if pull_up is None and active is None:
         raise ConfigError(None,
@@ -227,7 +228,8 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
     factory = raw.get("pin_factory", "lgpio")
     if factory not in PIN_FACTORIES:
         raise ConfigError(None,
-            "hardware.pin_factory", f"must be one of {', '.join(PIN_FACTORIES)}, got {factory!r}"
+            "hardware.pin_factory",
+            f"must be one of {', '.join(PIN_FACTORIES)}, got {shown(factory)}"
         )
     pull_up, active = _pull(raw)
     lockout = _number(raw, "bounce_lockout_ms", DEFAULT_BOUNCE_LOCKOUT_MS, 1, 500)
@@ -240,12 +242,12 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
     workdir = raw.get("lgpio_workdir")
     if workdir is not None and (not isinstance(workdir, str) or not os.path.isabs(workdir)):
         raise ConfigError(None,
-            "hardware.lgpio_workdir", f"must be an absolute directory path, got {workdir!r}"
+            "hardware.lgpio_workdir", f"must be an absolute directory path, got {shown(workdir)}"
         )
     chip = raw.get("gpiochip")
     if chip is not None and (isinstance(chip, bool) or not isinstance(chip, int) or chip < 0):
         raise ConfigError(None, "hardware.gpiochip",
-                          f"must be a gpiochip number >= 0, got {chip!r}")
+                          f"must be a gpiochip number >= 0, got {shown(chip)}")
 
     seats_raw = doc.get("seats")
     if seats_raw is None:
@@ -277,7 +279,8 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
             default = table_seats[i]
         name = entry.get("name", default)
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError(None, f"seats[{i}].name", f"must be a non-empty text, got {name!r}")
+            raise ConfigError(None, f"seats[{i}].name",
+                              f"must be a non-empty text, got {shown(name)}")
         if "slap" not in entry:
             raise ConfigError(None, f"seats[{i}].slap",
                               "missing: every seat needs a slap button pin")

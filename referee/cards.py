@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from referee.errors import CardError
+from referee.errors import CardError, shown
 
 SUITS = "CDHS"
 RANKS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
@@ -89,7 +89,7 @@ def _rank_of(word: str) -> int | None:
 def parse_card(text: str) -> Card:
     """Parse ``QH``, ``10H``, ``TH``, ``hjärter dam``, ``dam hjärter``, ``klør 7`` …"""
     if not isinstance(text, str):
-        raise CardError(f"not a card: {text!r} (expected text such as 'QH')")
+        raise CardError(f"not a card: {shown(text)} (expected text such as 'QH')")
     raw = text.strip().lower()
     words = [w for w in re.split(r"[\s_\-]+", raw) if w]
     if len(words) == 2:

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from referee.cards import Card
 from referee.deal import Deal, DealKind, by_seat, deal_hands, deal_piles
-from referee.errors import GameError
+from referee.errors import GameError, shown
 from referee.model import Act, Input, Verdict
 from referee.options import TableOptions, options_from
 
@@ -113,9 +113,9 @@ class Game:
         if isinstance(n_seats, bool) or not isinstance(n_seats, int) or (
                 n_seats not in self.seat_range):
             raise GameError(f"{self.title} takes {self.min_seats} to {self.max_seats} "
-                            f"players, not {n_seats!r}")
+                            f"players, not {shown(n_seats)}")
         if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n_seats:
-            raise GameError(f"dealer {dealer!r} is not a seat (seats 0..{n_seats - 1})")
+            raise GameError(f"dealer {shown(dealer)} is not a seat (seats 0..{n_seats - 1})")
 
     def seat_counts(self, n_seats: int, dealer: int) -> tuple[list[int], int]:
         """Cards per seat indexed by seat number, and the cards left over."""

@@ -8,7 +8,8 @@ flattened on the way up: a journal line with a bad card is a :class:`JournalErro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from referee.journal import Journal
@@ -24,7 +25,22 @@ __all__ = [
     "JournalWriteError",
     "OptionError",
     "RefereeError",
+    "shown",
 ]
+
+#: How much of a value an error message shows.
+_SHOWN_MAX = 60
+
+
+def shown(value: Any) -> str:
+    """``value`` as a journal (JSON) or a configuration (TOML) spells it, for a message a person
+    reads: ``true``, ``null``, ``"text"``, ``[1, 2]``, never Python's ``True``, ``None`` or
+    ``'text'``; cut short past 60 characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # not a JSON value (a TOML date, say): as it prints
+        text = str(value)
+    return text if len(text) <= _SHOWN_MAX else text[:_SHOWN_MAX - 1] + "…"
 
 
 class RefereeError(Exception):
@@ -78,11 +94,12 @@ class JournalWriteError(RefereeError, OSError):
 
 class ConfigError(RefereeError, ValueError):
     """A table configuration that cannot be used: ``path`` (if known), ``key`` and ``reason``
-    say which file, which setting and why."""
+    say which file, which setting and why; ``key`` is None for the file as a whole (it cannot
+    be read, or it is not TOML)."""
 
-    def __init__(self, path: str | None, key: str, reason: str) -> None:
-        where = f"{path}: " if path else ""
-        super().__init__(f"{where}{key}: {reason}")
+    def __init__(self, path: str | None, key: str | None, reason: str) -> None:
+        where = "".join(f"{part}: " for part in (path, key) if part)
+        super().__init__(f"{where}{reason}")
         self.path = path
         self.key = key
         self.reason = reason

@@ -33,6 +33,7 @@ from referee.errors import (
     JournalExistsError,
     JournalWriteError,
     RefereeError,
+    shown,
 )
 from referee.games import game as game_named
 from referee.games import games
@@ -108,11 +109,11 @@ class JournalHeader:
         if obj.get("journal") != JOURNAL_VERSION:
             raise InputError(
                 f"this is not a table journal of version {JOURNAL_VERSION} "
-                f"(its 'journal' field is {_shown(obj.get('journal'))})"
+                f"(its 'journal' field is {_shown(obj, 'journal')})"
             )
         name = obj.get("game")
         if not isinstance(name, str) or name not in games:
-            raise GameError(f"'game' must be one of {', '.join(games)}, got {name!r}")
+            raise GameError(f"'game' must be one of {', '.join(games)}, got {shown(name)}")
         game = games[name]
         seats = obj.get("seats")
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
@@ -122,11 +123,12 @@ class JournalHeader:
                             f"the header has {len(seats)}")
         dealer = obj.get("dealer", 0)
         if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < len(seats):
-            raise GameError(f"'dealer' must be a seat number 0..{len(seats) - 1}, got {dealer!r}")
+            raise GameError(f"'dealer' must be a seat number 0..{len(seats) - 1}, "
+                            f"got {shown(dealer)}")
         options = game.parse_options(obj.get("options"))
         seed = obj.get("seed")
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise InputError(f"'seed' must be an integer or null, got {seed!r}")
+            raise InputError(f"'seed' must be an integer or null, got {shown(seed)}")
         deal = None
         if obj.get("deal") is not None:
             deal = deal_from_json(game.deal_kind, len(seats), obj["deal"])
@@ -309,9 +311,9 @@ class JournalWriter:
         self.close()
 
 
-def _shown(value: Any) -> str:
-    """A JSON value as JSON spells it (``null``, ``true``), for messages a person reads."""
-    return "missing" if value is None else json.dumps(value, ensure_ascii=False)
+def _shown(obj: dict[str, Any], key: str) -> str:
+    """The ``key`` field of ``obj`` as JSON spells it (``null``, ``true``), or ``missing``."""
+    return shown(obj[key]) if key in obj else "missing"
 
 
 def dump_journal(header: JournalHeader, inputs: Iterable[Input]) -> str:

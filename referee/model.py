@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from referee.cards import Card, cards_text, parse_card
-from referee.errors import CardError, InputError
+from referee.errors import CardError, InputError, shown
 
 #: Every act of the journal contract (JOURNAL.md); which game knows which is in
 #: :data:`referee.games.games` (``Game.acts``).
@@ -102,13 +102,13 @@ class Input:
                 raise InputError(f"missing field {key!r}")
         t, seat, act = obj["t"], obj["seat"], obj["act"]
         if not isinstance(t, int) or isinstance(t, bool) or t < 0:
-            raise InputError(f"'t' must be a non-negative integer of nanoseconds, got {t!r}")
+            raise InputError(f"'t' must be a non-negative integer of nanoseconds, got {shown(t)}")
         if not isinstance(seat, int) or isinstance(seat, bool):
-            raise InputError(f"'seat' must be an integer, got {seat!r}")
+            raise InputError(f"'seat' must be an integer, got {shown(seat)}")
         if n_seats is not None and not 0 <= seat < n_seats:
             raise InputError(f"seat {seat} is out of range (seats 0..{n_seats - 1})")
         if act not in ACTS:
-            raise InputError(f"unknown act {act!r} (known: {', '.join(ACTS)})")
+            raise InputError(f"unknown act {shown(act)} (known: {', '.join(ACTS)})")
         kwargs: dict[str, Any] = {}
         if obj.get("card") is not None:
             kwargs["card"] = _card(obj["card"], "card")
@@ -125,7 +125,7 @@ class Input:
             if "call" not in obj:
                 raise InputError("missing field 'call' (e.g. \"lappen\")")
             if not isinstance(obj["call"], str):
-                raise InputError(f"'call' must be text, got {obj['call']!r}")
+                raise InputError(f"'call' must be text, got {shown(obj['call'])}")
         if obj.get("call") is not None:
             kwargs["call"] = str(obj["call"])
         if obj.get("hands") is not None:
@@ -149,7 +149,7 @@ def _card(value: Any, key: str) -> Card:
 
 def _card_list(value: Any, key: str) -> tuple[Card, ...]:
     if not isinstance(value, list):
-        raise InputError(f"{key!r} must be a list of cards, got {value!r}")
+        raise InputError(f"{key!r} must be a list of cards, got {shown(value)}")
     return tuple(_card(v, key) for v in value)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from referee.errors import OptionError
+from referee.errors import OptionError, shown
 
 __all__ = [
     "POINTS_OUT_AT",
@@ -60,21 +60,22 @@ _CHOICES = {"false_slap_penalty": ("none", "burn")}
 def _check(key: str, kind: str, value: Any) -> Any:
     if key in _CHOICES:
         if value not in _CHOICES[key]:
-            raise OptionError(key, f"must be one of {', '.join(_CHOICES[key])}, got {value!r}")
+            raise OptionError(key, f"must be one of {', '.join(_CHOICES[key])}, got {shown(value)}")
         return value
     if "bool" in kind:
         if not isinstance(value, bool):
-            raise OptionError(key, f"must be true or false, got {value!r}")
+            raise OptionError(key, f"must be true or false, got {shown(value)}")
         return value
     if key == "collect_grace_ms":
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise OptionError(key, f"must be a whole number of milliseconds >= 0, got {value!r}")
+            raise OptionError(key, "must be a whole number of milliseconds >= 0, "
+                              f"got {shown(value)}")
         return value
     if key == "time_limit_s":
         if value is None or value == "none":
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise OptionError(key, f"must be a number of seconds > 0 or none, got {value!r}")
+            raise OptionError(key, f"must be a number of seconds > 0 or none, got {shown(value)}")
         return value
     return value  # pragma: no cover - every option is covered above
 

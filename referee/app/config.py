@@ -21,11 +21,48 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.errors import ConfigError, OptionError
+from referee.errors import ConfigError, OptionError, shown
 from referee.games import games
 from referee.options import TableOptions
 
 CARD_SOURCES = ("virtual", "console", "board")
+
+#: MQTT carries a topic of at most 65 535 bytes of UTF-8; the longest topic of a table is
+#: ``cardtable/<id>/status`` (as long as ``…/events`` and ``…/seat/<n>``, n < 10).
+MAX_TABLE_ID_BYTES = 65_535 - len("cardtable//status")
+
+#: The highest card reader number (0xFF means every reader in the board protocol).
+MAX_READER = 254
+
+#: What a configuration value must be, in the words of TOML.
+_KIND_WORDS = {bool: "true or false", int: "a whole number", float: "a number", str: "text",
+               list: "a list", dict: "a section"}
+
+
+def table_id_problem(table_id: str) -> str | None:
+    """Why ``table_id`` cannot name a table's MQTT topics (``cardtable/<id>/…``), or None.
+
+    MQTT forbids U+0000, text that is not UTF-8 and topics over 65 535 bytes; ``/`` would
+    split the id into levels and ``+`` ``#`` are wildcards; control characters are refused too
+    (MQTT advises against them, and a display shows the id).
+    """
+    if not table_id:
+        return "must not be empty"
+    if "\0" in table_id:
+        return "must not contain U+0000 (MQTT forbids it)"
+    bad = next((c for c in "/+#" if c in table_id), None)
+    if bad is not None:
+        return f"must not contain {bad} (it is special in MQTT topics; none of / + #)"
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in table_id):
+        return "must not contain control characters"
+    try:
+        size = len(table_id.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "must be text that UTF-8 can carry"
+    if size > MAX_TABLE_ID_BYTES:
+        return (f"is {size} bytes of UTF-8; MQTT topics allow at most {MAX_TABLE_ID_BYTES} "
+                "bytes for it")
+    return None
 
 
 @dataclass(frozen=True)
@@ -68,8 +105,10 @@ def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path:
         return default
     value = section[key]
     if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _tuple(kind)):
-        names = " or ".join(k.__name__ for k in _tuple(kind))
-        raise ConfigError(path, f"{where}.{key}", f"must be {names}, got {value!r}")
+        # int or float: "a number" says both.
+        kinds = [k for k in _tuple(kind) if not (k is int and float in _tuple(kind))]
+        names = " or ".join(_KIND_WORDS.get(k, k.__name__) for k in kinds)
+        raise ConfigError(path, f"{where}.{key}", f"must be {names}, got {shown(value)}")
     return value
 
 
@@ -93,11 +132,13 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
             raise ConfigError(path, f"table.{key}",
                               f"unknown key (known: {', '.join(sorted(table_keys))})")
     table_id = _get(table, "id", str, path, "table")
-    if not table_id or "/" in table_id or "+" in table_id or "#" in table_id:
-        raise ConfigError(path, "table.id", "must be non-empty, without / + or #")
+    problem = table_id_problem(table_id)
+    if problem is not None:
+        raise ConfigError(path, "table.id", problem)
     game = _get(table, "game", str, path, "table")
     if game not in games:
-        raise ConfigError(path, "table.game", f"must be one of {', '.join(games)}, got {game!r}")
+        raise ConfigError(path, "table.game",
+                          f"must be one of {', '.join(games)}, got {shown(game)}")
     seats = _get(table, "seats", list, path, "table")
     if not all(isinstance(s, str) and s for s in seats):
         raise ConfigError(path, "table.seats", "must be a list of names")
@@ -111,7 +152,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     source = _get(table, "card_source", str, path, "table", "virtual")
     if source not in CARD_SOURCES:
         raise ConfigError(path, "table.card_source",
-                          f"must be one of {', '.join(CARD_SOURCES)}, got {source!r}")
+                          f"must be one of {', '.join(CARD_SOURCES)}, got {shown(source)}")
     settle = _get(table, "settle_ms", (int, float), path, "table", 20.0)
     if not 0 <= settle <= 1000:
         raise ConfigError(path, "table.settle_ms", "must be between 0 and 1000")
@@ -159,6 +200,9 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
                               f"must list the seat (0..{len(seats) - 1}) of each board button")
         buttons = tuple(buttons_raw)
         stock_reader = _get(bd, "stock_reader", int, path, "board", 1)
+        if not 0 <= stock_reader <= MAX_READER:
+            raise ConfigError(path, "board.stock_reader",
+                              f"must be a reader number 0..{MAX_READER}, got {stock_reader}")
     if source == "board" and board_port is None:
         raise ConfigError(path, "board.port", "card_source = \"board\" needs [board] port")
     console_socket = None if socket_name is None else base / socket_name
@@ -174,9 +218,9 @@ def load_config(path: str | Path) -> TableConfig:
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)
     except OSError as exc:
-        raise ConfigError(p, "-", f"cannot read the file: {exc.strerror}") from None
+        raise ConfigError(p, None, f"cannot read the file: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(p, "-", f"not valid TOML: {exc}") from None
+        raise ConfigError(p, None, f"not valid TOML: {exc}") from None
     except UnicodeDecodeError:
-        raise ConfigError(p, "-", "not a TOML file (not UTF-8 text)") from None
+        raise ConfigError(p, None, "not a TOML file (not UTF-8 text)") from None
     return parse_config(raw, p)

@@ -38,7 +38,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiomqtt
 
+from referee.app.config import table_id_problem
 from referee.describe import describe, seat_name
+from referee.errors import shown
 
 log = logging.getLogger("referee.app.feed")
 
@@ -168,9 +170,9 @@ class Topics:
     table_id: str
 
     def __post_init__(self) -> None:
-        if not self.table_id or any(c in self.table_id for c in "/+#\0"):
-            raise ValueError(
-                f"table id {self.table_id!r} must be non-empty and contain none of / + #")
+        problem = table_id_problem(self.table_id)
+        if problem is not None:
+            raise ValueError(f"table id {shown(self.table_id)} {problem}")
 
     @property
     def base(self) -> str:
