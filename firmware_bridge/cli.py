@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         "emulate", help="run a virtual board on a pseudo-terminal",
         description="Runs a virtual table board on a pseudo-terminal and prints its path. It "
         "speaks the real protocol; faults damage the bytes on the line (probabilities per "
-        "byte, as 0.01 or 1%%). A script lays cards and presses buttons at board times; typed "
+        "byte, as 0.01 or 1%). A script lays cards and presses buttons at board times; typed "
         "lines do the same by hand (lay QH, tag HEX, press N, release N, mute, unmute, status).",
     )
     e.add_argument("--deck", help="deck file giving the tags of 'lay' (default: synthetic tags)")

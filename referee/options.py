@@ -9,6 +9,7 @@ from referee.errors import OptionError, shown
 
 __all__ = [
     "POINTS_OUT_AT",
+    "SWITCH_WORDS",
     "BankaOptions",
     "BeggarOptions",
     "OptionError",
@@ -102,13 +103,35 @@ def options_to_json(options: TableOptions) -> dict[str, Any]:
     return {f.name: getattr(options, f.name) for f in fields(options)}
 
 
-def parse_option_assignment(text: str) -> tuple[str, Any]:
-    """Read ``key=value`` from a command line: ``true``/``false``, numbers, ``none`` or text."""
+#: The words a command line takes for a switch (any case).
+SWITCH_WORDS = {"true": True, "yes": True, "on": True, "1": True,
+                "false": False, "no": False, "off": False, "0": False}
+
+
+def parse_option_assignment(
+    text: str, options: type[TableOptions] | None = None
+) -> tuple[str, Any]:
+    """Read ``key=value`` from a command line.
+
+    Given the game's ``options`` class, the value is read as the option's type: a switch takes
+    ``true``/``false``, ``yes``/``no``, ``on``/``off`` or ``1``/``0`` (any case, see
+    :data:`SWITCH_WORDS`), a text option keeps its text (``false_slap_penalty=none``), others
+    are read as below. Without it (or for a key the class lacks, which
+    :func:`options_from` then names): ``true``/``yes``/``on``, ``false``/``no``/``off``,
+    numbers, ``none`` or text."""
     if "=" not in text:
         raise OptionError(text, "expected key=value, e.g. false_slap_penalty=burn")
     key, value = text.split("=", 1)
     key, value = key.strip(), value.strip()
     low = value.lower()
+    kind = next((str(f.type) for f in fields(options) if f.name == key), None) if options else None
+    if kind == "bool":
+        if low not in SWITCH_WORDS:
+            raise OptionError(key, "must be true or false (on the command line also yes/no, "
+                              f"on/off or 1/0), got {shown(value)}")
+        return key, SWITCH_WORDS[low]
+    if kind == "str":
+        return key, value
     parsed: Any
     if low in ("true", "yes", "on"):
         parsed = True

@@ -60,7 +60,7 @@ def full_stack_config(game: str, players: int, seed: int, *, journal_dir: str,
     (its port is filled in once the emulator runs), the feed if a broker is given."""
     doc: dict[str, Any] = {
         "table": {"id": table_id, "game": game, "seats": list(DEFAULT_NAMES[:players]),
-                  "dealer": dealer % players, "card_source": "board", "seed": seed,
+                  "dealer": dealer, "card_source": "board", "seed": seed,
                   "journal_dir": journal_dir, "settle_ms": settle_ms},
         "options": dict(options or {}),
         "hardware": {"pin_factory": "mock"},

@@ -72,10 +72,10 @@ class Simulation:
         overwrite: bool = False,
     ) -> None:
         spec = game_named(game)
-        spec.check_seats(players)
+        spec.check_seats(players, dealer)
         names = names or list(DEFAULT_NAMES[:players])
         opts = spec.parse_options(options or {})
-        self.header = JournalHeader(game, tuple(names), dealer % players, opts, seed).resolved()
+        self.header = JournalHeader(game, tuple(names), dealer, opts, seed).resolved()
         if journal is None and journal_path is not None:
             journal = JournalWriter.create(journal_path, self.header, fsync=False,
                                            replace=overwrite)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from referee.app.commands.argtypes import count
 from referee.app.errors import CommandError
 
 
@@ -67,9 +68,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("hand1", help="player 1's stack, top first, e.g. '---K---Q-KQAJ-----AAJ--J--'")
     p.add_argument("hand2", help="player 2's stack, top first")
-    p.add_argument("--max-cards", type=int, default=None,
+    p.add_argument("--max-cards", type=count, default=None,
                    help="stop at the first trick that starts after this many cards "
                    "(status 'stopped')")
     p.add_argument("--json", action="store_true",
-                   help='print {"status", "cards", "tricks", "winner"} as one JSON object')
+                   help='print {"status", "cards", "tricks", "winner"} as one JSON object; '
+                   '"winner" is the winning hand\'s seat: 0 for HAND1 (player 1), 1 for HAND2 '
+                   '(player 2), null when the game does not end')
     p.set_defaults(func=_cmd_beggar)

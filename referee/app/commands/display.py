@@ -95,7 +95,12 @@ def run(args: argparse.Namespace) -> int:
 def _run_web(args: argparse.Namespace) -> int:
     ws = _web_address(args)
     config = web_config(args.table, ws)
-    server = make_web_server(args.bind, args.port, config)
+    try:
+        server = make_web_server(args.bind, args.port, config)
+    except OSError as exc:  # the port is in use, or the address is not this machine's
+        print(f"referee display: cannot serve the page on {args.bind}:{args.port} "
+              f"({exc.strerror or exc})", file=sys.stderr)
+        return 1
     host, port = server.server_address[:2]
     if isinstance(host, (bytes, bytearray)):  # typed so; an AF_INET server's host is a str
         host = host.decode()

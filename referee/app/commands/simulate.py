@@ -11,11 +11,13 @@ import json
 import sys
 from typing import Any
 
+from referee.app.commands.argtypes import positive_number
+from referee.app.config import table_id_problem
 from referee.app.errors import CommandError, TableBusyError, TemporaryFailure
 from referee.app.simulate import Simulation, Step
 from referee.describe import describe, format_time
-from referee.errors import JournalExistsError, JournalWriteError
-from referee.games import GAME_NAMES
+from referee.errors import JournalExistsError, JournalWriteError, shown
+from referee.games import GAME_NAMES, games
 from referee.model import Verdict
 from referee.options import OptionError, parse_option_assignment
 
@@ -28,9 +30,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError("--overwrite goes with --journal PATH")
     if args.journal_dir and not args.full_stack:
         raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
+    if args.table is not None and (problem := table_id_problem(args.table)) is not None:
+        raise CommandError(f"--table {shown(args.table)}: the table id {problem}")
     try:
         for text in args.option or []:
-            key, value = parse_option_assignment(text)
+            key, value = parse_option_assignment(text, games[args.game].options)
             options[key] = value
         # A bad option or seat count reads the same with --full-stack as without it.
         sim = Simulation(args.game, args.players, args.seed, options=options,
@@ -200,14 +204,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--game", required=True, choices=GAME_NAMES, help="which game to play")
     p.add_argument("--players", type=int, default=4, help="number of seats (default 4)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the deal and the players")
+    p.add_argument("--seed", type=int, default=1,
+                   help="seed of the deal and the players (default 1: the same game every "
+                   "time; another seed, another game)")
     p.add_argument("--dealer", type=int, default=0, help="the dealer's seat (default 0)")
     p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
-                   help="a table option, e.g. -o false_slap_penalty=burn (repeatable)")
+                   help="a table option, e.g. -o false_slap_penalty=burn (repeatable); a "
+                   "switch takes true/false, yes/no, on/off or 1/0")
     p.add_argument("--fast", action="store_true",
                    help="run as fast as possible, printing verdicts as text")
-    p.add_argument("--speed", type=float, default=1.0,
-                   help="live view pace: 1 is real time, 4 four times faster (default 1)")
+    p.add_argument("--speed", type=positive_number, default=1.0,
+                   help="live view pace, above 0: 1 is real time, 4 four times faster, 0.5 "
+                   "half as fast (default 1)")
     p.add_argument("--journal", metavar="PATH",
                    help="write the game's journal to PATH (a new file: an existing one is "
                    "refused, see --overwrite)")
