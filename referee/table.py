@@ -18,6 +18,8 @@ from referee.journal import Journal, JournalHeader, JournalWriter
 from referee.model import Input, Verdict
 
 Listener = Callable[[list[Verdict], dict[str, Any]], None]
+#: Told, after each judging step, which inputs it judged and every verdict of the step.
+JudgedListener = Callable[[list[Input], list[Verdict]], None]
 
 
 class Table:
@@ -39,6 +41,7 @@ class Table:
         self.verdicts: list[Verdict] = []
         self.inputs: list[Input] = []
         self.listeners: list[Listener] = []
+        self.judged_listeners: list[JudgedListener] = []
 
     def push(self, inp: Input) -> Input:
         """Take an input from any edge: journal it, then hold it for judging; returns it as it
@@ -52,13 +55,16 @@ class Table:
 
     def _judge(self, inputs: Iterable[Input], until: int | None) -> list[Verdict]:
         out: list[Verdict] = []
-        judged = 0
+        judged: list[Input] = []
         for inp in inputs:
             out += self.engine.apply(inp)
-            judged += 1
+            judged.append(inp)
         if until is not None:
             out += self.engine.advance(until)
-        return self._emit(out, changed=judged > 0)
+        if judged:
+            for listener in self.judged_listeners:
+                listener(judged, out)
+        return self._emit(out, changed=bool(judged))
 
     def _emit(self, out: list[Verdict], *, changed: bool = False) -> list[Verdict]:
         """Record verdicts; tell the listeners whenever the state may have changed (a number

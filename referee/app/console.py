@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.cards import parse_card
+from referee.describe import describe, format_time, seat_name
 from referee.errors import CardError
-from referee.model import Act, Input
+from referee.games import game as game_named
+from referee.model import Act, Input, Verdict
 
 if TYPE_CHECKING:
     from referee.app.service import RefereeService
@@ -94,19 +96,45 @@ def _watchable_fd(stream: Any) -> int | None:
 
 
 class ConsoleEdge:
-    """Typed inputs and operator commands from a text stream (standard input by default)."""
+    """Typed inputs and operator commands from a text stream (standard input by default).
+
+    Each line gets an answer: the verdicts an input led to (a refusal starts with ``?``), or
+    the result of an operator command. On a terminal it greets with a banner, shows a prompt,
+    and shows every verdict of the table as a line in plain words (it is then also an output
+    of the service)."""
 
     def __init__(self, stream: Any = None, echo: Callable[[str], None] | None = None) -> None:
         self.stream = stream or sys.stdin
         self.echo = echo or (lambda text: print(text, flush=True))
         self._task: asyncio.Task[None] | None = None
+        self.interactive = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._answering = False
 
     async def start(self, service: RefereeService) -> None:
-        """Read lines in the background."""
+        """Greet (on a terminal) and read lines in the background."""
+        if self.interactive:
+            spec = game_named(service.config.game)
+            self.echo(f"{spec.title} at table {service.config.table_id}: "
+                      f"{', '.join(service.config.seats)}. Type 'help' for the commands, "
+                      "'quit' to stop the referee.")
+            self._prompt()
         self._task = asyncio.create_task(self._read(service))
 
+    def _prompt(self) -> None:
+        if self.interactive:
+            print("> ", end="", flush=True)
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """As an output: show the table's verdicts on the terminal, in plain words (not those
+        of the console's own inputs, which :meth:`answer` shows)."""
+        if not self.interactive or self._answering:
+            return
+        seats = state.get("seats") or []
+        for v in verdicts:
+            self.echo(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+
     async def _read(self, service: RefereeService) -> None:
-        """Hand each line to :meth:`handle` until the end of the stream.
+        """Answer each line until the end of the stream.
 
         A terminal or pipe is watched by the event loop itself (``add_reader``, and a read
         only once it is readable), so no thread sits blocked in ``readline``: such a thread
@@ -123,8 +151,7 @@ class ConsoleEdge:
                 fd = None
         if fd is None:
             for line in iter(self.stream.readline, ""):
-                self.handle(service, line)
-                await asyncio.sleep(0)
+                await self.answer(service, line)
             return
 
         def readable() -> None:
@@ -147,33 +174,69 @@ class ConsoleEdge:
                 pending += decoder.decode(data, final=not data)
                 *lines, pending = pending.split("\n")
                 for line in lines:
-                    self.handle(service, line + "\n")
+                    await self.answer(service, line + "\n")
                 if not data:
                     if pending:
-                        self.handle(service, pending)
+                        await self.answer(service, pending)
                     return
         finally:
             loop.remove_reader(fd)
 
-    def handle(self, service: RefereeService, line: str) -> None:
-        """Act on one typed line."""
+    async def answer(self, service: RefereeService, line: str) -> bool:
+        """Act on one line and echo what came of it; False if it was refused or not
+        understood (its answer then starts with ``?``)."""
+        try:
+            try:
+                parsed = parse_console_line(line, service.clock.now())
+            except ValueError as exc:
+                self.echo(f"? {exc}")
+                return False
+            if not isinstance(parsed, Input):
+                return self.handle(service, line)
+            self._answering = True
+            try:
+                judged, verdicts = await service.judge(parsed)
+            finally:
+                self._answering = False
+            return self._show_outcome(service, parsed, judged, verdicts)
+        finally:
+            self._prompt()
+
+    def _show_outcome(self, service: RefereeService, inp: Input, judged: bool,
+                      verdicts: list[Verdict]) -> bool:
+        seats = list(service.config.seats)
+        ok = judged
+        for v in verdicts:
+            refused = not judged or (v.verdict in ("illegal", "desync")
+                                     and v.get("seat") == inp.seat)
+            ok = ok and not refused
+            self.echo(("? " if refused else "") + describe(v.to_json(), seats))
+        if judged and not verdicts:
+            self.echo(f"ok: {seat_name(seats, inp.seat)} {_act_words(inp)}")
+        return ok
+
+    def handle(self, service: RefereeService, line: str) -> bool:
+        """Act on one typed line without waiting for an input's judgement (inputs are handed
+        in); False if it was refused or not understood."""
         try:
             parsed = parse_console_line(line, service.clock.now())
         except ValueError as exc:
             self.echo(f"? {exc}")
-            return
+            return False
         if isinstance(parsed, Input):
             service.submit(parsed)
-            return
+            return True
         words = parsed.split()
         if not words:
-            return
+            return True
         cmd = words[0].lower()
         try:
             if cmd == "pause":
                 service.pause()
+                self.echo("paused: inputs are ignored until 'resume'")
             elif cmd == "resume":
                 service.resume()
+                self.echo("resumed")
             elif cmd == "end":
                 service.end_game()
                 self.echo(_dealt(service))
@@ -182,11 +245,13 @@ class ConsoleEdge:
                 self.echo(_dealt(service))
             elif cmd == "deal":
                 service.deal_round()
+                self.echo("the next round is dealt")
             elif cmd == "state":
                 self.echo(json.dumps(service.state(), ensure_ascii=False))
             elif cmd == "help":
                 self.echo(CONSOLE_HELP)
             elif cmd == "quit":
+                self.echo("stopping the referee")
                 service.stop()
             elif cmd == "correct":
                 if len(words) < 3 or not words[1].isdigit():
@@ -194,6 +259,8 @@ class ConsoleEdge:
                 self.echo(service.correct(int(words[1]), " ".join(words[2:])))
         except ValueError as exc:
             self.echo(f"? {exc}")
+            return False
+        return True
 
     async def stop(self) -> None:
         """Stop reading."""
@@ -201,16 +268,35 @@ class ConsoleEdge:
             self._task.cancel()
 
 
+def _act_words(inp: Input) -> str:
+    """What an input did, for the console's ``ok:`` line (``lays the 7 of hearts``)."""
+    cards = ([inp.card] if inp.card is not None else []) + list(inp.cards or ())
+    named = " and ".join(c.name() for c in cards)
+    verb = {"lay": "lays", "slap": "slaps", "play": "plays", "draw": "draws", "pass": "passes",
+            "call": "calls lappen", "deal": "deals", "reshuffle": "turns the discards"}
+    return f"{verb.get(inp.act, inp.act)}{' ' + named if named else ''}"
+
+
 class SocketConsole:
     """The operator console on a Unix socket, for a referee that runs as a service with no
-    terminal: ``referee console --socket PATH`` connects to it. Each line sent is handled like
-    a typed console line; the replies end with a line holding a single ``.``. ``quit`` closes
-    the connection (not the referee)."""
+    terminal: ``referee console --socket PATH`` connects to it. Each line sent is answered like
+    a typed console line; the answer ends with a line holding a single ``.``; a refusal starts
+    with ``?``. ``quit`` closes the connection (not the referee).
+
+    Bounded, so that no client can starve the others or the referee: at most
+    :attr:`max_clients` connections at once (one more is told so and closed), a connection
+    idle for :attr:`idle_s` seconds is closed, and a line longer than :attr:`max_line`
+    bytes is refused with an answer and the connection closed."""
 
     END = "."
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_clients: int = 8,
+                 idle_s: float = 120.0, max_line: int = 4096) -> None:
         self.path = Path(path)
+        self.max_clients = max_clients
+        self.idle_s = idle_s
+        self.max_line = max_line
+        self.clients = 0
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self, service: RefereeService) -> None:
@@ -221,22 +307,46 @@ class SocketConsole:
 
         async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             replies: list[str] = []
-            console = ConsoleEdge(stream=None, echo=replies.append)
+
+            async def send(lines: list[str]) -> None:
+                writer.write("".join(f"{r}\n" for r in [*lines, self.END]).encode())
+                await writer.drain()
+
+            if self.clients >= self.max_clients:
+                with contextlib.suppress(ConnectionError):
+                    await send([f"? too many console connections ({self.max_clients}); "
+                                "try again later"])
+                writer.close()
+                return
+            self.clients += 1
+            console = ConsoleEdge(stream=io.StringIO(), echo=replies.append)
             try:
-                while line := await reader.readline():
+                while True:
+                    try:
+                        line = await asyncio.wait_for(reader.readline(), self.idle_s)
+                    except TimeoutError:
+                        await send([f"? closed after {self.idle_s:g} s without a line"])
+                        break
+                    except (ValueError, asyncio.LimitOverrunError):
+                        await send([f"? a line longer than {self.max_line} bytes is not "
+                                    "a console line; closing"])
+                        break
+                    if not line:
+                        break
                     text = line.decode("utf-8", "replace")
                     if text.strip().lower() == "quit":
                         break
                     replies.clear()
-                    console.handle(service, text)
-                    writer.write("".join(f"{r}\n" for r in [*replies, self.END]).encode())
-                    await writer.drain()
+                    await console.answer(service, text)
+                    await send(replies)
             except ConnectionError:
                 pass
             finally:
+                self.clients -= 1
                 writer.close()
 
-        self._server = await asyncio.start_unix_server(client, path=str(self.path))
+        self._server = await asyncio.start_unix_server(client, path=str(self.path),
+                                                       limit=self.max_line)
         os.chmod(self.path, 0o660)  # the referee's group may steer the table
 
     async def stop(self) -> None:
@@ -250,9 +360,11 @@ class SocketConsole:
 
 def console_client(path: str, commands: list[str], stdin: Any = None,
                    out: Callable[[str], None] = print) -> int:
-    """Send console lines to a running referee's socket and print its replies."""
+    """Send console lines to a running referee's socket and print its answers; 0 if every
+    line was taken, 1 if one was refused or not understood (its answer starts with ``?``)."""
     import socket
 
+    status = 0
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
         reader = sock.makefile("r", encoding="utf-8")
@@ -261,8 +373,15 @@ def console_client(path: str, commands: list[str], stdin: Any = None,
             sock.sendall((line.rstrip("\n") + "\n").encode())
             if line.strip().lower() == "quit":
                 break
+            ended = False
             for reply in iter(reader.readline, ""):
                 if reply.rstrip("\n") == SocketConsole.END:
+                    ended = True
                     break
+                if reply.startswith("?"):
+                    status = 1
                 out(reply.rstrip("\n"))
-    return 0
+            if not ended:
+                out("? the referee closed the connection")
+                return 1
+    return status

@@ -109,6 +109,11 @@ class RefereeService:
         self._fault_new_game: tuple[int | None] | None = None
         #: Stop :meth:`run` (instead of waiting) when the journal cannot be written.
         self.stop_on_journal_fault = False
+        # Those who wait for an input's judgement (:meth:`judge`), by the id of the input
+        # submitted, then by the id of the input as pushed (each entry holds the input itself,
+        # so its id is not reused while it waits).
+        self._replies: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
+        self._judging: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
 
     # -- games and journals ----------------------------------------------------------------
     @property
@@ -216,6 +221,7 @@ class RefereeService:
 
     def _use(self, table: Table) -> None:
         table.listeners.append(lambda verdicts, _state: self._publish(verdicts))
+        table.judged_listeners.append(self._on_judged)
         self.table = table
 
     def _archive(self) -> None:
@@ -250,7 +256,45 @@ class RefereeService:
             self._stuck.add((fields.get("seat"), fields.get("button")))
         elif kind == "button_released":
             self._stuck.discard((fields.get("seat"), fields.get("button")))
+        elif kind in ("button_chatter", "button_settled"):  # alerts.chatter while there is one
+            pad = {"seat": fields.get("seat"), "button": fields.get("button")}
+            chatter = [p for p in self.alerts.pop("chatter", []) if p != pad]
+            if kind == "button_chatter":
+                chatter.append(pad)
+            if chatter:
+                self.alerts["chatter"] = chatter
         self._publish([Verdict(self.clock.now(), kind, fields)])
+
+    async def judge(self, inp: Input, timeout: float = 2.0) -> tuple[bool, list[Verdict]]:
+        """Submit ``inp`` (on the service's loop) and wait until it is taken: ``(True, the
+        verdicts of the step that judged it)`` — which may hold an ``illegal`` for it — or
+        ``(False, [the notice that refused it])``. After ``timeout`` seconds without either,
+        ``(True, [])``: it is held (e.g. a slap waiting for its instant to close)."""
+        future: asyncio.Future[tuple[bool, list[Verdict]]] = (
+            asyncio.get_running_loop().create_future())
+        self._replies[id(inp)] = (inp, future)
+        self.submit(inp)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            return True, []
+        finally:
+            self._replies.pop(id(inp), None)
+
+    def _refuse(self, inp: Input, kind: str, reason: str) -> None:
+        """Report an input that is not journaled (and answer whoever waits for it)."""
+        self.notice(kind, seat=inp.seat, act=inp.act, reason=reason)
+        waiting = self._replies.pop(id(inp), None)
+        if waiting is not None and not waiting[1].done():
+            waiting[1].set_result((False, [Verdict(self.clock.now(), kind,
+                                                   {"seat": inp.seat, "act": inp.act,
+                                                    "reason": reason})]))
+
+    def _on_judged(self, inputs: list[Input], verdicts: list[Verdict]) -> None:
+        for inp in inputs:
+            waiting = self._judging.pop(id(inp), None)
+            if waiting is not None and not waiting[1].done():
+                waiting[1].set_result((True, verdicts))
 
     def _take_pending(self) -> None:
         with self._lock:
@@ -259,24 +303,28 @@ class RefereeService:
             if self.table is None:
                 continue
             if self.journal_fault is not None:
-                self.notice("ignored", seat=inp.seat, act=inp.act,
-                            reason=f"the journal cannot be written ({self.journal_fault})")
+                self._refuse(inp, "ignored",
+                             f"the journal cannot be written ({self.journal_fault})")
                 continue
             if self.paused:
-                self.notice("ignored", seat=inp.seat, act=inp.act, reason="the game is paused")
+                self._refuse(inp, "ignored", "the game is paused")
                 continue
             problem = self._unjournalable(inp)
             if problem:
-                self.notice("rejected", seat=inp.seat, act=inp.act, reason=problem)
+                self._refuse(inp, "rejected", problem)
                 continue
             try:
                 if self._needs_reshuffle(inp):
                     self.table.push(self.translate(Input(inp.t, inp.seat, "reshuffle")))
-                self.table.push(self.translate(inp))
+                pushed = self.table.push(self.translate(inp))
             except JournalWriteError as exc:
                 self._journal_failed(exc)
-                self.notice("ignored", seat=inp.seat, act=inp.act,
-                            reason=f"the journal cannot be written ({self.journal_fault})")
+                self._refuse(inp, "ignored",
+                             f"the journal cannot be written ({self.journal_fault})")
+                continue
+            waiting = self._replies.pop(id(inp), None)
+            if waiting is not None:
+                self._judging[id(pushed)] = (pushed, waiting[1])
 
     # -- a journal that cannot be written -------------------------------------------------------
     def _journal_failed(self, exc: BaseException) -> None:
@@ -345,6 +393,11 @@ class RefereeService:
         n = self.table.header.n_seats
         if not 0 <= inp.seat < n:
             return f"there is no seat {inp.seat} (seats 0..{n - 1})"
+        spec = game_named(self.config.game)
+        turn = spec.turn_button if self.config.card_source == "virtual" else None
+        if inp.act not in spec.acts and inp.act != turn:
+            known = ", ".join(spec.acts if turn is None else (*spec.acts, turn))
+            return f"{spec.title} has no '{inp.act}' (its inputs: {known})"
         try:
             Input.from_json(inp.to_json(), n)
         except ValueError as exc:

@@ -55,7 +55,9 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
     outputs: list[Output] = [LogOutput()]
     edges: list[Edge] = []
     if console:
-        edges.append(ConsoleEdge())
+        typed = ConsoleEdge()
+        edges.append(typed)
+        outputs.append(typed)  # on a terminal it shows the verdicts in plain words
     if config.console_socket is not None:
         edges.append(SocketConsole(config.console_socket))
     raw = config.raw

@@ -9,6 +9,8 @@ import contextlib
 import errno
 import logging
 import signal
+import sys
+from pathlib import Path
 from typing import Any
 
 from referee.app.config import load_config
@@ -28,13 +30,39 @@ _CONFIG_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXI
                             errno.ENAMETOOLONG, errno.ELOOP})
 
 
+def _logging(journal_dir: Path, verbose: bool, *, terminal: bool) -> None:
+    """Log records to standard error (journald under systemd); with the console on a terminal,
+    the person there reads verdicts in plain words instead, so the records go to
+    ``<journal_dir>/referee.log`` and only warnings reach the terminal, as one short line."""
+    level = logging.DEBUG if verbose else logging.INFO
+    full = logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
+    root = logging.getLogger()
+    root.setLevel(level)
+    if not terminal:
+        handler = logging.StreamHandler()
+        handler.setFormatter(full)
+        root.addHandler(handler)
+        return
+    short = logging.StreamHandler()
+    short.setLevel(logging.WARNING)
+    short.setFormatter(logging.Formatter("referee: %(message)s"))
+    root.addHandler(short)
+    try:
+        journal_dir.mkdir(parents=True, exist_ok=True)
+        to_file = logging.FileHandler(journal_dir / "referee.log", encoding="utf-8")
+    except OSError:
+        return  # the journal folder's own trouble is reported when the game opens
+    to_file.setFormatter(full)
+    root.addHandler(to_file)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         config = load_config(args.config)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
+    _logging(config.journal_dir, args.verbose,
+             terminal=not args.no_console and sys.stdin.isatty())
     if config.card_source == "console" and args.no_console:
         raise CommandError(f"{config.path}: table.card_source: \"console\" needs the console "
                            "(leave out --no-console, or use \"board\" or \"virtual\")")

@@ -17,7 +17,7 @@ import pytest
 
 from referee.app.clock import TableClock
 from referee.app.config import load_config, parse_config
-from referee.app.console import ConsoleEdge, parse_console_line
+from referee.app.console import ConsoleEdge, SocketConsole, console_client, parse_console_line
 from referee.app.errors import TableBusyError
 from referee.app.service import RefereeService
 from referee.app.wiring import build_service
@@ -704,3 +704,125 @@ def test_the_full_stack_on_a_full_disk_ends_with_the_error(small_disk) -> None:
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 75
     assert "No space left on device" in run.stderr and "Traceback" not in run.stderr
+
+
+def _socket_table(tmp_path, game="beggar-my-neighbour"):
+    import tempfile
+
+    sock = Path(tempfile.mkdtemp(prefix="rc-", dir="/tmp")) / "console.sock"  # short: AF_UNIX
+    cfg = config(tmp_path, game=game, extra=f'console_socket = "{sock}"')
+    svc = build_service(cfg, console=False)
+    svc.fsync = False
+    return svc, sock
+
+
+def test_the_console_socket_is_bounded(tmp_path, caplog) -> None:
+    """10.8: 300 idle connections cannot starve the console (one over the limit is told so),
+    an idle one is closed, and a 70 KB line is refused with an answer, not an exception."""
+    import socket as sockets
+
+    svc, sock = _socket_table(tmp_path)
+
+    async def go() -> tuple[list[str], list[str], bytes, float]:
+        task = asyncio.create_task(svc.run())
+        async with asyncio.timeout(5):
+            while not sock.exists():
+                await asyncio.sleep(0.01)
+        console = next(e for e in svc.edges if isinstance(e, SocketConsole))
+        console.idle_s = 1.0
+        def connect_many(n: int) -> list[sockets.socket]:
+            made = []
+            for _ in range(n):
+                c = sockets.socket(sockets.AF_UNIX)
+                c.connect(str(sock))
+                made.append(c)
+            return made
+
+        idle = await asyncio.to_thread(connect_many, 300)  # off the loop: it must accept them
+        await asyncio.sleep(0.2)
+        over: list[str] = []
+        await asyncio.to_thread(console_client, str(sock), ["state"], out=over.append)
+        for c in idle:
+            c.close()
+        await asyncio.sleep(0.2)
+        start = time.monotonic()
+        replies: list[str] = []
+        await asyncio.to_thread(console_client, str(sock), ["new"], out=replies.append)
+        took = time.monotonic() - start
+        big = sockets.socket(sockets.AF_UNIX)
+        big.connect(str(sock))
+        await asyncio.to_thread(big.sendall, b"lay 0 " + b"x" * 70_000 + b"\n")
+        answer = await asyncio.to_thread(big.recv, 4096)
+        big.close()
+        svc.stop()
+        await task
+        return over, replies, answer, took
+
+    over, replies, answer, took = asyncio.run(go())
+    assert over and over[0].startswith("? too many console connections")
+    assert replies == ["a new game is dealt"] and took < 2.0
+    assert answer.startswith(b"? a line longer than 4096 bytes")
+    assert "Unhandled exception" not in caplog.text and "Too many open files" not in caplog.text
+
+
+def test_referee_console_prints_the_result_and_fails_on_a_refusal(tmp_path) -> None:
+    """10.9: the client prints what came of its line (the verdicts, or the refusal in plain
+    words) and exits 1 on a refusal or an unknown command."""
+    svc, sock = _socket_table(tmp_path, game="banka-bever")
+
+    async def go() -> list[tuple[int, list[str]]]:
+        task = asyncio.create_task(svc.run())
+        async with asyncio.timeout(5):
+            while not sock.exists():
+                await asyncio.sleep(0.01)
+        results = []
+        turn = svc.state()["turn"]
+        for line in (f"lay {1 - turn}", "lay 99999 QH", "bogus", f"lay {turn}", "play 0 QH"):
+            out: list[str] = []
+            code = await asyncio.to_thread(console_client, str(sock), [line], out=out.append)
+            results.append((code, out))
+        svc.stop()
+        await task
+        return results
+
+    (wrong, out_of_range, bogus, right, play) = asyncio.run(go())
+    assert wrong[0] == 1 and wrong[1][0].startswith("? ") and "not allowed" in wrong[1][0]
+    assert out_of_range[0] == 1 and "there is no seat 99999" in out_of_range[1][0]
+    assert bogus[0] == 1 and bogus[1][0].startswith("? unknown command")
+    assert right[0] == 0 and right[1], right
+    assert play[0] == 1 and "Banka bäver has no 'play'" in play[1][0]
+    assert len(read_journal(svc.current_path).inputs) == 2  # neither refusal was journaled
+
+
+def test_the_console_greets_prompts_and_speaks_in_plain_words(tmp_path, capsys) -> None:
+    """10.17: on a terminal the console prints a banner and a prompt, answers each line, and
+    shows the table's verdicts as plain lines (the log records go to the journal folder)."""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    now = FakeTime()
+    svc = service(config(tmp_path, game="banka-bever"), now)
+    out: list[str] = []
+    typed = ConsoleEdge(Terminal(""), echo=out.append)
+    svc.outputs.append(typed)
+
+    async def go() -> None:
+        await typed.start(svc)
+        turn = svc.state()["turn"]
+        await asyncio.gather(typed.answer(svc, f"lay {turn}\n"), _release(svc, now))
+
+    asyncio.run(go())
+    assert out[0].startswith("Banka bäver at table t1: Anna, Bo. Type 'help'")
+    assert "> " in capsys.readouterr().out
+    assert any(line.startswith(("ok: Anna lays", "ok: Bo lays")) for line in out), out
+    assert not any("INFO" in line for line in out)
+
+
+async def _release(svc, now: FakeTime) -> None:
+    """Let the settle window pass on the fake clock and step the service (as its loop does)."""
+    for _ in range(20):
+        await asyncio.sleep(0.01)
+        now.t += 30 * MS
+        svc.step()
