@@ -23,6 +23,7 @@ import contextlib
 import json
 import random
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -199,6 +200,9 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     service = build_service(config, console=False, pin_factory=factory, deck=deck)
     board_edge = next(e for e in service.edges if isinstance(e, BoardEdge))
     service.fsync = True
+    # The game's time starts near 0:01, not at the machine's uptime (a resumed game goes on
+    # from its journal's last input: see RefereeService._resume).
+    service.clock.offset_ns = 1_000_000_000 - time.monotonic_ns()
     service.stop_on_journal_fault = True  # a simulation cannot wait for a disk: end with it
     service.open_game(keep_finished=True)
     pins = [(factory.pin(SLAP_PINS[i]), factory.pin(CALL_PINS[i]))

@@ -226,3 +226,21 @@ def test_console_helper_is_valid_shell() -> None:
     assert "runuser -u referee" in text and "--no-console" not in text.split("runuser", 1)[1]
     if shutil.which("shellcheck"):
         subprocess.run(["shellcheck", str(script)], check=True)
+
+
+def test_the_full_mock_stack_knows_the_emulators_cards(tmp_path: Path) -> None:
+    """10.18: the full mock stack by hand reads real cards: its configuration names the shipped
+    synthetic deck, which is the emulator's own (``referee deck synthetic`` writes it)."""
+    from firmware_bridge.deck import Deck, synthetic_deck
+    from referee.app.cli import main
+
+    config = refconfig.load_config(ROOT / "deploy" / "table.full-mock.toml")
+    assert config.deck_file is not None and config.deck_file.exists()
+    shipped = Deck.load(config.deck_file)
+    assert dict(shipped.items()) == dict(synthetic_deck().items()) and len(shipped) == 52
+    written = tmp_path / "deck.json"
+    assert main(["deck", "synthetic", str(written)]) == 0
+    assert dict(Deck.load(written).items()) == dict(synthetic_deck().items())
+    assert main(["deck", "synthetic", str(written)]) == 2  # not written over without --overwrite
+    text = (ROOT / "deploy" / "table.full-mock.toml").read_text()
+    assert "referee deck synthetic" in text

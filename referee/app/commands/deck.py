@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 
-from firmware_bridge.deck import Deck, DeckError, tag_text
+from firmware_bridge.deck import Deck, DeckError, synthetic_deck, tag_text
 from firmware_bridge.enrol import run_check, run_enroll
 
 
@@ -45,6 +46,23 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_synthetic(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if path.exists() and not args.overwrite:
+        print(f"referee deck: {path} already exists; add --overwrite to replace it",
+              file=sys.stderr)
+        return 2
+    deck = synthetic_deck(args.seed)
+    try:
+        deck.save(path)
+    except OSError as exc:
+        print(f"referee deck: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"{path}: the synthetic deck of seed {args.seed} ({len(deck)} cards), the tags "
+          f"'firmware_bridge emulate' reads{'' if args.seed == 0 else ' with --seed'}")
+    return 0
+
+
 def _port_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", required=True,
                    help="the board: a device path (/dev/ttyACM0, the emulator's /dev/pts/N) "
@@ -55,7 +73,7 @@ def _port_args(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``deck`` command group (``enroll``, ``check``, ``show``) to a CLI."""
+    """Add the ``deck`` command group (``enroll``, ``check``, ``show``, ``synthetic``)."""
     p = subparsers.add_parser(
         "deck", help="card identity: enroll a tagged deck, check cards, show a deck file",
         description="Deck files map the tag ids of a physical deck's cards (NFC tags, "
@@ -85,3 +103,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     s = sub.add_parser("show", help="list a deck file", description="Lists a deck file.")
     s.add_argument("file", help="the deck file")
     s.set_defaults(func=_cmd_show)
+    y = sub.add_parser(
+        "synthetic", help="write the emulator's synthetic deck to a deck file",
+        description="Write the deck of synthetic tags that the board emulator "
+        "(`firmware_bridge emulate`) reads, so that a referee on the emulated board knows "
+        "every card (the full mock stack, deploy/table.full-mock.toml).")
+    y.add_argument("file", help="the deck file to write (.json, or .toml)")
+    y.add_argument("--seed", type=int, default=0,
+                   help="the seed of the tags (default 0, the emulator's own deck)")
+    y.add_argument("--overwrite", action="store_true", help="replace an existing file")
+    y.set_defaults(func=_cmd_synthetic)

@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import shutil
 import sys
 from typing import Any
 
@@ -23,6 +24,8 @@ from referee.options import OptionError, parse_option_assignment
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a pipe too
     options: dict[str, Any] = {}
     if args.table and not args.broker:
         raise CommandError("--table names the feed's table id: give --broker too")
@@ -75,6 +78,7 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
     if args.journal:
         raise CommandError("--full-stack journals to --journal-dir (the service's journal)")
     journal_dir = journal_dir_arg(args.journal_dir)
+    temporary = args.journal_dir is None  # a folder of our own: removed once the game is told
     doc = full_stack_config(args.game, args.players, args.seed, journal_dir=journal_dir,
                             options=options, dealer=args.dealer, broker=args.broker,
                             table_id=args.table or "sim", settle_ms=args.settle_ms)
@@ -89,11 +93,14 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
     except TableBusyError as exc:
         raise TemporaryFailure(str(exc)) from None
     except JournalWriteError as exc:
+        temporary = False  # keep what was written
         raise TemporaryFailure(f"the game stopped: {exc}; the journal so far is in "
                                f"{journal_dir}") from None
     finally:
         if view is not None:
             view.close()
+        if temporary:
+            shutil.rmtree(journal_dir, ignore_errors=True)
     assert service.table is not None
     state = service.state()
     seats = state["seats"]
@@ -106,15 +113,19 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
             for v in service.table.verdicts:
                 print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
         winners = " and ".join(seats[w] for w in state.get("winners") or []) or "nobody yet"
+        kept = ("journal not kept (give --journal-dir DIR to keep it)" if temporary
+                else f"journal in {journal_dir}")
         print(f"{args.game} on the full stack: {state['cards_played']} cards played; "
-              f"winner: {winners}; journal in {journal_dir}")
+              f"winner: {winners}; {kept}")
     return 0
 
 
 async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
     """Play the game: print it (``--json``/``--fast``) or show it live, publishing each step to
-    the feed when there is one."""
-    live = not (args.json or args.fast)
+    the feed when there is one. Live into a pipe or file (no terminal to redraw), the verdicts
+    are printed as lines at the same pace."""
+    paced = not (args.json or args.fast)
+    live = paced and sys.stdout.isatty()
     if feed is not None:
         feed_task = asyncio.create_task(feed.run())
         if not await feed.wait_connected(3.0):
@@ -132,13 +143,14 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
             if args.json:
                 for v in step.verdicts:
                     print(json.dumps(v.to_json(), ensure_ascii=False))
-            elif args.fast:
+            elif not live:
                 for v in step.verdicts:
                     print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
-            if view is not None:
+            if paced:
                 if last_t is not None and args.speed > 0:
                     await asyncio.sleep(min((step.t - last_t) / 1e9 / args.speed, 2.0))
-                view.show(step)
+                if view is not None:
+                    view.show(step)
             elif feed is not None:
                 await asyncio.sleep(0)  # let the feed publish as the game goes
             last_t = step.t

@@ -95,3 +95,41 @@ def test_cli_replay_reports_malformed_line(tmp_path, capsys) -> None:
     assert "line 3" in captured.err and "unknown act" in captured.err
     assert json.loads(captured.out.splitlines()[-1])["state"]["cards_played"] == 1
     assert main(["replay", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_a_piped_simulation_prints_as_it_plays(tmp_path) -> None:
+    """10.18: live into a pipe, the verdicts come as lines while the game goes on (before,
+    nothing came until the game's end, minutes later at speed 1)."""
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "referee.app.cli", "simulate", "--game",
+                             "banka-bever", "--players", "4", "--seed", "7", "--speed", "2"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        start = time.monotonic()
+        first = proc.stdout.readline()
+        assert "challenges" in first or "won" in first or "slap" in first, first
+        assert proc.poll() is None and time.monotonic() - start < 20
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_full_stack_leaves_no_folder_and_starts_its_clock_near_zero(tmp_path) -> None:
+    """10.18: without --journal-dir the full stack's temporary journal folder is removed at the
+    end, and its times start near 0:01, not at the machine's uptime."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-m", "referee.app.cli", "simulate", "--game",
+                          "vandatta", "--players", "2", "--seed", "3", "--full-stack", "--json",
+                          "--speed", "50"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert not list(tmp_path.glob("referee-full-stack-*"))
+    first = json.loads(run.stdout.splitlines()[0])
+    assert 1_000_000_000 <= first["t"] < 600_000_000_000, first
