@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from referee.app.clash import clash_message, live_referee
 from referee.app.config import load_config
 from referee.app.console import console_client
 from referee.app.errors import (
@@ -22,6 +23,7 @@ from referee.app.errors import (
     TableBusyError,
     TemporaryFailure,
 )
+from referee.app.feed import resolve_broker
 from referee.app.wiring import build_service
 
 #: Errors of the journal folder that a person must fix in the configuration (exit 2); any other
@@ -69,6 +71,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     def early_stop(signum: int, frame: Any) -> None:
         raise SystemExit(0)  # before the loop runs: every journal line is already on disk
 
+    if config.broker is not None:
+        broker = resolve_broker(config.broker.url, config.broker.username,
+                                config.broker.password)
+        live = asyncio.run(live_referee(broker, config.table_id))
+        if live is not None:
+            raise TemporaryFailure(clash_message(live, broker))
     previous = signal.signal(signal.SIGTERM, early_stop)
     try:
         try:
