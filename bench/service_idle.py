@@ -5,7 +5,8 @@ board (``firmware_bridge emulate``, on a pseudo-terminal), and ``referee run --n
 ``deploy/table.full-mock.toml`` with the emulator's pty, the broker's URL and a temporary
 journal directory filled in (GPIO pads and seat LEDs on gpiozero mock pins,
 ``GPIOZERO_PIN_FACTORY=mock``). Once the referee's retained status on the broker is ``online``
-and its board link is online, it waits a moment and then measures, from ``/proc``:
+and its retained state says the board is online (``alerts.board``: what every display reads,
+not the wording of a log line), it waits a moment and then measures, from ``/proc``:
 
 - ``rss_mb`` (VmRSS) and ``hwm_mb`` (VmHWM, the peak since start), in MiB;
 - ``idle_cpu_pct``: utime + stime over ``--seconds`` (default 10), in % of one core;
@@ -172,6 +173,7 @@ def write_config(workdir: Path, pty: str, broker_url: str) -> Path:
             raise BenchError(f"{EXAMPLE}: expected one line '{key} = \"…\"', found {n}")
     path = workdir / "table.toml"
     path.write_text(text, encoding="utf-8")
+    shutil.copy(EXAMPLE.with_name("synthetic-deck.json"), workdir)  # its `deck`, beside it
     from referee.app.config import load_config
 
     config = load_config(path)  # the same check `referee run` makes first
@@ -188,34 +190,46 @@ def start_referee(stack: Stack, config: Path) -> subprocess.Popen[bytes]:
         log="referee.log", env=_child_env())
 
 
-async def _wait_status(port: int, table_id: str, want: bytes, timeout: float) -> bool:
+async def _wait_online(port: int, table_id: str, timeout: float) -> str | None:
+    """Until the retained ``status`` is ``online`` and the retained ``state`` has
+    ``alerts.board == "online"``; None then, else what was missing when ``timeout`` ran out."""
     import aiomqtt
 
-    topic = f"cardtable/{table_id}/status"
+    base = f"cardtable/{table_id}/"
+    status: bytes | None = None
+    board: object = None
     try:
         async with asyncio.timeout(timeout):
             async with aiomqtt.Client("127.0.0.1", port, identifier="bench-service-idle") as c:
-                await c.subscribe(topic, qos=1)
+                await c.subscribe(base + "status", qos=1)
+                await c.subscribe(base + "state", qos=1)
                 async for message in c.messages:
-                    if message.payload == want:
-                        return True
+                    payload = message.payload
+                    if not isinstance(payload, bytes):
+                        continue
+                    if message.topic.matches(base + "status"):
+                        status = payload
+                    else:
+                        with contextlib.suppress(ValueError, AttributeError):
+                            board = (json.loads(payload).get("alerts") or {}).get("board")
+                    if status == b"online" and board == "online":
+                        return None
     except TimeoutError:
-        return False
-    return False
+        pass
+    if status != b"online":
+        return f"the referee's status never became 'online' (last: {status!r})"
+    return f"the referee's state never said the board is online (alerts.board: {board!r})"
 
 
 def wait_online(stack: Stack, referee: subprocess.Popen[bytes], port: int, table_id: str,
                 timeout: float = 30.0) -> None:
-    """Until the referee's retained status is ``online`` and its log says the board is."""
-    deadline = time.monotonic() + timeout
-    if not asyncio.run(_wait_status(port, table_id, b"online", timeout)):
-        raise BenchError("the referee's status never became 'online': "
-                         + _tail(stack.workdir / "referee.log"))
-    log = stack.workdir / "referee.log"
-    while "board_online" not in log.read_text(errors="replace"):
-        if referee.poll() is not None or time.monotonic() > deadline:
-            raise BenchError("the referee's board link never came online: " + _tail(log))
-        time.sleep(0.05)
+    """Until the referee's retained status is ``online`` and its retained state says the board
+    is online (the state's ``alerts.board``, set by the board edge's ``board_online``)."""
+    missing = asyncio.run(_wait_online(port, table_id, timeout))
+    if missing is not None:
+        if referee.poll() is not None:
+            missing += f" (the referee exited with status {referee.returncode})"
+        raise BenchError(missing + ": " + _tail(stack.workdir / "referee.log"))
 
 
 def _tail(*paths: Path, lines: int = 15) -> str:

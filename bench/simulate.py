@@ -32,7 +32,8 @@ def main() -> None:
         replay(journal)
         replay_ms.append((time.perf_counter() - start) * 1000)
     print(json.dumps({
-        "bench": "simulate_banka_bever_4_seats",
+        "bench": "simulate",
+        "case": "banka-bever, 4 seats, --fast",
         "games": len(SEEDS),
         "median_inputs": statistics.median(inputs),
         "median_ms": round(statistics.median(sim_ms), 2),

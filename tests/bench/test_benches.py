@@ -1,0 +1,76 @@
+"""Issue 10.19: the benchmarks fail only on a real failure, and each names itself.
+
+``python3 bench/run.py`` exited 1 because ``service_idle`` waited for the words
+``board_online`` in the referee's log, whose wording had changed, and the ``slaps`` line had no
+``"bench"`` key. Benches read what the referee publishes (its retained state), not its log; the
+runner checks that every bench printed a JSON line whose ``bench`` is its own name.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+
+
+def _runner() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_run", BENCH / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _json_lines(text: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def test_every_bench_names_itself_in_its_line() -> None:
+    """Each bench script puts its own name (the file's stem) in the ``bench`` key."""
+    for script in sorted(BENCH.glob("*.py")):
+        if script.name == "run.py":
+            continue
+        assert f'"bench": "{script.stem}"' in script.read_text(encoding="utf-8"), script.name
+
+
+def test_the_slaps_bench_line_names_it() -> None:
+    proc = subprocess.run([sys.executable, str(BENCH / "slaps.py"), "--pairs", "8"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = _json_lines(proc.stdout)
+    assert line["bench"] == "slaps" and line["correct"] == 8
+
+
+def test_the_runner_fails_a_bench_that_fails_or_does_not_name_itself(tmp_path: Path,
+                                                                     capsys) -> None:
+    run = _runner()
+    (tmp_path / "good.py").write_text('print(\'{"bench": "good", "x": 1}\')\n')
+    (tmp_path / "nameless.py").write_text('print(\'{"x": 1}\')\n')
+    (tmp_path / "other.py").write_text('print(\'{"bench": "good"}\')\n')
+    (tmp_path / "broken.py").write_text('print(\'{"bench": "broken"}\')\nraise SystemExit(3)\n')
+    assert run.main(["good"], here=tmp_path) == 0
+    for name in ("nameless", "other", "broken"):
+        assert run.main([name], here=tmp_path) == 1, name
+    out = capsys.readouterr()
+    assert '{"bench": "good", "x": 1}' in out.out  # the line itself still goes to stdout
+    assert "nameless: printed no JSON line with \"bench\": \"nameless\"" in out.err
+    assert "broken: exit status 3" in out.err
+
+
+def test_the_service_idle_bench_sees_the_board_come_online() -> None:
+    if shutil.which("mosquitto") is None and not Path("/usr/sbin/mosquitto").exists():
+        pytest.skip("mosquitto is not installed (Debian package 'mosquitto')")
+    proc = subprocess.run([sys.executable, str(BENCH / "service_idle.py"), "--seconds", "0.5"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = _json_lines(proc.stdout)
+    assert line["bench"] == "service_idle" and line["clean_stop"] is True
