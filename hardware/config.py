@@ -9,6 +9,8 @@ are left alone; the arbiter's settle window is ``[table] settle_ms``, see ``refe
     pull_up = true               # buttons switch to GND, the Pi's internal pull-up holds them high
     bounce_lockout_ms = 30       # after an accepted press or release, edges are contact bounce
     stuck_ms = 5000              # a button held this long is reported stuck and ignored
+    max_presses_per_s = 8        # more presses (or raw edges) than these within a second: the
+    max_edges_per_s = 500        #   line chatters, and is ignored until still for a second
 
     [[seats]]
     name = "Anna"
@@ -51,11 +53,14 @@ PIN_FACTORIES = ("lgpio", "mock")
 
 DEFAULT_BOUNCE_LOCKOUT_MS = 30.0
 DEFAULT_STUCK_MS = 5000.0
+#: More presses or raw edges than these within one second are no person: the line chatters.
+DEFAULT_MAX_PRESSES_PER_S = 8
+DEFAULT_MAX_EDGES_PER_S = 500
 MAX_SEATS = 8
 
 _HARDWARE_KEYS = {
     "pin_factory", "pull_up", "active_state", "bounce_lockout_ms", "stuck_ms", "led_active_high",
-    "lgpio_workdir", "gpiochip",
+    "lgpio_workdir", "gpiochip", "max_presses_per_s", "max_edges_per_s",
 }
 _SEAT_KEYS = {"name", "slap", "call", "led"}
 
@@ -88,6 +93,8 @@ class HardwareConfig:
     bounce_lockout_ms: float = DEFAULT_BOUNCE_LOCKOUT_MS
     stuck_ms: float = DEFAULT_STUCK_MS
     led_active_high: bool = True
+    max_presses_per_s: int = DEFAULT_MAX_PRESSES_PER_S
+    max_edges_per_s: int = DEFAULT_MAX_EDGES_PER_S
     lgpio_workdir: str | None = None
     gpiochip: int | None = None
 
@@ -174,6 +181,15 @@ def _number(raw: dict[str, Any], key: str, default: float, lo: float, hi: float)
     return float(value)
 
 
+def _count(raw: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(None, f"hardware.{key}", f"must be a whole number, got {shown(value)}")
+    if not lo <= value <= hi:
+        raise ConfigError(None, f"hardware.{key}", f"must be between {lo} and {hi}, got {value}")
+    return value
+
+
 def _bool(raw: dict[str, Any], key: str, default: bool) -> bool:
     value = raw.get(key, default)
     if not isinstance(value, bool):
@@ -239,6 +255,12 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
             "hardware.stuck_ms",
             f"must be longer than bounce_lockout_ms ({lockout:g}), got {stuck:g}",
         )
+    max_presses = _count(raw, "max_presses_per_s", DEFAULT_MAX_PRESSES_PER_S, 1, 100)
+    max_edges = _count(raw, "max_edges_per_s", DEFAULT_MAX_EDGES_PER_S, 2, 1_000_000)
+    if max_edges < 2 * max_presses:
+        raise ConfigError(None, "hardware.max_edges_per_s",
+                          f"must be at least twice max_presses_per_s ({max_presses}): a press "
+                          f"is two edges, got {max_edges}")
     workdir = raw.get("lgpio_workdir")
     if workdir is not None and (not isinstance(workdir, str) or not os.path.isabs(workdir)):
         raise ConfigError(None,
@@ -311,6 +333,8 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
         bounce_lockout_ms=lockout,
         stuck_ms=stuck,
         led_active_high=_bool(raw, "led_active_high", True),
+        max_presses_per_s=max_presses,
+        max_edges_per_s=max_edges,
         lgpio_workdir=workdir,
         gpiochip=chip,
     )

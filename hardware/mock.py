@@ -9,7 +9,9 @@ timestamp, not the moment the callback runs. So this module adds:
   factory's ``ticks()`` reads, in integer nanoseconds — the same unit and meaning as the ticks of
   :class:`hardware.pads.NsLGPIOFactory` on the Pi, so the pad code cannot tell them apart;
 - pins that can be driven *at a given edge time* (:meth:`VirtualMockPin.drive_at`): the edge's
-  ``t`` is what the pad sees, whatever the clock says when it is delivered;
+  ``t`` is what the pad sees, whatever the clock says when it is delivered; each pin keeps only
+  its last ``state_history`` changes (gpiozero's ``states``, a list that grows for ever: a
+  line chattering at 10 000 edges/s cost ~1 MB a second);
 - a contact-bounce generator (:class:`BounceGenerator`, seeded: chatter of 0.1–5 ms);
 - an edge scheduler (:class:`EdgeScheduler`) that delivers edges in a chosen order and with
   chosen delays on the virtual clock, so a test can make the callbacks of two seats arrive in the
@@ -24,6 +26,7 @@ from __future__ import annotations
 import heapq
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -31,6 +34,8 @@ from typing import Protocol
 from gpiozero.pins.mock import MockFactory, MockPin, PinState
 
 NS_PER_MS = 1_000_000
+#: How many state changes a mock pin remembers (``VirtualMockPin.states``), by default.
+STATE_HISTORY = 1000
 
 
 class Clock(Protocol):
@@ -79,13 +84,17 @@ class VirtualMockPin(MockPin):  # type: ignore[misc]  # gpiozero is untyped: Moc
     :meth:`drive_at` drives an input to a level *as of* a given edge time: the pin's
     ``when_changed`` callback receives that time as its ``ticks``, exactly as the lgpio pin
     passes the kernel's timestamp of the edge.
+
+    ``states`` (gpiozero's record of changes, read by ``assert_states``) holds the last
+    ``factory.state_history`` changes, oldest first: a bounded ring, not a list that grows with
+    every edge.
     """
 
     # What this class relies on of MockPin's attributes (set by MockPin.__init__):
     factory: VirtualMockFactory
     _state: bool
     _last_change: int  # nanoseconds on the factory's clock (``clear_states`` below)
-    states: list[PinState]
+    states: deque[PinState]
 
     def __init__(self, factory: VirtualMockFactory, info: object) -> None:
         self._edge_t: int | None = None
@@ -106,7 +115,7 @@ class VirtualMockPin(MockPin):  # type: ignore[misc]  # gpiozero is untyped: Moc
     def clear_states(self) -> None:
         """Forget the recorded state history (``states``); times restart at the clock's now."""
         self._last_change = self._now()
-        self.states = [PinState(0.0, self._state)]
+        self.states = deque([PinState(0.0, self._state)], maxlen=self.factory.state_history)
 
     def drive_at(self, level: bool, t_ns: int) -> bool:
         """Drive the input high (``True``) or low as an edge that happened at ``t_ns``.
@@ -130,6 +139,7 @@ class VirtualMockFactory(MockFactory):  # type: ignore[misc]  # gpiozero is unty
     """gpiozero's MockFactory on a clock in integer nanoseconds (virtual by default).
 
     ``ticks()`` is the clock's ``now_ns()``; ``ticks_diff`` gives seconds, as gpiozero expects.
+    Each pin remembers its last ``state_history`` changes (at least 1).
     """
 
     def __init__(
@@ -137,7 +147,12 @@ class VirtualMockFactory(MockFactory):  # type: ignore[misc]  # gpiozero is unty
         clock: Clock | None = None,
         revision: str | None = None,
         pin_class: type[MockPin] | None = None,
+        *,
+        state_history: int = STATE_HISTORY,
     ) -> None:
+        if state_history < 1:
+            raise ValueError("a mock pin remembers at least its current state")
+        self.state_history = state_history
         super().__init__(revision=revision, pin_class=pin_class or VirtualMockPin)
         self.clock: Clock = clock if clock is not None else VirtualClock()
 

@@ -37,6 +37,17 @@ Stuck buttons
     (:meth:`PadEvent.to_verdict`: ``{"t": …, "verdict": "button_stuck", "seat": 2,
     "button": "slap"}``). They are not inputs: they are not journalled and no engine sees them.
 
+Chattering buttons
+    A person slaps a few times a second at most, and a press with its bounce is a few dozen
+    edges. A line that gives more than ``max_presses`` presses or more than ``max_edges`` raw
+    edges within ``chatter_window_ns`` (defaults: 8 presses or 500 edges within 1 s) is not a
+    person: a broken switch, a loose wire, noise on a long lead. It is flagged
+    (``button_chatter``, with the reason) and every edge it gives is ignored: no input, so
+    nothing of it reaches the journal or the engine, and the game goes on with the other seats.
+    Once the line has been still for ``chatter_quiet_ns`` (default 1 s) the flag clears by
+    itself (``button_settled``) and the next press counts again. The counts are kept in
+    bounded rings, so a line chattering for hours costs no memory.
+
 On a laptop the same code runs on :class:`hardware.mock.VirtualMockFactory` (``pin_factory =
 "mock"`` or ``GPIOZERO_PIN_FACTORY=mock``), whose ticks are integer nanoseconds too.
 """
@@ -47,6 +58,7 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -54,13 +66,25 @@ from typing import Any, NamedTuple
 from gpiozero import LED, InputDevice
 from gpiozero.pins import Factory
 
-from hardware.config import DEFAULT_BOUNCE_LOCKOUT_MS, DEFAULT_STUCK_MS, HardwareConfig
+from hardware.config import (
+    DEFAULT_BOUNCE_LOCKOUT_MS,
+    DEFAULT_MAX_EDGES_PER_S,
+    DEFAULT_MAX_PRESSES_PER_S,
+    DEFAULT_STUCK_MS,
+    HardwareConfig,
+)
 from referee.model import Act, Input, Verdict
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LOCKOUT_NS = round(DEFAULT_BOUNCE_LOCKOUT_MS * 1_000_000)
 DEFAULT_STUCK_NS = round(DEFAULT_STUCK_MS * 1_000_000)
+#: A line is chattering when it gives more presses or more raw edges than these within
+#: :data:`CHATTER_WINDOW_NS`; it counts again after :data:`CHATTER_QUIET_NS` without an edge.
+DEFAULT_MAX_PRESSES = DEFAULT_MAX_PRESSES_PER_S
+DEFAULT_MAX_EDGES = DEFAULT_MAX_EDGES_PER_S
+CHATTER_WINDOW_NS = 1_000_000_000
+CHATTER_QUIET_NS = 1_000_000_000
 
 #: An edge stamp further than this from ``time.monotonic_ns()`` when it arrives cannot be on
 #: CLOCK_MONOTONIC (a kernel before 5.7 stamps the v1 uAPI on CLOCK_REALTIME).
@@ -80,11 +104,13 @@ def ticks_to_ns(ticks: int | float) -> int:
 
 
 class Change(NamedTuple):
-    """What one button did, as :class:`ButtonLogic` decided: ``press``, ``stuck``, ``released``
-    (the end of a stuck hold) at ``t``."""
+    """What one button did, as :class:`ButtonLogic` decided, at ``t``: ``press``, ``stuck``,
+    ``released`` (the end of a stuck hold), ``chatter`` (flagged: too many presses or edges;
+    ``reason`` says which) or ``settled`` (a chattering line has been still long enough)."""
 
     kind: str
     t: int
+    reason: str = ""
 
 
 class ButtonLogic:
@@ -101,7 +127,12 @@ class ButtonLogic:
       that happened inside the lockout (a tap shorter than the lockout, or a re-press right after
       a release): it is taken at the time of the last raw edge, when the contact settled;
     - pressed for ``stuck_ns`` → ``stuck``: nothing from this button counts until it is
-      released, which gives ``released``.
+      released, which gives ``released``;
+    - more than ``max_presses`` presses or more than ``max_edges`` raw edges within
+      ``window_ns`` → ``chatter`` (instead of the press or with the edge that crossed the
+      line): nothing from this button counts until no edge has come for ``quiet_ns``, which
+      gives ``settled``; the button is then at whatever level the line rests (a line resting
+      pressed is no press, and may become stuck).
 
     An edge stamped earlier than one already seen on this line is dropped (``stale``): one
     line's events come in order, so that would be a driver fault, not a press.
@@ -114,13 +145,29 @@ class ButtonLogic:
         *,
         active: bool = False,
         now: int = 0,
+        max_presses: int = DEFAULT_MAX_PRESSES,
+        max_edges: int = DEFAULT_MAX_EDGES,
+        window_ns: int = CHATTER_WINDOW_NS,
+        quiet_ns: int = CHATTER_QUIET_NS,
     ) -> None:
         if lockout_ns <= 0:
             raise ValueError("the bounce lockout must be positive")
         if stuck_ns <= lockout_ns:
             raise ValueError("the stuck time must be longer than the bounce lockout")
+        if max_presses < 1 or max_edges < 2 * max_presses:
+            raise ValueError("a chatter limit needs max_presses >= 1 and max_edges >= 2 presses")
+        if window_ns <= 0 or quiet_ns <= 0:
+            raise ValueError("the chatter window and quiet time must be positive")
         self.lockout_ns = lockout_ns
         self.stuck_ns = stuck_ns
+        self.max_presses = max_presses
+        self.max_edges = max_edges
+        self.window_ns = window_ns
+        self.quiet_ns = quiet_ns
+        # The times of the last max+1 presses and raw edges: bounded, whatever the line does.
+        self._press_times: deque[int] = deque(maxlen=max_presses + 1)
+        self._edge_times: deque[int] = deque(maxlen=max_edges + 1)
+        self.chatter = False
         self.raw = active
         self.raw_t = now
         self.pressed = active
@@ -133,6 +180,9 @@ class ButtonLogic:
         self.bounces = 0
         self.ignored = 0
         self.stale = 0
+        #: How often the line was flagged chattering, and the edges ignored while it was.
+        self.chatters = 0
+        self.chattered = 0
 
     def edge(self, t: int, active: bool) -> list[Change]:
         """One raw edge of the line at ``t`` (``active``: the line is now at its pressed level)."""
@@ -142,6 +192,14 @@ class ButtonLogic:
         self.last_t = t
         out = self.check(t)
         self.raw, self.raw_t = active, t
+        if self.chatter:
+            self.chattered += 1
+            return out
+        edges = self._edge_times
+        edges.append(t)
+        if len(edges) == edges.maxlen and t - edges[0] < self.window_ns:
+            span = (edges[-1] - edges[0]) / 1e6
+            return out + self._flag_chatter(t, f"{len(edges)} edges within {span:.0f} ms")
         if t < self.lock_until:
             self.bounces += 1
             return out
@@ -157,8 +215,13 @@ class ButtonLogic:
 
     def check(self, now: int) -> list[Change]:
         """Let time pass to ``now``: settle a transition left inside a finished lockout, and
-        flag a button held for the stuck time."""
+        flag a button held for the stuck time, clear the flag of a chattering line that has
+        been still for the quiet time."""
         out: list[Change] = []
+        if self.chatter:
+            if now - self.raw_t < self.quiet_ns:
+                return out
+            out.append(self._settle(self.raw_t + self.quiet_ns))
         if now >= self.lock_until and self.raw != self.pressed:
             out += self._transition(self.raw_t, self.raw)
         if (
@@ -173,7 +236,10 @@ class ButtonLogic:
 
     def next_due(self) -> int | None:
         """The time at which :meth:`check` next has something to do, if any: the end of a
-        lockout that a transition is waiting on, or the moment a held button becomes stuck."""
+        lockout that a transition is waiting on, the moment a held button becomes stuck, or
+        the moment a chattering line will have been still for the quiet time."""
+        if self.chatter:
+            return self.raw_t + self.quiet_ns
         due: list[int] = []
         if self.raw != self.pressed:
             due.append(self.lock_until)
@@ -182,6 +248,12 @@ class ButtonLogic:
         return min(due) if due else None
 
     def _transition(self, t: int, active: bool) -> list[Change]:
+        if active:
+            presses = self._press_times
+            presses.append(t)
+            if len(presses) == presses.maxlen and t - presses[0] < self.window_ns:
+                span = (presses[-1] - presses[0]) / 1e6
+                return self._flag_chatter(t, f"{len(presses)} presses within {span:.0f} ms")
         self.pressed = active
         self.lock_until = t + self.lockout_ns
         if active:
@@ -194,23 +266,57 @@ class ButtonLogic:
             return [Change("released", t)]
         return []
 
+    def _flag_chatter(self, t: int, reason: str) -> list[Change]:
+        """Flag the line chattering at ``t`` (a stuck flag gives way to it)."""
+        out = [Change("released", t)] if self.stuck else []
+        self.stuck = False
+        self.chatter = True
+        self.chatters += 1
+        self._press_times.clear()
+        self._edge_times.clear()
+        out.append(Change("chatter", t, reason))
+        return out
+
+    def _settle(self, t: int) -> Change:
+        """The line has been still since ``t - quiet_ns``: it counts again from ``t``, at the
+        level it rests at (no press: a line resting pressed counts as held since ``t``)."""
+        self.chatter = False
+        self.pressed = self.raw
+        self.press_t = t if self.raw else None
+        self.lock_until = t
+        return Change("settled", t)
+
+
+#: The notice each :class:`Change` other than a press gives.
+NOTICE_OF_CHANGE = {
+    "stuck": "button_stuck", "released": "button_released",
+    "chatter": "button_chatter", "settled": "button_settled",
+}
+
 
 @dataclass(frozen=True)
 class PadEvent:
-    """A notice about a button, not an input: ``button_stuck`` or ``button_released``.
+    """A notice about a button, not an input: ``button_stuck`` / ``button_released``, or
+    ``button_chatter`` (with its ``reason``) / ``button_settled``.
 
-    ``t`` is on the table clock (when the hold passed the stuck time, or when the button was
-    let go); ``button`` is ``"slap"`` or ``"call"``.
+    ``t`` is on the table clock (when the hold passed the stuck time, when the button was let
+    go, when the line was found chattering, when it had been still long enough); ``button`` is
+    ``"slap"`` or ``"call"``.
     """
 
     kind: str
     t: int
     seat: int
     button: str
+    reason: str = ""
 
     def to_verdict(self) -> Verdict:
-        """The verdict-stream notice: ``{"t", "verdict": kind, "seat", "button"}``."""
-        return Verdict(self.t, self.kind, {"seat": self.seat, "button": self.button})
+        """The verdict-stream notice: ``{"t", "verdict": kind, "seat", "button"}`` and the
+        ``reason`` when there is one."""
+        fields: dict[str, Any] = {"seat": self.seat, "button": self.button}
+        if self.reason:
+            fields["reason"] = self.reason
+        return Verdict(self.t, self.kind, fields)
 
 
 InputSink = Callable[[Input], object]
@@ -225,7 +331,8 @@ class Pad(InputDevice):  # type: ignore[misc]  # gpiozero is untyped: InputDevic
     ``CLOCK_MONOTONIC``. Callbacks run on the pin factory's thread (lgpio's notification
     thread on the Pi): ``on_input`` must be thread-safe (``SlapDriver.submit`` is).
     Call :meth:`check` every so often, and at :meth:`next_due` (the drivers do), so that a stuck
-    button is noticed and a press made inside the lockout is not delivered late.
+    button is noticed, a press made inside the lockout is not delivered late and a chattering
+    line that went still counts again.
 
     ``table_time`` maps an edge time (CLOCK_MONOTONIC ns) onto the table clock, for a service
     whose table clock is offset from CLOCK_MONOTONIC (a game resumed after a reboot).
@@ -244,6 +351,8 @@ class Pad(InputDevice):  # type: ignore[misc]  # gpiozero is untyped: InputDevic
         call: str | None = None,
         lockout_ns: int = DEFAULT_LOCKOUT_NS,
         stuck_ns: int = DEFAULT_STUCK_NS,
+        max_presses: int = DEFAULT_MAX_PRESSES,
+        max_edges: int = DEFAULT_MAX_EDGES,
         pull_up: bool | None = True,
         active_state: bool | None = None,
         pin_factory: Factory | None = None,
@@ -261,7 +370,8 @@ class Pad(InputDevice):  # type: ignore[misc]  # gpiozero is untyped: InputDevic
             self.pin.bounce = None  # never the library's debounce: see the module docstring
             self.pin.edges = "both"
             self.logic = ButtonLogic(
-                lockout_ns, stuck_ns, active=self.is_active, now=self._now()
+                lockout_ns, stuck_ns, active=self.is_active, now=self._now(),
+                max_presses=max_presses, max_edges=max_edges,
             )
             self.pin.when_changed = self._pin_changed
         except BaseException:
@@ -296,14 +406,27 @@ class Pad(InputDevice):  # type: ignore[misc]  # gpiozero is untyped: InputDevic
             t = change.t if self.table_time is None else self.table_time(change.t)
             if change.kind == "press":
                 self.on_input(Input(t=t, seat=self.seat, act=self.act, call=self.call))
-            elif self.on_event is not None:
-                kind = "button_stuck" if change.kind == "stuck" else "button_released"
-                self.on_event(PadEvent(kind, t, self.seat, self.button))
+                continue
+            kind = NOTICE_OF_CHANGE[change.kind]
+            if kind == "button_chatter":
+                log.warning("seat %d's %s button chatters (%s): ignored until it is still for "
+                            "%g s", self.seat, self.button, change.reason,
+                            self.logic.quiet_ns / 1e9)
+            elif kind == "button_settled":
+                log.warning("seat %d's %s button is still again: it counts again", self.seat,
+                            self.button)
+            if self.on_event is not None:
+                self.on_event(PadEvent(kind, t, self.seat, self.button, change.reason))
 
     @property
     def stuck(self) -> bool:
         """True while the button is flagged stuck."""
         return self.logic.stuck
+
+    @property
+    def chatter(self) -> bool:
+        """True while the button is flagged chattering."""
+        return self.logic.chatter
 
 
 class SlapPad(Pad):
@@ -346,6 +469,8 @@ class SeatPads:
             on_event=on_event,
             lockout_ns=config.lockout_ns,
             stuck_ns=config.stuck_ns,
+            max_presses=config.max_presses_per_s,
+            max_edges=config.max_edges_per_s,
             pull_up=config.pull_up,
             active_state=config.active_state,
             pin_factory=self.pin_factory,
@@ -378,6 +503,10 @@ class SeatPads:
     def stuck(self) -> list[tuple[int, str]]:
         """``(seat, button)`` of every button now flagged stuck."""
         return [(p.seat, p.button) for p in self.pads if p.stuck]
+
+    def chattering(self) -> list[tuple[int, str]]:
+        """``(seat, button)`` of every button now flagged chattering."""
+        return [(p.seat, p.button) for p in self.pads if p.chatter]
 
     def close(self) -> None:
         """Release every pin."""

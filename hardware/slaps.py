@@ -59,7 +59,8 @@ class SlapDriver:
     told about every non-empty batch that :meth:`poll` or :meth:`flush` returns, with
     ``table.state()``, outside the driver's lock, so they may submit inputs (call :meth:`poll`
     from one thread). The table's own ``listeners`` run inside the lock and must not submit.
-    Pad notices (``button_stuck`` / ``button_released``) come out of the next :meth:`poll` as
+    Pad notices (``button_stuck`` / ``button_released``, ``button_chatter`` /
+    ``button_settled``) come out of the next :meth:`poll` as
     verdicts of their own kind, ahead of that poll's engine verdicts; they never reach the
     table (not judged, not journaled).
     """
@@ -182,9 +183,11 @@ class GpioEdge:
     """The GPIO pads as an edge of ``referee.app.service.RefereeService``.
 
     ``start(service)`` opens the pads with ``on_input=service.submit`` (inputs stamped on the
-    table clock through ``service.clock.from_monotonic``), and reports stuck/released buttons
-    with ``service.notice("button_stuck", seat=…, button=…)`` on the service's loop. It checks
-    the pads for stuck buttons every ``check_s`` seconds.
+    table clock through ``service.clock.from_monotonic``), and reports stuck/released and
+    chattering/settled buttons with ``service.notice("button_stuck", seat=…, button=…)`` (a
+    chatter with its ``reason``) on the service's loop. A chattering button hands the service
+    nothing until it has settled, so none of its edges is journaled. It checks the pads every
+    ``check_s`` seconds (stuck buttons, settled lines).
     """
 
     def __init__(
@@ -205,10 +208,11 @@ class GpioEdge:
         loop = asyncio.get_running_loop()
 
         def on_event(ev: PadEvent) -> None:
+            fields: dict[str, Any] = {"seat": ev.seat, "button": ev.button}
+            if ev.reason:
+                fields["reason"] = ev.reason
             with contextlib.suppress(RuntimeError):  # the loop is closing
-                loop.call_soon_threadsafe(
-                    lambda: service.notice(ev.kind, seat=ev.seat, button=ev.button)
-                )
+                loop.call_soon_threadsafe(lambda: service.notice(ev.kind, **fields))
 
         self.pads = SeatPads(
             self.config,

@@ -27,7 +27,8 @@ VERDICT_KINDS: tuple[VerdictKind, ...] = get_args(VerdictKind)
 #: The kinds of notice the table program adds to the verdict stream: outside events that are
 #: not game inputs and are never journaled (a stuck button, the board going offline …).
 NoticeKind = Literal[
-    "button_stuck", "button_released", "board_online", "board_offline", "board_error",
+    "button_stuck", "button_released", "button_chatter", "button_settled",
+    "board_online", "board_offline", "board_error",
     "unknown_tag", "unknown_button", "ignored", "rejected", "paused", "resumed",
     "ended_by_operator", "journal_error", "journal_ok", "journal_damaged",
 ]

@@ -57,6 +57,29 @@ def test_when_changed_gets_the_injected_edge_time_not_the_clock() -> None:
     assert seen[-1] == (50_000_000, True)
 
 
+def test_a_pin_remembers_a_bounded_history_of_its_states() -> None:
+    """Issue 10.10: every edge went into an unbounded list (``states``): a line chattering at
+    10 000 edges/s grew the process by about 1 MB a second. The record is a ring of the last
+    ``state_history`` changes, oldest first, and gpiozero's own assertions still read it."""
+    factory = VirtualMockFactory(VirtualClock(0))
+    pin = factory.pin(17)
+    pin.function = "input"
+    for k in range(1, 100_001):
+        pin.drive_at(k % 2 == 0, k * 1_000)
+    assert len(pin.states) == 1000
+    assert pin.states[-1].state is True and pin.states[0].state is False  # k = 99 001
+    pin.assert_states([s.state for s in pin.states])
+    pin.clear_states()
+    assert [s.state for s in pin.states] == [True]
+    small = VirtualMockFactory(VirtualClock(0), state_history=3).pin(5)
+    small.function = "input"
+    for k in range(10):
+        small.drive_at(k % 2 == 1, (k + 1) * 1_000)
+    assert [s.state for s in small.states] == [True, False, True]
+    with pytest.raises(ValueError):
+        VirtualMockFactory(state_history=0)
+
+
 def test_gpiozero_devices_work_on_it() -> None:
     clock = VirtualClock()
     factory = VirtualMockFactory(clock)

@@ -24,6 +24,7 @@ from hardware.pads import (
 from referee.model import Input, Verdict
 
 MS = 1_000_000
+US = 1_000
 LOCK = 30 * MS
 STUCK = 5_000 * MS
 
@@ -103,6 +104,101 @@ def test_button_closed_at_start_is_no_slap_but_can_be_stuck() -> None:
     b = ButtonLogic(LOCK, STUCK, active=True, now=10 * MS)
     assert b.pressed and b.presses == 0
     assert b.check(10 * MS + STUCK) == [Change("stuck", 10 * MS + STUCK)]
+
+
+def _noise(rng: random.Random, start: int, seconds: float, rate: int) -> list[Edge]:
+    """A line chattering at ``rate`` edges a second (random gaps) for ``seconds``."""
+    edges, t, level = [], start, True
+    end = start + int(seconds * 1e9)
+    while True:
+        t += int(rng.expovariate(rate) * 1e9) + 1
+        if t > end:
+            return edges
+        level = not level
+        edges.append(Edge(t, level))
+
+
+def test_a_chattering_line_is_flagged_ignored_and_settles_by_itself() -> None:
+    """Issue 10.10: chatter of 10 000 edges/s made a slap every 60 ms (one per lockout pair),
+    for ever. It is flagged within the first edges, nothing more counts while it lasts, and
+    the flag clears once the line has been still for a second."""
+    b = ButtonLogic(LOCK, STUCK, active=False, now=0)  # active = False: released (pull-up wiring)
+    rng = random.Random(10)
+    changes: list[Change] = []
+    noise = _noise(rng, 1_000 * MS, 20.0, 10_000)
+    for e in noise:
+        changes += b.edge(e.t, not e.level)
+        if rng.random() < 0.01:
+            changes += b.check(e.t + 1)
+    presses = [c for c in changes if c.kind == "press"]
+    flags = [c for c in changes if c.kind == "chatter"]
+    assert len(presses) <= 2 and all(c.t < 1_060 * MS for c in presses)
+    assert len(flags) == 1 and flags[0].t < 1_060 * MS and "edges within" in flags[0].reason
+    assert b.chatter and b.chattered > 190_000
+    last = noise[-1].t
+    assert b.next_due() == last + 1_000 * MS
+    assert b.check(last + 999 * MS) == []
+    assert b.check(last + 1_000 * MS) == [Change("settled", last + 1_000 * MS)]
+    assert not b.chatter
+    # The pad behaves again: the very next press counts, at its own edge.
+    t = last + 1_500 * MS
+    assert b.edge(t, True) == [Change("press", t)]
+    # Bounded whatever the line did.
+    assert len(b._edge_times) <= b.max_edges + 1 and len(b._press_times) <= b.max_presses + 1
+
+
+def test_presses_faster_than_a_person_can_slap_are_flagged() -> None:
+    """Clean presses (no bounce) 12 a second: the ninth within a second is flagged instead."""
+    b = ButtonLogic(LOCK, STUCK)
+    out: list[Change] = []
+    for k in range(30):
+        t = 1_000 * MS + k * 83 * MS
+        out += b.edge(t, True)
+        out += b.edge(t + 40 * MS, False)
+    assert [c.kind for c in out] == ["press"] * 8 + ["chatter"]
+    assert out[-1].reason.startswith("9 presses within")
+    assert b.chatter and b.presses == 8
+
+
+def test_a_stuck_button_that_starts_chattering_is_released_then_flagged() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    b.edge(0, True)
+    assert b.check(STUCK) == [Change("stuck", STUCK)]
+    out: list[Change] = []
+    for e in _noise(random.Random(3), STUCK + 1, 0.2, 10_000):
+        out += b.edge(e.t, e.level)
+    kinds = [c.kind for c in out]
+    assert kinds[0] == "released" and kinds[-1] == "chatter" and kinds.count("press") <= 2
+    assert b.chatter and not b.stuck
+
+
+def test_a_line_that_settles_pressed_is_no_slap_but_may_become_stuck() -> None:
+    b = ButtonLogic(LOCK, STUCK)
+    noise = _noise(random.Random(4), 0, 0.5, 10_000)
+    for e in noise:
+        b.edge(e.t, e.level)
+    b.edge(noise[-1].t + 1, True)  # the line comes to rest at the pressed level
+    rest = noise[-1].t + 1
+    assert b.check(rest + 1_000 * MS) == [Change("settled", rest + 1_000 * MS)]
+    assert b.pressed and b.presses <= 2
+    assert b.check(rest + 1_000 * MS + STUCK) == [Change("stuck", rest + 1_000 * MS + STUCK)]
+
+
+def test_hard_slapping_and_bouncy_buttons_are_never_taken_for_chatter() -> None:
+    """Five slaps a second for a minute, each with up to 12 bounce edges on make and on break
+    (0.1-5 ms): every press counts and nothing is flagged."""
+    b = ButtonLogic(LOCK, STUCK)
+    rng = random.Random(5)
+    gen = BounceGenerator()
+    t, expected, got = 0, [], []
+    for _ in range(300):
+        expected.append(t)
+        for e in gen.press(rng, t, rng.randrange(60 * MS, 120 * MS), active_level=True):
+            got += b.edge(e.t, e.level)
+        t += rng.randrange(190 * MS, 210 * MS)
+    got += b.check(t)
+    assert [c for c in got if c.kind != "press"] == []
+    assert [c.t for c in got] == expected
 
 
 def test_logic_rejects_nonsense_timing() -> None:
@@ -228,6 +324,56 @@ def test_stuck_pad_reports_and_is_ignored_until_released() -> None:
     pin.drive_at(False, 5_000 * MS)
     assert [i.t for i in got] == [1_100 * MS, 5_000 * MS]
     pad.close()
+
+
+def test_a_chattering_pad_is_flagged_and_the_other_seats_still_judge_exactly() -> None:
+    """On mock pins: seat 1's line chatters at 10 000 edges/s for 5 s while seat 0 slaps
+    cleanly; seat 1 gives at most two inputs and one chatter notice (with its reason), seat 0
+    every slap at its own edge time, and seat 1 counts again after a still second."""
+    cfg = loads_config("[hardware]\npin_factory='mock'\n[[seats]]\nslap=17\n[[seats]]\nslap=5\n")
+    clock, factory = _mock(0)
+    got: list[Input] = []
+    events: list[PadEvent] = []
+    sched = EdgeScheduler(clock)
+    with SeatPads(cfg, got.append, events.append, pin_factory=factory) as pads:
+        noise = _noise(random.Random(6), 100 * MS, 5.0, 10_000)
+        sched.schedule_all(factory.pin(5), noise, delay=200 * US)
+        clean = [200 * MS + k * 400 * MS for k in range(12)]
+        for t in clean:
+            sched.schedule(factory.pin(17), Edge(t, False), t + 300 * US)
+            sched.schedule(factory.pin(17), Edge(t + 80 * MS, True), t + 80 * MS + 300 * US)
+        sched.run(on_step=lambda now: pads.check(now) if now % 97 == 0 else None)
+        assert [i.t for i in got if i.seat == 0] == clean
+        assert len([i for i in got if i.seat == 1]) <= 2
+        assert [(e.kind, e.seat) for e in events] == [("button_chatter", 1)]
+        assert "edges within" in events[0].reason
+        assert events[0].to_verdict().to_json()["reason"] == events[0].reason
+        assert pads.chattering() == [(1, "slap")]
+        quiet = noise[-1].t + 1_000 * MS
+        assert pads.next_due() == quiet
+        pads.check(quiet)
+        assert events[-1] == PadEvent("button_settled", quiet, 1, "slap")
+        assert pads.chattering() == []
+        line = factory.pin(5)
+        if not line.state:  # the noise left the line low: let go first
+            line.drive_at(True, quiet + 10 * MS)
+        line.drive_at(False, quiet + 100 * MS)
+        assert got[-1] == Input(quiet + 100 * MS, 1, "slap")
+        assert len(line.states) <= 1000  # the mock pin's record is bounded
+
+
+def test_chatter_limits_come_from_the_configuration() -> None:
+    cfg = loads_config("[hardware]\nmax_presses_per_s = 3\nmax_edges_per_s = 50\n"
+                       "[[seats]]\nslap=17\n")
+    assert (cfg.max_presses_per_s, cfg.max_edges_per_s) == (3, 50)
+    clock, factory = _mock(0)
+    with SeatPads(cfg, lambda i: None, pin_factory=factory) as pads:
+        assert (pads.slap[0].logic.max_presses, pads.slap[0].logic.max_edges) == (3, 50)
+    for bad, why in (("max_presses_per_s = 0", "between 1 and 100"),
+                     ("max_edges_per_s = 1.5", "whole number"),
+                     ("max_presses_per_s = 10\nmax_edges_per_s = 12", "at least twice")):
+        with pytest.raises(ValueError, match=why):
+            loads_config(f"[hardware]\n{bad}\n[[seats]]\nslap=17\n")
 
 
 def test_seat_pads_from_the_pin_map() -> None:

@@ -370,3 +370,94 @@ def test_gpio_edge_feeds_the_referee_service() -> None:
     service = asyncio.run(main())
     assert service.inputs == [Input(1_100 * MS + 42, 1, "slap")]
     assert service.notices == [("button_stuck", {"seat": 1, "button": "slap"})]
+
+
+def test_a_chattering_pad_is_flagged_not_journaled_and_the_game_goes_on(tmp_path) -> None:
+    """Issue 10.10 through the real service: Bo's slap line chatters at 10 000 edges/s (before
+    the fix: a false slap every 60 ms, each journaled). It is flagged at once
+    (``button_chatter`` with its reason, ``alerts.chatter``), none of its later edges is
+    journaled, Anna's slap during it is judged, and once the line is still for a second the
+    flag clears by itself (``button_settled``) and Bo's next slap counts."""
+    import time
+
+    from referee.app.config import parse_config
+    from referee.app.wiring import build_service
+    from referee.journal import read_journal
+
+    cfg = parse_config({
+        "table": {"id": "c1", "game": "banka-bever", "seats": ["Anna", "Bo"],
+                  "card_source": "virtual", "seed": 3, "journal_dir": str(tmp_path / "j")},
+        "hardware": {"pin_factory": "mock"},
+        "seats": [{"name": "Anna", "slap": 17}, {"name": "Bo", "slap": 5}],
+    })
+    svc = build_service(cfg, console=False)
+    svc.fsync = False
+    gpio = next(e for e in svc.edges if isinstance(e, GpioEdge))
+    seen: list[Verdict] = []
+    flagged: list[dict[str, Any]] = []
+
+    class Rec:
+        def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+            seen.extend(verdicts)
+            if any(v.verdict == "button_chatter" for v in verdicts):
+                flagged.append(state)
+
+    svc.outputs.append(Rec())
+    stop = threading.Event()
+
+    def chatter(pin: Any) -> None:
+        rng, level, last = random.Random(8), True, time.monotonic_ns()
+        while not stop.is_set():
+            time.sleep(0.001)
+            now, t = time.monotonic_ns(), last
+            while (t := t + int(rng.expovariate(10_000) * 1e9) + 1) <= now:
+                level = not level
+                pin.drive_at(level, t)
+            last = now
+        pin.drive_at(True, time.monotonic_ns())  # the line comes to rest, released
+
+    async def until(cond: Any, timeout: float = 5.0) -> None:
+        async with asyncio.timeout(timeout):
+            while not cond():
+                await asyncio.sleep(0.01)
+
+    async def go() -> None:
+        task = asyncio.create_task(svc.run())
+        await until(lambda: gpio.pads is not None)
+        assert gpio.pads is not None
+        anna, bo = gpio.pads.pin_factory.pin(17), gpio.pads.pin_factory.pin(5)
+        noise = threading.Thread(target=chatter, args=(bo,))
+        noise.start()
+        try:
+            await until(lambda: any(v.verdict == "button_chatter" for v in seen))
+            await asyncio.sleep(0.5)
+            anna.drive_low()  # a real slap in the middle of the noise
+            await asyncio.sleep(0.1)
+            anna.drive_high()
+            await asyncio.sleep(0.5)
+        finally:
+            stop.set()
+            noise.join(5)
+        await until(lambda: any(v.verdict == "button_settled" for v in seen), timeout=5)
+        assert "chatter" not in svc.state()["alerts"]
+        await asyncio.sleep(0.1)
+        bo.drive_low()  # Bo's pad behaves: his slap counts
+        await asyncio.sleep(0.1)
+        bo.drive_high()
+        settled = next(v.t for v in seen if v.verdict == "button_settled")
+        assert svc.table is not None
+        table = svc.table
+        await until(lambda: any(i.act == "slap" and i.seat == 1 and i.t > settled
+                                for i in table.inputs))
+        svc.stop()
+        await task
+
+    asyncio.run(go())
+    (flag,) = [v for v in seen if v.verdict == "button_chatter"]
+    assert flag["seat"] == 1 and flag["button"] == "slap" and "within" in flag["reason"]
+    assert flagged[0]["alerts"]["chatter"] == [{"seat": 1, "button": "slap"}]
+    slaps = [i for i in read_journal(svc.current_path).inputs if i.act == "slap"]
+    settled = next(v.t for v in seen if v.verdict == "button_settled")
+    assert len([i for i in slaps if i.seat == 1 and i.t < settled]) <= 2  # before the flag
+    assert len([i for i in slaps if i.seat == 1 and i.t > settled]) == 1  # his real slap
+    assert len([i for i in slaps if i.seat == 0]) == 1  # Anna's, in the middle of the noise
