@@ -19,6 +19,7 @@ from typing import Any
 from firmware_bridge.deck import Deck
 from firmware_bridge.events import BoardError, BoardEvent, LinkEvent, LinkStatus
 from firmware_bridge.link import Link
+from referee.games import games
 from referee.model import Input, Verdict
 
 log = logging.getLogger("firmware_bridge.edge")
@@ -119,7 +120,8 @@ class BoardEdge:
         if ev.card is None:
             self.service.notice("unknown_tag", tag=ev.tag_hex, reader=ev.reader)
             return None
-        drawing = state.get("game") == "vandatta" and ev.reader == self.stock_reader
+        in_rounds = games[str(state.get("game"))].in_rounds
+        drawing = in_rounds and ev.reader == self.stock_reader
         seat = None if drawing else self._owner(ev.card, state)
         if seat is None:
             seat = state.get("must_draw")
@@ -128,7 +130,7 @@ class BoardEdge:
         if seat is None:
             self.service.notice("ignored", card=str(ev.card), reason="nobody is to play")
             return None
-        if state.get("game") == "vandatta":
+        if in_rounds:
             if drawing:
                 return Input(ev.t, seat, "draw", card=ev.card)
             return Input(ev.t, seat, "play", cards=(ev.card,))

@@ -102,6 +102,14 @@ class Game:
     such turn)."""
     hand_size: int | None = None
     """Cards dealt to each hand (Vändåtta)."""
+    tally: str = "piles collected"
+    """What the state's ``tricks`` count, in words (``rounds played`` in Vändåtta)."""
+
+    @property
+    def in_rounds(self) -> bool:
+        """True for a game of hands played in rounds, where a laid card is a play from a hand
+        (Vändåtta); False for the pile games, where a laid card is the top of a stack."""
+        return self.deal_kind == "hand"
 
     @property
     def seat_range(self) -> range:

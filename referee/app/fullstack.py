@@ -45,6 +45,7 @@ from referee.app.service import RefereeService
 from referee.app.wiring import build_service
 from referee.deal import reshuffled
 from referee.errors import JournalWriteError
+from referee.games import games
 from referee.games.vandatta import next_deal
 from referee.model import Input, Verdict
 from referee.options import VandattaOptions
@@ -97,7 +98,8 @@ class VirtualPlayers:
         if state.get("over"):
             self.loop.call_later(0.2 / self.speed + 0.05, self.done.set)
             return
-        if state.get("game") == "banka-bever" and state["cards_played"] > self._last_played:
+        if ("slap" in games[state["game"]].acts
+                and state["cards_played"] > self._last_played):
             self._plan_slaps(state)
         self._last_played = state["cards_played"]
         self.plan_turn()

@@ -473,8 +473,9 @@ class RefereeService:
         when it knows the cards, else an observed round (faces learned as they are played)."""
         assert self.table is not None
         state = self.state()
-        if state.get("game") != "vandatta":
-            raise ValueError("only Vändåtta is played in rounds")
+        spec = game_named(self.config.game)
+        if not spec.in_rounds:
+            raise ValueError(f"{spec.title} is not played in rounds")
         if state.get("phase") != "round_over":
             raise ValueError("the round is not over")
         t = self.clock.now()

@@ -180,7 +180,7 @@ class Simulation:
     def _after(self, inp: Input, verdicts: list[Verdict], state: dict[str, Any]) -> None:
         game = self.header.game
         changed = inp.act != "slap" or any(v.verdict in ("pile_won", "out") for v in verdicts)
-        if game == "banka-bever" and inp.act == "lay" and not any(
+        if "slap" in game_named(game).acts and inp.act == "lay" and not any(
                 v.verdict in ("illegal", "desync") for v in verdicts):
             self._plan_slaps(inp.t, state)
         if changed or not self._has_turn_plan():

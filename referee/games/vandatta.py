@@ -972,4 +972,5 @@ GAME = Game(
     acts=("play", "draw", "pass", "call", "deal", "reshuffle"),
     counts=dealing_counts,
     hand_size=HAND_SIZE,
+    tally="rounds played",
 )

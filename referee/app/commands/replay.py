@@ -10,6 +10,7 @@ from typing import Any
 
 from referee.app.errors import CommandError
 from referee.describe import describe, format_time
+from referee.games import games
 from referee.journal import JournalError, read_journal
 from referee.table import replay
 
@@ -45,7 +46,7 @@ def _state_text(state: dict[str, Any]) -> str:
     seats = state.get("seats") or [f"seat {i}" for i in range(len(state["counts"]))]
     counts = ", ".join(f"{s} {c}" for s, c in zip(seats, state["counts"], strict=False))
     turn = state.get("turn")
-    what = "rounds played" if state.get("game") == "vandatta" else "piles collected"
+    what = games[str(state.get("game"))].tally
     lines = [f"Cards held: {counts}",
              f"Cards played: {state['cards_played']}, {what}: {state['tricks']}"]
     if state.get("winners"):

@@ -172,7 +172,7 @@ def _summary(sim: Simulation) -> str:
     seats = state["seats"]
     winners = state.get("winners") or []
     who = " and ".join(seats[w] for w in winners) or "nobody (stopped)"
-    what = "rounds played" if sim.header.game == "vandatta" else "piles collected"
+    what = games[sim.header.game].tally
     return (f"{sim.header.game}: {state['cards_played']} cards played, "
             f"{state['tricks']} {what}; winner: {who}")
 
