@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
+import sys
 from collections.abc import Callable
 
 import aiomqtt
+from aiomqtt.exceptions import MqttConnectError
 from rich.console import Console
 from rich.live import Live
 
@@ -17,6 +20,17 @@ from referee.app.display.view import TableView
 from referee.app.feed import BrokerAddress, Topics
 
 log = logging.getLogger("referee.app.display")
+
+
+def connection_error(exc: aiomqtt.MqttError) -> str:
+    """Why a connection failed or ended, in words: ``refused by the broker: not authorized``,
+    ``connection refused``, ``connection lost``."""
+    text = re.sub(r"^\[[^]]*\]\s*", "", str(exc)).strip() or "connection lost"
+    if "during message iteration" in text or text.lower().startswith("disconnected"):
+        text = "connection lost"
+    if isinstance(exc, MqttConnectError):
+        return "refused by the broker: " + text.lower()
+    return text[:1].lower() + text[1:]
 
 
 async def follow(
@@ -40,14 +54,19 @@ async def follow(
                 delay = backoff[0]
                 await client.subscribe([(topics.status, 1), (topics.state, 1),
                                         (topics.events, 1)])
-                view.connected = True
+                view.connected, view.error = True, None
+                view.connections += 1
                 on_change()
                 await _read(client, topics, view, on_change, stop)
                 return
         except aiomqtt.MqttError as exc:
             log.info("display: broker connection: %s", exc)
+            error = connection_error(exc)
+            if view.connected or error != view.error:
+                view.connected, view.error = False, error
+                on_change()
         finally:
-            if view.connected:
+            if view.connected:  # stopped, or an error that is not the broker's
                 view.connected = False
                 on_change()
         with contextlib.suppress(TimeoutError):
@@ -82,21 +101,42 @@ async def _read(client: aiomqtt.Client, topics: Topics, view: TableView,
 
 
 async def show_once(broker: BrokerAddress, view: TableView, timeout: float) -> int:
+    """Print the table once, as soon as its state (or an unreadable one) has come, and return
+    the exit status: 0 with a state; 1, with a message on stderr saying why, without one (an
+    unreadable state, no state of this table on the broker, no broker)."""
     ready = asyncio.Event()
     stop = asyncio.Event()
 
     def changed() -> None:
-        if view.state is not None:
+        if view.state is not None or view.problem is not None:
             ready.set()
 
     task = asyncio.create_task(follow(broker, view, changed, stop=stop))
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(ready.wait(), timeout)
-    await asyncio.sleep(0.05)  # let a retained status that follows the state come in
+    if ready.is_set():
+        await asyncio.sleep(0.05)  # let a retained status that follows the state come in
+    # The picture of the moment the state came, drawn while still connected.
+    picture = view.render()
     stop.set()
     await task
-    Console().print(view.render())
-    return 0 if view.state is not None else 1
+    if view.state is not None or view.problem is not None:
+        Console().print(picture)
+    if view.state is not None:
+        return 0
+    where = f"the broker at {broker.url()}"
+    if view.problem is not None:
+        why = f"the state of table {view.table_id!r} on {where} is unreadable ({view.problem})"
+    elif view.connections == 0:
+        why = f"cannot reach {where} ({view.error or 'no answer'}) within {timeout:g} s"
+    elif view.status is not None:
+        why = (f"table {view.table_id!r} on {where} is {view.status} but has no state "
+               f"(none came within {timeout:g} s)")
+    else:
+        why = (f"no table {view.table_id!r} on {where}: nothing came for it within "
+               f"{timeout:g} s (is its referee running with this --table and --broker?)")
+    print(f"referee display: {why}", file=sys.stderr)
+    return 1
 
 
 async def show_live(broker: BrokerAddress, view: TableView) -> None:

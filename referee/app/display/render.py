@@ -1,6 +1,6 @@
-"""The picture of a table: everything a display shows, drawn with rich as one renderable from
-the state, the recent verdicts and the referee's status. Pure, so the terminal display and the
-live view of ``referee simulate`` draw the same table the same way."""
+"""The picture of a table in a terminal: a :mod:`scene <referee.app.display.scene>` drawn
+with rich as one renderable. Pure, so the terminal display and the live view of ``referee
+simulate`` draw the same table the same way (and the web page draws the same scene)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from referee.cards import RANK_TEXT, SUIT_SYMBOLS, parse_card
-from referee.describe import describe, seat_name, seat_names
+from referee.app.display.scene import GAME_TITLES, play_words, scene, table_alerts
+from referee.cards import SUIT_SYMBOLS, parse_card
 
-GAME_TITLES = {
-    "beggar-my-neighbour": "Beggar My Neighbour",
-    "banka-bever": "Banka bäver",
-    "vandatta": "Vändåtta",
-}
+__all__ = ["GAME_TITLES", "card_label", "draw", "render", "table_alerts"]
+
+#: The banner style of each scene banner kind.
+BANNER_STYLES = {"broker": "bold black on yellow", "unreadable": "bold white on dark_orange3",
+                 "offline": "bold white on red", "alert": "bold black on yellow"}
 
 
 def card_label(text: str | None) -> Text:
@@ -28,51 +28,24 @@ def card_label(text: str | None) -> Text:
         return Text("▒▒", style="dim")
     card = parse_card(text)
     rank = str(card)[:-1]
-    style = "bold red" if card.suit in "DH" else "bold"
-    return Text(rank + SUIT_SYMBOLS[card.suit], style=style)
+    return Text(rank + SUIT_SYMBOLS[card.suit], style="bold red" if card.suit in "DH" else "bold")
 
 
-def _cards(pile: Sequence[str | None], last: int) -> Text:
-    shown = list(pile)[-last:]
+def suit_label(suit: str | None) -> Text:
+    """A suit symbol, red for hearts and diamonds."""
+    if suit not in SUIT_SYMBOLS:
+        return Text(str(suit))
+    return Text(SUIT_SYMBOLS[suit], style="bold red" if suit in "DH" else "bold")
+
+
+def _cards(shown: Sequence[str | None], *, mark_top: bool = True) -> Text:
     line = Text()
     for i, card in enumerate(shown):
         label = card_label(card)
-        if i == len(shown) - 1:
+        if mark_top and i == len(shown) - 1:
             label.stylize("reverse")
-        line += label + Text("  ")
+        line += label + Text("  " if mark_top else " ")
     return line
-
-
-def _match_text(current: Mapping[str, Any]) -> str:
-    rank, suit = current.get("rank"), current.get("suit")
-    rank_text = RANK_TEXT.get(rank, str(rank)) if isinstance(rank, int) else str(rank)
-    suit_text = SUIT_SYMBOLS.get(str(suit), str(suit))
-    return f"{rank_text} or {suit_text}"
-
-
-def _latest_round(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    v: Mapping[str, Any]  # reversed() of a Sequence of Mapping[str, Any] is Any to mypy
-    for v in reversed(events):
-        if v.get("verdict") == "round_over":
-            return v
-    return None
-
-
-def table_alerts(state: Mapping[str, Any] | None) -> list[str]:
-    """What is wrong at the table right now, in words: paused, board offline, stuck buttons."""
-    if not state:
-        return []
-    names = seat_names(state)
-    alerts = state.get("alerts") or {}
-    out = []
-    if alerts.get("board") == "offline":
-        out.append("TABLE BOARD OFFLINE: the game waits for it")
-    if state.get("paused"):
-        out.append("PAUSED by the referee")
-    for stuck in alerts.get("stuck") or []:
-        out.append(f"{seat_name(names, stuck.get('seat'))}'s {stuck.get('button')} button is "
-                   "stuck: ignored until released")
-    return out
 
 
 def render(
@@ -82,118 +55,93 @@ def render(
     *,
     table_id: str | None = None,
     connected: bool = True,
+    error: str | None = None,
+    problem: str | None = None,
+    last_play: Mapping[str, Any] | None = None,
 ) -> RenderableType:
     """The whole table as one rich renderable, from the retained state, the recent verdicts
-    (oldest first) and the ``status`` text. Pure: same input, same picture."""
-    parts: list[RenderableType] = []
-    if not connected:
-        parts.append(Text(" no connection to the broker: reconnecting… ", style="bold black on "
-                          "yellow"))
-    if status == "offline":
-        parts.append(Text(" REFEREE OFFLINE: the last known state is shown ",
-                          style="bold white on red"))
-    for alert in table_alerts(state):
-        parts.append(Text(f" {alert} ", style="bold black on yellow"))
-    where = f"table {table_id}" if table_id else "table"
-    if state is None:
+    (oldest first) and the ``status`` text: :func:`draw` of their
+    :func:`~referee.app.display.scene.scene`. Pure: same input, same picture."""
+    return draw(scene(state, events, status, table_id=table_id, connected=connected,
+                      error=error, problem=problem, last_play=last_play))
+
+
+def draw(sc: Mapping[str, Any]) -> RenderableType:
+    """A scene as one rich renderable."""
+    parts: list[RenderableType] = [Text(f" {b['text']} ", style=BANNER_STYLES.get(b["kind"],
+                                                                                 "bold"))
+                                   for b in sc["banners"]]
+    where = f"table {sc['table']}" if sc["table"] else "table"
+    if sc["waiting"]:
         parts.append(Text("Waiting for the referee…", style="dim"))
-        return Panel(Group(*parts), title=where, subtitle=status or "no status yet")
+        return Panel(Group(*parts), title=where, subtitle=sc["status"] and sc["subtitle"]
+                     or "no status yet")
+    title = f"{sc['title']} · {where}"
+    if sc["round"] is not None:
+        title += f" · round {sc['round']}"
+    dim = " dim" if sc["stale"] else ""
 
-    names = seat_names(state)
-    game = str(state.get("game") or "")
-    title = f"{GAME_TITLES.get(game, game or 'game')} · {where}"
-    if state.get("round") is not None:
-        title += f" · round {state['round']}"
-
-    winners = state.get("winners") or []
-    if winners:
-        who = " and ".join(seat_name(names, w) for w in winners)
-        parts.append(Text(f"WINNER: {who}" if len(winners) == 1 else f"SHARED WIN: {who}",
-                          style="bold green"))
-    elif state.get("turn") is not None:
-        parts.append(Text.assemble(("Turn: ", "bold"),
-                                   (seat_name(names, state["turn"]), "bold green")))
-    elif state.get("over"):
+    head = sc["headline"]
+    if head and head["kind"] == "winner":
+        who = " and ".join(head["names"])
+        parts.append(Text(f"WINNER: {who}" if len(head["names"]) == 1 else f"SHARED WIN: {who}",
+                          style="bold green" + dim))
+    elif head and head["kind"] == "turn":
+        parts.append(Text.assemble(("Turn: ", "bold"), (head["names"][0], "bold green" + dim)))
+    elif head:
         parts.append(Text("Game over", style="bold"))
 
-    pile = list(state.get("pile") or [])
+    pile = sc["pile"]
     line = Text.assemble(("Pile: ", "bold"))
-    line += _cards(pile, 5) if pile else Text("empty  ", style="dim")
-    line += Text(f"({len(pile)} card{'s' * (len(pile) != 1)})", style="dim")
-    if game == "banka-bever" or state.get("bottom") is not None:
+    line += _cards(pile["cards"]) if pile["count"] else Text("empty  ", style="dim")
+    line += Text(f"({pile['count']} card{'s' * (pile['count'] != 1)})", style="dim")
+    if sc["bottom"] is not None:
         line += Text("   Bottom card: ", style="bold")
-        line += card_label(state.get("bottom")) if state.get("bottom") else Text("none",
-                                                                                 style="dim")
+        card = sc["bottom"]["card"]
+        line += card_label(card) if card else Text("none", style="dim")
     parts.append(line)
-
-    current = state.get("current")
-    if isinstance(current, Mapping) and current:
-        extra = Text.assemble(("Play on: ", "bold"), _match_text(current))
-        if state.get("stock") is not None:
-            extra += Text(f"   Stock: {state['stock']} cards")
+    match = sc["match"]
+    if match:
+        extra = Text.assemble(("Play on: ", "bold"), (f"{match['rank']} or ", "bold"))
+        extra += suit_label(match["suit"])
+        if match["stock"] is not None:
+            extra += Text(f"   Stock: {match['stock']} cards")
         parts.append(extra)
-    if state.get("must_draw") is not None:
-        parts.append(Text(f"{seat_name(names, state['must_draw'])} must draw a card",
-                          style="yellow"))
-
-    challenge = state.get("challenge")
-    if isinstance(challenge, Mapping) and challenge:
-        owes = challenge.get("owes")
-        parts.append(Text(
-            f"Challenge: {seat_name(names, challenge.get('seat'))} owes {owes} more "
-            f"card{'s' * (owes != 1)} to {seat_name(names, challenge.get('by'))}",
-            style="bold yellow"))
-    claim = state.get("claim")
-    if isinstance(claim, Mapping) and claim:
-        parts.append(Text(f"{seat_name(names, claim.get('seat'))} is collecting the pile "
-                          f"({str(claim.get('reason', '')).replace('_', ' ')}): slap now or "
-                          "never", style="yellow"))
+    play = sc["last_play"]
+    if play:
+        text = Text.assemble(("Last play: ", "bold"), play_words(play))
+        if play.get("cards"):
+            text += Text(" ") + _cards(play["cards"], mark_top=False)
+            if play.get("declared"):
+                text += Text("and asks for ") + suit_label(play["declared"])
+        parts.append(text)
+    for notice in sc["notices"]:
+        parts.append(Text(notice["text"], style="bold yellow" if notice["kind"] == "challenge"
+                          else "yellow"))
 
     grid = RichTable(show_edge=False, pad_edge=False)
     grid.add_column("Seat")
     grid.add_column("Cards", justify="right")
-    totals = state.get("totals")
-    if totals:
+    points = any(seat["total"] is not None for seat in sc["seats"])
+    if points:
         grid.add_column("Points", justify="right")
     grid.add_column("")
-    counts = list(state.get("counts") or [])
-    out = set(state.get("out") or [])
-    for i, name in enumerate(names):
-        notes: list[str] = []
-        if state.get("turn") == i:
-            notes.append("◀ to play")
-        if isinstance(challenge, Mapping) and challenge and challenge.get("seat") == i:
-            notes.append(f"owes {challenge.get('owes')}")
-        if state.get("must_draw") == i:
-            notes.append("must draw")
-        if i in out:
-            notes.append("OUT")
-        if i in winners:
-            notes.append("WINNER")
-        row = [name, str(counts[i]) if i < len(counts) else "?"]
-        if totals:
-            row.append(str(totals[i]) if i < len(totals) else "")
+    for seat in sc["seats"]:
+        notes = (["◀ to play"] if seat["turn"] else []) + seat["notes"]
+        row = [seat["name"], "?" if seat["count"] is None else str(seat["count"])]
+        if points:
+            row.append("" if seat["total"] is None else str(seat["total"]))
         row.append(" · ".join(notes))
-        grid.add_row(*row, style="dim" if i in out else ("bold" if state.get("turn") == i
-                                                         else None))
+        grid.add_row(*row, style="dim" if seat["out"] else ("bold" if seat["turn"] else None))
     parts.append(grid)
 
-    if out:
-        parts.append(Text("Out: " + ", ".join(seat_name(names, s) for s in sorted(out))))
-    last_round = _latest_round(events)
-    if last_round is not None:
-        scores = last_round.get("scores") or []
-        head = ("Round blocked" if last_round.get("winner") is None
-                else f"Round won by {seat_name(names, last_round.get('winner'))}")
-        parts.append(Text(f"{head}. Scores: " + ", ".join(
-            f"{seat_name(names, i)} {s}" for i, s in enumerate(scores)), style="cyan"))
-
-    if events:
+    if sc["out"]:
+        parts.append(Text("Out: " + ", ".join(sc["out"])))
+    if sc["round_result"]:
+        parts.append(Text(sc["round_result"], style="cyan"))
+    if sc["verdicts"]:
         parts.append(Text("Last verdicts:", style="bold"))
-        for j, v in enumerate(reversed(list(events)[-6:])):
-            words = v.get("text") or describe(dict(v), names)
-            parts.append(Text(("» " if j == 0 else "  ") + str(words),
+        for j, words in enumerate(sc["verdicts"][:6]):
+            parts.append(Text(("» " if j == 0 else "  ") + words,
                               style="bold" if j == 0 else "dim"))
-    subtitle = {"online": "referee online", "offline": "referee OFFLINE"}.get(
-        status or "", "referee status unknown")
-    return Panel(Group(*parts), title=title, subtitle=subtitle)
+    return Panel(Group(*parts), title=title, subtitle=sc["subtitle"])

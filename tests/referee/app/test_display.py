@@ -1,4 +1,5 @@
-"""The terminal display: what it draws (pure rendering), its command line, its web server."""
+"""The terminal display: what it draws (pure rendering), what it reads (and refuses), its command
+line, and the web display's server."""
 
 from __future__ import annotations
 
@@ -8,20 +9,20 @@ import json
 import re
 import subprocess
 import sys
-import urllib.error
-import urllib.request
+import time
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import pytest
 from rich.console import Console
 
 from referee.app.commands.display import main, register, run
+from referee.app.display.follow import follow
 from referee.app.display.render import render
 from referee.app.display.view import TableView
-from referee.app.display.web import start_web_server, web_config
 from referee.app.feed import TableFeed, parse_broker_url
-from tests.broker import Broker
+from tests.broker import Broker, free_port
 
 NAMES = ["Anna", "Bo", "Cia"]
 
@@ -70,10 +71,11 @@ def test_render_says_verdicts_in_plain_words_newest_first() -> None:
     ]
     text = text_of(render(banka(challenge=None, out=[0]), events, "online"))
     lines = text.splitlines()
-    order = [i for i, line in enumerate(lines) for word in
-             ("Anna is out", "Cia was too late: Bo won the slap",
-              "Bo slapped a match with the bottom card", "it is Bo's turn to lay",
-              "Anna slapped falsely") if word in line]
+    # Newest change first; within one change the pile won leads the slap lost (issue 10.14).
+    order = [i for word in ("Anna is out", "Bo slapped a match with the bottom card",
+                            "Cia was too late: Bo won the slap", "it is Bo's turn to lay",
+                            "Anna slapped falsely")
+             for i, line in enumerate(lines) if word in line]
     assert len(order) == 5 and order == sorted(order)
     assert "Out: Anna" in text
     assert "owes" not in text
@@ -85,12 +87,26 @@ def test_render_uses_the_feeds_words_when_given() -> None:
 
 
 def test_render_offline_banner_and_lost_broker() -> None:
-    text = text_of(render(banka(), [], "offline", connected=False))
+    text = text_of(render(banka(), [], "offline", connected=False, error="connection refused"),
+                   width=160)
     assert "REFEREE OFFLINE" in text
-    assert "no connection to the broker" in text
+    assert "No connection to the broker (connection refused): reconnecting" in text
+    assert "may be out of date" in text  # issue 10.14: stale state is said to be stale
     assert "Turn: Bo" in text  # the last known state stays on screen
     waiting = text_of(render(None, [], None, table_id="t9"))
     assert "Waiting for the referee" in waiting and "t9" in waiting
+
+
+def test_render_says_every_table_alert() -> None:
+    alerts = {"board": "offline", "stuck": [{"seat": 1, "button": "slap"}],
+              "chatter": [{"seat": 2, "button": "call"}],
+              "journal": "the journal cannot be written (No space left on device at /j): the "
+              "game is paused until it can"}
+    text = text_of(render(banka(alerts=alerts, paused=True), [], "online"), width=160)
+    for words in ("The journal cannot be written (No space left on device at /j)",
+                  "TABLE BOARD OFFLINE", "PAUSED", "Bo's slap button is stuck",
+                  "Cia's call button chatters: ignored until it is still"):
+        assert words in text
 
 
 def test_render_vandatta_round_scores_and_winner() -> None:
@@ -108,6 +124,7 @@ def test_render_vandatta_round_scores_and_winner() -> None:
     assert "WINNER: Anna" in text
     assert "Play on: 7 or ♣" in text and "Stock: 20" in text
     assert "Round won by Anna. Scores: Anna 0, Bo 35, Cia 15" in text
+    assert "wins the round" not in text  # the round result once (issue 10.14)
     assert any("Bo" in line and "105" in line and "OUT" in line for line in text.splitlines())
     assert "Game over: Anna wins" in text
     shared = text_of(render(dict(state, winners=[0, 2]), [], "online"))
@@ -135,7 +152,9 @@ def test_view_follows_sessions_and_seq() -> None:
     assert view.on_message("cardtable/t1/status", b"offline") is False
     assert view.status == "offline"
     assert view.on_message("cardtable/t1/state", b"not json") is False
+    assert view.problem == "not JSON" and view.state["seq"] == 5
     view.on_state(banka(session="s2", seq=1))
+    assert view.problem is None
     assert view.session == "s2" and view.seq == 1 and not view.events
     assert "REFEREE OFFLINE" in text_of(view.render())
 
@@ -158,8 +177,19 @@ def test_bad_arguments_are_named(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown scheme" in capsys.readouterr().err
 
 
+def publish_retained(broker: Broker, table: str, payload: bytes) -> None:
+    """Leave ``payload`` as the retained ``state`` of ``table``, as a broken referee would."""
+    async def go() -> None:
+        async with aiomqtt.Client(**parse_broker_url(broker.url()).client_kwargs()) as c:
+            await c.publish(f"cardtable/{table}/state", payload, qos=1, retain=True)
+
+    asyncio.run(go())
+
+
 def test_display_once_against_the_broker(mosquitto: Broker,
                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10.13: connected, ``--once`` says nothing of a lost connection; a table that does
+    not exist, or a broker that cannot be reached, is named on stderr with exit status 1."""
     async def publish() -> None:
         async with TableFeed(mosquitto.url(), "t1", seats=NAMES) as feed:
             assert await feed.wait_connected(5)
@@ -175,57 +205,184 @@ def test_display_once_against_the_broker(mosquitto: Broker,
     assert "Turn: Bo" in out and "Bo owes 2 more cards to Cia" in out
     assert "Cia challenges: Bo owes 2 cards" in out
     assert "REFEREE OFFLINE" in out  # the feed above has exited cleanly
-    # A table nobody publishes: no state within the timeout, exit status 1.
+    assert "no connection" not in out.lower()
+    # A table nobody publishes: no state within the timeout, exit status 1, and why.
     assert main(["--broker", mosquitto.url("display"), "--table", "empty", "--once",
                  "--timeout", "0.5"]) == 1
-    assert "Waiting for the referee" in capsys.readouterr().out
+    got = capsys.readouterr()
+    assert "no table 'empty' on the broker at mqtt://display@127.0.0.1" in got.err
+    assert "no connection" not in got.out.lower()
+    # No broker at all, and a broker that refuses the display.
+    assert main(["--broker", f"mqtt://display:x@127.0.0.1:{free_port()}", "--table", "t1",
+                 "--once", "--timeout", "0.5"]) == 1
+    assert "cannot reach the broker" in capsys.readouterr().err
+    assert main(["--broker", f"mqtt://display:wrong@127.0.0.1:{mosquitto.port}",
+                 "--table", "t1", "--once", "--timeout", "0.5"]) == 1
+    assert "refused by the broker: not authorized" in capsys.readouterr().err
 
 
-def test_web_server_serves_the_page_and_its_config() -> None:
-    ws = parse_broker_url("ws://display:pw@192.0.2.7:9001/mqtt")
-    config = web_config("t1", ws)
-    assert config == {"table": "t1", "ws": "ws://192.0.2.7:9001/mqtt", "ws_port": 9001,
-                      "username": "display", "password": "pw"}
-    server, thread = start_web_server("127.0.0.1", 0, config)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        with urllib.request.urlopen(base + "/config.json") as r:
-            assert json.load(r) == config
-            assert r.headers["Cache-Control"] == "no-store"
-        with urllib.request.urlopen(base + "/") as r:
-            page = r.read().decode()
-        assert "mqtt-lite.js" in page and "display.js" in page
-        for name in ("mqtt-lite.js", "display.js", "style.css"):
-            with urllib.request.urlopen(f"{base}/{name}") as r:
-                assert r.status == 200 and len(r.read()) > 500
-        with pytest.raises(urllib.error.HTTPError):
-            urllib.request.urlopen(base + "/../feed.py")
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-    page_host = web_config("t1", None)
-    assert page_host["ws"] is None and page_host["ws_port"] == 9001
+# --------------------------------------------------------------- unreadable states (10.12)
+
+GOOD = banka(seq=5, recent=[{"t": 1, "verdict": "out", "seat": 0, "seq": 4}])
+BAD_VALUES: list[Any] = [5, -1, 1.5, True, "x", [1], [None], ["ZZ"], [[1]], {"a": 1}, [{"a": 1}]]
+KEYS = ["game", "seats", "counts", "pile", "bottom", "top", "turn", "challenge", "claim", "out",
+        "winners", "totals", "current", "stock", "must_draw", "called", "round", "over",
+        "paused", "alerts", "recent", "session", "seq", "table"]
 
 
-def test_display_web_command_serves_until_stopped() -> None:
-    """``referee display --web``: prints where it serves; config.json carries the display
-    account and, with an mqtt:// broker, lets the page use its own host at port 9001."""
-    root = Path(__file__).resolve().parents[3]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "referee.app.cli", "display", "--web", "--port", "0",
-         "--table", "t1",
-         "--broker", "mqtt://display:pw@127.0.0.1:1883"],
-        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert match, line + (proc.stderr.read() if proc.stderr else "")
-        with urllib.request.urlopen(f"http://127.0.0.1:{match.group(1)}/config.json") as r:
-            config = json.load(r)
-        assert config == {"table": "t1", "ws": None, "ws_port": 9001, "username": "display",
-                          "password": "pw"}
-    finally:
-        proc.terminate()
-        proc.wait(5)
+def test_no_state_can_break_the_drawing() -> None:
+    """Every key a display draws, set to every kind of wrong value: the drawing never fails
+    (before: ``TypeError: 'int' object is not iterable`` and the like)."""
+    failures = []
+    for key in KEYS:
+        for bad in BAD_VALUES:
+            state = dict(GOOD, **{key: bad})
+            try:
+                text_of(render(state, [dict(v, seq=bad) for v in GOOD["recent"]], "online"))
+                view = TableView("t1")
+                view.on_message("cardtable/t1/state", json.dumps(state).encode())
+                text_of(view.render())
+            except Exception as exc:
+                failures.append(f"{key}={bad!r}: {exc!r}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("payload", [
+    b"{not json", b"[1, 2]", b'"text"', b"[" * 100_000,
+    json.dumps(dict(GOOD, counts=5)).encode(),
+    json.dumps(dict(GOOD, pile=["QH", "nonsense"])).encode(),
+    json.dumps(dict(GOOD, challenge={"seat": "Bo", "owes": 2})).encode(),
+    json.dumps(dict(GOOD, seq=6, pile=["QH"] * 300_000)).encode(),  # 1.8 MB
+], ids=["not-json", "list", "string", "deep", "counts-int", "bad-card", "bad-challenge",
+        "oversized"])
+def test_an_unreadable_state_is_said_and_the_last_readable_one_stays(payload: bytes) -> None:
+    view = TableView("t1")
+    view.on_message("cardtable/t1/state", json.dumps(GOOD).encode())
+    assert view.on_message("cardtable/t1/state", payload) is False
+    assert view.problem and view.state is not None and view.state["seq"] == 5
+    text = text_of(view.render())
+    assert "Unreadable state from the referee" in text and "Turn: Bo" in text
+    if len(payload) > 1_000_000:
+        assert "more than the 256 KB a display reads" in text
+    view.on_message("cardtable/t1/state", json.dumps(dict(GOOD, seq=7)).encode())
+    assert view.problem is None and view.state["seq"] == 7
+    assert "Unreadable" not in text_of(view.render())
+
+
+def test_an_unreadable_verdict_is_dropped_and_the_state_read_again() -> None:
+    view = TableView("t1")
+    view.on_state(dict(GOOD))
+    assert view.on_message("cardtable/t1/events", b"{not json") is True
+    assert view.on_message("cardtable/t1/events", json.dumps(
+        {"session": "s1", "seq": 6, "verdict": "out", "seat": [0]}).encode()) is True
+    assert [e["seq"] for e in view.events] == [4] and view.unreadable == 2
+
+
+def test_the_display_keeps_following_after_an_unreadable_state(mosquitto: Broker) -> None:
+    """Drawing at every change as the live display does, through an unreadable retained
+    state and on to a good one."""
+    publish_retained(mosquitto, "t1", json.dumps(dict(GOOD, counts=5)).encode())
+
+    async def go() -> None:
+        view = TableView("t1")
+        stop = asyncio.Event()
+        drawn: list[str] = []
+        task = asyncio.create_task(follow(parse_broker_url(mosquitto.url("display")), view,
+                                          lambda: drawn.append(text_of(view.render())),
+                                          stop=stop))
+        # Drawn once connected, then once with the retained (unreadable) state.
+        await wait_for(lambda: len(drawn) >= 2 or task.done())
+        assert not task.done(), task.exception() if task.done() else None
+        assert "Unreadable state from the referee ('counts' is 5" in drawn[-1]
+        async with TableFeed(mosquitto.url(), "t1", seats=NAMES) as feed:
+            assert await feed.wait_connected(5)
+            feed.publish(banka(), [])
+            await wait_for(lambda: view.state is not None or task.done())
+        assert not task.done() and "Turn: Bo" in drawn[-1]
+        assert "Unreadable" not in drawn[-1]
+        stop.set()
+        await task
+
+    asyncio.run(asyncio.wait_for(go(), 30))
+
+
+def test_display_once_with_an_unreadable_state(mosquitto: Broker,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    publish_retained(mosquitto, "t1", b"{not json")
+    assert main(["--broker", mosquitto.url("display"), "--table", "t1", "--once"]) == 1
+    got = capsys.readouterr()
+    assert "Unreadable state from the referee (not JSON)" in got.out
+    assert "no connection" not in got.out.lower()
+    assert "the state of table 't1' on the broker at" in got.err and "unreadable" in got.err
+
+
+def test_display_memory_with_an_oversized_retained_state(mosquitto: Broker) -> None:
+    """An 18 MB retained state is refused unparsed: the display stays small (before: 308 MB).
+    Measured in a child process (its own peak RSS)."""
+    payload = json.dumps(dict(GOOD, pile=["QH"] * 3_150_000)).encode()
+    assert len(payload) > 18 * 1024 * 1024
+    publish_retained(mosquitto, "big", payload)
+    code = ("import resource, sys\n"
+            "from referee.app.commands.display import main\n"
+            f"rc = main(['--broker', {mosquitto.url('display')!r}, '--table', 'big', '--once'])\n"
+            "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+            "sys.exit(rc)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=Path(__file__).resolve().parents[3])
+    assert proc.returncode == 1, proc.stderr
+    assert "(18.0 MB, more than the 256 KB a display reads)" in proc.stderr
+    rss_mb = int(proc.stdout.rsplit("maxrss", 1)[1]) / 1024
+    print(f"display peak RSS with an 18 MB retained state: {rss_mb:.0f} MB")
+    assert rss_mb < 160
+
+
+async def wait_for(pred: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+# --------------------------------------------------------------- what the displays show (10.14)
+
+def ansi_of(renderable: Any) -> str:
+    console = Console(record=True, width=100, color_system="standard", force_terminal=True)
+    console.print(renderable)
+    return console.export_text(styles=True)
+
+
+def vandatta(**extra: Any) -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "game": "vandatta", "seats": NAMES, "counts": [4, 5, 6], "pile": ["7H", "JH"],
+        "top": "JH", "current": {"suit": "H", "rank": "J"}, "stock": 20, "must_draw": None,
+        "turn": 0, "round": 2, "totals": None, "called": [0], "out": [], "over": False,
+        "winners": None, "cards_played": 30, "session": "v", "seq": 3,
+    }
+    state.update(extra)
+    return state
+
+
+def test_terminal_shows_red_suits_lappen_calls_and_who_just_played_what() -> None:
+    view = TableView("t1")
+    view.on_state(vandatta())
+    view.on_state(vandatta(seq=4, counts=[2, 5, 6], pile=["7H", "JH", "9H", "8C"], top="8C",
+                           current={"suit": "H", "rank": "8"}, cards_played=32, turn=1))
+    text = text_of(view.render())
+    assert "Play on: 8 or ♥" in text
+    assert "Lappen called: Anna" in text
+    assert any("Anna" in line and "lappen!" in line for line in text.splitlines())
+    assert "Last play: Anna played 9♥ 8♣ and asks for ♥" in text
+    ansi = ansi_of(view.render())
+    red_heart = re.compile(r"\x1b\[[0-9;]*31m[0-9JQKA]*♥")
+    assert red_heart.search(ansi.split("Play on:")[1].split("\n")[0])  # red, not white
+    bottom = ansi_of(render(banka(bottom="9H"), [], "online"))
+    assert red_heart.search(bottom.split("Bottom card:")[1].split("\n")[0])
+    # A draw and a pass are said too; a change that is no play keeps what was said.
+    after = {"counts": [2, 6, 6], "stock": 19, "cards_played": 32,
+             "pile": ["7H", "JH", "9H", "8C"], "current": {"suit": "H", "rank": "8"}}
+    view.on_state(vandatta(seq=5, turn=1, **after))
+    assert "Last play: Bo drew a card" in text_of(view.render())
+    view.on_state(vandatta(seq=6, turn=2, **after))
+    assert "Last play: Bo passed" in text_of(view.render())
+    view.on_state(vandatta(seq=7, turn=2, **after))  # e.g. a refused input
+    assert "Last play: Bo passed" in text_of(view.render())
