@@ -7,9 +7,9 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from referee.app.display.follow import show_live, show_once
+from referee.app.display.follow import follow, show_live, show_once
 from referee.app.display.view import TableView
-from referee.app.display.web import make_web_server, web_config
+from referee.app.display.web import WebDisplay
 from referee.app.feed import BrokerAddress, Topics, resolve_broker
 
 
@@ -26,15 +26,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=5.0,
                    help="with --once: seconds to wait for the state (default 5)")
     p.add_argument("--web", action="store_true",
-                   help="serve the browser display (large type, for a TV or tablet)")
+                   help="serve the browser display (large type, for a TV or tablet): this "
+                   "command follows the broker and streams the table to the page, which needs "
+                   "no broker access")
     p.add_argument("--port", type=int, default=8080, help="with --web: HTTP port (default 8080)")
     p.add_argument("--bind", default="127.0.0.1",
                    help="with --web: address to listen on (default 127.0.0.1; 0.0.0.0 for "
                    "screens on the network)")
-    p.add_argument("--ws-url", metavar="URL",
-                   help="with --web: the broker's websockets URL for the browser, e.g. "
-                   "ws://display:pw@192.168.1.10:9001/mqtt (default: the --broker URL if it "
-                   "is ws://, else the page's own host, port 9001, with --broker's user)")
+    # Gone: the page no longer connects to the broker (see run()).
+    p.add_argument("--ws-url", help=argparse.SUPPRESS)
 
 
 def register(
@@ -44,45 +44,33 @@ def register(
     p = subparsers.add_parser(
         "display", help="show a table from the MQTT feed (terminal, or a web page with --web)",
         description="Follow a table over MQTT and show whose turn it is, the pile, counts, "
-        "challenges, verdicts, players out, scores and the winner. --web serves a page for "
-        "a browser that follows the broker over websockets.",
+        "challenges, verdicts, players out, scores and the winner. --web serves the same as "
+        "a page for a browser, streamed from this command (any broker works; the page gets "
+        "no broker credentials).",
     )
     add_arguments(p)
     p.set_defaults(func=run)
     return p
 
 
-def _web_address(args: argparse.Namespace) -> BrokerAddress | None:
-    if args.ws_url:
-        addr = resolve_broker(args.ws_url, args.username, args.password)
-        if addr.transport != "websockets":
-            raise ValueError("--ws-url must be a ws:// or wss:// URL")
-        return addr
-    if args.broker:
-        addr = resolve_broker(args.broker, args.username, args.password)
-        if addr.transport == "websockets":
-            return addr
-        if addr.username is not None:
-            # The page's own host is filled in by the page (host "" below).
-            return BrokerAddress("", 9001, "websockets", False, addr.username, addr.password,
-                                 "/mqtt")
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
     """Carry out ``referee display`` with parsed arguments; the exit status."""
     try:
         Topics(args.table)
-        if args.web:
-            return _run_web(args)
+        if args.ws_url:
+            raise ValueError("--ws-url is gone: the page now gets the table from `referee "
+                             "display --web` itself, which only needs --broker")
         if not args.broker:
-            print("referee display: --broker is required (or --web)", file=sys.stderr)
-            return 2
+            raise ValueError("--broker is required")
+        if args.web and args.once:
+            raise ValueError("--once is for the terminal display, not with --web")
         broker = resolve_broker(args.broker, args.username, args.password)
     except ValueError as exc:
         print(f"referee display: {exc}", file=sys.stderr)
         return 2
     view = TableView(args.table)
+    if args.web:
+        return _run_web(args, broker, view)
     try:
         if args.once:
             return asyncio.run(show_once(broker, view, args.timeout))
@@ -92,26 +80,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_web(args: argparse.Namespace) -> int:
-    ws = _web_address(args)
-    config = web_config(args.table, ws)
+def _run_web(args: argparse.Namespace, broker: BrokerAddress, view: TableView) -> int:
     try:
-        server = make_web_server(args.bind, args.port, config)
-    except OSError as exc:  # the port is in use, or the address is not this machine's
+        web = WebDisplay(view, args.bind, args.port)
+    except OSError as exc:
         print(f"referee display: cannot serve the page on {args.bind}:{args.port} "
               f"({exc.strerror or exc})", file=sys.stderr)
         return 1
-    host, port = server.server_address[:2]
-    if isinstance(host, (bytes, bytearray)):  # typed so; an AF_INET server's host is a str
-        host = host.decode()
-    print(f"referee display: serving table {args.table} on http://{host}:{port}/ "
+    print(f"referee display: serving table {args.table} on {web.url} from {broker.url()} "
           "(Ctrl-C to stop)", flush=True)
     try:
-        server.serve_forever()
+        with web:
+            asyncio.run(follow(broker, view, web.changed))
     except KeyboardInterrupt:
         pass
-    finally:
-        server.server_close()
     return 0
 
 

@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from referee.app.commands.display import main, register, run
 from referee.app.display.follow import follow
 from referee.app.display.render import render
 from referee.app.display.view import TableView
+from referee.app.display.web import WebDisplay
 from referee.app.feed import TableFeed, parse_broker_url
 from tests.broker import Broker, free_port
 
@@ -171,6 +174,11 @@ def test_register_adds_the_display_subcommand() -> None:
 def test_bad_arguments_are_named(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--table", "t1"]) == 2
     assert "--broker is required" in capsys.readouterr().err
+    assert main(["--table", "t1", "--web"]) == 2  # the web display is the MQTT client too
+    assert "--broker is required" in capsys.readouterr().err
+    assert main(["--table", "t1", "--web", "--broker", "mqtt://h",
+                 "--ws-url", "ws://h:9001/mqtt"]) == 2
+    assert "--ws-url is gone" in capsys.readouterr().err
     assert main(["--table", "a/b", "--broker", "mqtt://h"]) == 2
     assert "table id" in capsys.readouterr().err
     assert main(["--table", "t1", "--broker", "http://h"]) == 2
@@ -386,3 +394,95 @@ def test_terminal_shows_red_suits_lappen_calls_and_who_just_played_what() -> Non
     assert "Last play: Bo passed" in text_of(view.render())
     view.on_state(vandatta(seq=7, turn=2, **after))  # e.g. a refused input
     assert "Last play: Bo passed" in text_of(view.render())
+
+
+# --------------------------------------------------------------- the web display (10.11)
+
+def read_event(stream: Any) -> dict[str, Any]:
+    """The next scene on a server-sent event stream."""
+    while True:
+        line = stream.readline()
+        assert line, "the stream ended"
+        if line.startswith(b"data: "):
+            return dict(json.loads(line[6:]))
+
+
+def test_web_display_streams_the_scene(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's files, the scene of the moment, and a stream that sends the whole scene at
+    once and then each change; nothing of a broker and no mqtt-lite.js."""
+    monkeypatch.setattr("referee.app.display.web.MAX_STREAMS", 2)
+    view = TableView("t1")
+    with WebDisplay(view) as web:
+        base = web.url
+        with urllib.request.urlopen(base) as r:
+            page = r.read().decode()
+        assert "display.js" in page and "mqtt-lite.js" not in page
+        for name in ("display.js", "style.css"):
+            with urllib.request.urlopen(base + name) as r:
+                assert r.status == 200 and len(r.read()) > 500
+        for gone in ("mqtt-lite.js", "config.json", "../feed.py"):
+            with pytest.raises(urllib.error.HTTPError):
+                urllib.request.urlopen(base + gone)
+        with urllib.request.urlopen(base + "events", timeout=5) as stream, \
+                urllib.request.urlopen(base + "events", timeout=5):
+            assert stream.headers["Content-Type"].startswith("text/event-stream")
+            first = read_event(stream)
+            assert first["table"] == "t1" and first["waiting"] and not first["connected"]
+            assert first["banners"][0]["kind"] == "broker"
+            with pytest.raises(urllib.error.HTTPError) as busy:
+                urllib.request.urlopen(base + "events", timeout=5)
+            assert busy.value.code == 503
+            view.connected, view.status = True, "online"
+            view.on_state(banka())
+            web.changed()
+            scene = read_event(stream)
+            assert scene["seq"] == 12 and scene["connected"] and not scene["banners"]
+            assert scene["headline"] == {"kind": "turn", "names": ["Bo"]}
+            assert scene["notices"][0]["text"] == "Bo owes 2 more cards to Cia"
+            with urllib.request.urlopen(base + "scene.json") as r:
+                assert json.load(r) == scene
+    with pytest.raises(OSError):  # closed: the port is free again
+        urllib.request.urlopen(base, timeout=2)
+
+
+def test_display_web_command_follows_the_broker_itself(mosquitto: Broker) -> None:
+    """``referee display --web`` is the MQTT client over TCP: what it serves is the table and
+    never a broker password (before: config.json handed the display account to every page)."""
+    async def publish() -> None:
+        async with TableFeed(mosquitto.url(), "t1", seats=NAMES) as feed:
+            assert await feed.wait_connected(5)
+            feed.publish(banka(), [])
+            while feed._state_dirty or feed._events:
+                await asyncio.sleep(0.01)
+
+    asyncio.run(publish())
+    root = Path(__file__).resolve().parents[3]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.app.cli", "display", "--web", "--port", "0",
+         "--table", "t1", "--broker", mosquitto.url("display")],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, line + (proc.stderr.read() if proc.stderr else "")
+        base = match.group(0)
+        with urllib.request.urlopen(base + "events", timeout=10) as stream:
+            scene = read_event(stream)
+            while not (scene["connected"] and scene["seq"] == 1):
+                scene = read_event(stream)
+        assert scene["headline"]["names"] == ["Bo"] and scene["status"] == "offline"
+        served = []
+        for name in ("", "display.js", "style.css", "scene.json"):
+            with urllib.request.urlopen(base + name) as r:
+                served.append(r.read().decode())
+        assert mosquitto.passwords["display"] not in "".join(served)
+        # A second display on the same port: a message, not a traceback.
+        busy = subprocess.run(
+            [sys.executable, "-m", "referee.app.cli", "display", "--web", "--port",
+             match.group(1), "--table", "t1", "--broker", mosquitto.url("display")],
+            cwd=root, capture_output=True, text=True, timeout=30)
+        assert busy.returncode == 1 and "cannot serve the page on" in busy.stderr
+    finally:
+        proc.terminate()
+        proc.wait(5)
