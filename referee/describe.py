@@ -48,20 +48,19 @@ def with_names(text: str, seats: Sequence[str] | None) -> str:
 
 
 def round_scores(verdict: Mapping[str, Any], seats: Sequence[str]) -> str:
-    """The hand scores of a ``round_over`` verdict in words, e.g. ``Anna 10, Cia 0``.
+    """The hand scores of a ``round_over`` verdict in words, e.g. ``Anna 10, Bo out, Cia 0``.
 
     A null score is either a seat already out of the points game (its total is at
-    :data:`~referee.options.POINTS_OUT_AT` or more): it has no hand and is left out; or a hand
-    with cards the referee has not seen (observed mode): ``not seen``.
+    :data:`~referee.options.POINTS_OUT_AT` or more), which has no hand: ``out``; or a hand with
+    cards the referee has not seen (observed mode): ``not seen``.
     """
     totals = verdict.get("totals") or []
     words = []
     for i, score in enumerate(verdict.get("scores") or []):
         if score is None:
             total = totals[i] if i < len(totals) else None
-            if isinstance(total, int) and total >= POINTS_OUT_AT:
-                continue
-            score = "not seen"
+            out = isinstance(total, int) and total >= POINTS_OUT_AT
+            score = "out" if out else "not seen"
         words.append(f"{seat_name(seats, i)} {score}")
     return ", ".join(words)
 

@@ -69,7 +69,8 @@ def test_with_names_leaves_what_is_not_a_seat_of_the_table() -> None:
 
 @pytest.mark.parametrize(("verdict", "words"), [
     ({"verdict": "round_over", "winner": 2, "scores": [10, None, 0], "totals": [40, 104, 75]},
-     "Cia wins the round — hand scores Anna 10, Cia 0; totals Anna 40, Bo 104, Cia 75"),
+     "Cia wins the round — hand scores Anna 10, Bo out, Cia 0; totals Anna 40, Bo 104, "
+     "Cia 75"),
     ({"verdict": "round_over", "winner": None, "scores": [10, None], "totals": None},
      "Round blocked — hand scores Anna 10, Bo not seen"),
     ({"verdict": "round_over", "winner": 0, "scores": [0, None, 5], "totals": [20, 30, 5]},
@@ -78,7 +79,7 @@ def test_with_names_leaves_what_is_not_a_seat_of_the_table() -> None:
 ])
 def test_round_over_never_shows_none(verdict: dict[str, object], words: str) -> None:
     """A seat already out of the points game (null score, total 100 or more) has no hand to
-    score and is left out of the hand scores; a hand with unseen cards is "not seen"."""
+    score: "out"; a hand with unseen cards is "not seen"."""
     assert describe(verdict, NAMES) == words
     from referee.describe import round_scores
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from referee.app.display.check import Unreadable, check_event, check_state
 from referee.cards import RANK_TEXT
-from referee.describe import describe, seat_name, seat_names
+from referee.describe import describe, round_scores, seat_name, seat_names
 
 GAME_TITLES = {
     "beggar-my-neighbour": "Beggar My Neighbour",
@@ -73,16 +73,28 @@ def _sentence(text: str) -> str:
 
 def verdict_order(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The verdicts newest change first; within one change (same ``session`` and ``seq``) the
-    one that matters most first (:data:`LEAD`), else in the order they came."""
+    one that matters most first (:data:`LEAD`), else in the order they came.
+
+    A ``slap_lost`` belongs to the pile it lost: the referee judges each late slap when it
+    comes, in a change of its own after the ``pile_won``, so it joins the change of the latest
+    ``pile_won`` of the seat it lost to. The pile won then leads its late slaps, and a late slap
+    never becomes the headline above the pile it lost."""
     groups: list[list[Mapping[str, Any]]] = []
     last: tuple[Any, Any] | None = None
+    pile: tuple[int, Any, Any] | None = None  # (group, session, seat) of the latest pile won
     for v in events:
         key = (v.get("session"), v.get("seq"))
+        if (v.get("verdict") == "slap_lost" and pile is not None
+                and (key[0], v.get("to")) == pile[1:]):
+            groups[pile[0]].append(v)
+            continue
         if groups and key == last and key[1] is not None:
             groups[-1].append(v)
         else:
             groups.append([v])
         last = key
+        if v.get("verdict") == "pile_won":
+            pile = (len(groups) - 1, key[0], v.get("seat"))
     out: list[Mapping[str, Any]] = []
     for group in reversed(groups):
         out.extend(sorted(group, key=lambda v: LEAD.get(str(v.get("verdict")), 5)))
@@ -140,9 +152,8 @@ def _round_result(events: Sequence[Mapping[str, Any]], names: Sequence[str]) -> 
         return None
     head = ("Round blocked" if latest.get("winner") is None
             else f"Round won by {seat_name(names, latest.get('winner'))}")
-    scores = [f"{seat_name(names, i)} {'out' if s is None else s}"
-              for i, s in enumerate(latest.get("scores") or [])]
-    return f"{head}. Scores: " + ", ".join(scores) if scores else head
+    scores = round_scores(latest, names)  # the words of the verdict text
+    return f"{head}. Scores: {scores}" if scores else head
 
 
 def _words(v: Mapping[str, Any], names: Sequence[str]) -> str:
