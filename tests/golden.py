@@ -1,9 +1,9 @@
 """Golden verdicts: every journal under ``tests/data`` replays to the verdicts it gave when the
 golden file was written.
 
-``python3 tests/golden.py --write`` writes the simulation journals (``tests/data/golden/sim``)
+``python3 -m tests.golden --write`` writes the simulation journals (``tests/data/golden/sim``)
 and the golden file (``tests/data/golden/verdicts.json``: per journal, the number of lines and
-the SHA-256 of ``referee replay JOURNAL --json``); ``python3 tests/golden.py`` checks every
+the SHA-256 of ``referee replay JOURNAL --json``); ``python3 -m tests.golden`` checks every
 journal against it and exits 1 naming each one that differs. ``tests/test_golden.py`` runs the
 check in the suite. The golden file was written by the code before the re-layout (issue 9), so
 the check proves the re-layout changed no verdict.
