@@ -28,7 +28,7 @@ VERDICT_KINDS: tuple[VerdictKind, ...] = get_args(VerdictKind)
 #: not game inputs and are never journaled (a stuck button, the board going offline …).
 NoticeKind = Literal[
     "button_stuck", "button_released", "button_chatter", "button_settled",
-    "board_online", "board_offline", "board_error",
+    "board_online", "board_offline", "board_error", "board_link_unusable", "board_link_usable",
     "unknown_tag", "unknown_button", "ignored", "rejected", "paused", "resumed",
     "ended_by_operator", "journal_error", "journal_ok", "journal_damaged",
 ]

@@ -263,6 +263,10 @@ class RefereeService:
                 chatter.append(pad)
             if chatter:
                 self.alerts["chatter"] = chatter
+        elif kind == "board_link_unusable":  # alerts.board_link says why, while it lasts
+            self.alerts["board_link"] = fields.get("reason")
+        elif kind == "board_link_usable":
+            self.alerts.pop("board_link", None)
         self._publish([Verdict(self.clock.now(), kind, fields)])
 
     async def judge(self, inp: Input, timeout: float = 2.0) -> tuple[bool, list[Verdict]]:
