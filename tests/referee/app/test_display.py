@@ -84,6 +84,25 @@ def test_render_says_verdicts_in_plain_words_newest_first() -> None:
     assert "owes" not in text
 
 
+def test_the_pile_won_leads_the_late_slaps_that_follow_it() -> None:
+    """As the referee judges them (``referee simulate --game banka-bever --players 8 --seed 7
+    --json``): each late slap comes in a change of its own after the pile was won. The pile won
+    stays the headline; a later verdict of another kind leads again."""
+    events = [
+        {"t": 1, "verdict": "challenge", "by": 0, "seat": 1, "owes": 2, "seq": 3},
+        {"t": 2, "verdict": "pile_won", "seat": 2, "reason": "double", "cards": 6, "seq": 4},
+        {"t": 3, "verdict": "slap_lost", "seat": 1, "to": 2, "seq": 5},
+        {"t": 4, "verdict": "slap_lost", "seat": 0, "to": 2, "seq": 6},
+    ]
+    text = text_of(render(banka(challenge=None), events, "online"))
+    lines = text.split("Last verdicts:")[1].splitlines()[1:]
+    assert "» Cia slapped a double and takes the pile (6 cards)" in lines[0]
+    assert ["Bo was too late" in lines[1], "Anna was too late" in lines[2]] == [True, True]
+    later = [*events, {"t": 5, "verdict": "false_slap", "seat": 0, "seq": 7}]
+    text = text_of(render(banka(challenge=None), later, "online"))
+    assert "» Anna slapped falsely" in text
+
+
 def test_render_uses_the_feeds_words_when_given() -> None:
     text = text_of(render(banka(), [{"verdict": "out", "seat": 0, "text": "Anna leaves"}], None))
     assert "Anna leaves" in text and "referee status unknown" in text

@@ -358,7 +358,7 @@ VIEWPORTS = [(1280, 800), (1920, 1080), (768, 1024)]
 
 def banka_scene(n: int) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Changes of an n-seat Banka bäver game: Gun (or the last seat) to play, a challenge,
-    and a change in which the pile was won and another player was too late."""
+    the pile won, and a late slap judged in a change of its own, as the referee does."""
     turn = min(6, n - 1)
     counts = [9, 8, 7, 6, 5, 4, 3, 2][:n]
     state = {"game": "banka-bever", "counts": counts, "pile": ["2C", "5S", "7D", "QH"],
@@ -372,8 +372,10 @@ def banka_scene(n: int) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
          [{"t": 3, "verdict": "challenge", "by": 0, "seat": turn, "owes": 3}]),
         (dict(state, pile=[], counts=[c + (10 if i == turn else 0)
                                       for i, c in enumerate(counts)]),
-         [{"t": 4, "verdict": "pile_won", "seat": turn, "reason": "double", "cards": 10},
-          {"t": 4, "verdict": "slap_lost", "seat": 0, "to": turn}]),
+         [{"t": 4, "verdict": "pile_won", "seat": turn, "reason": "double", "cards": 10}]),
+        (dict(state, pile=[], counts=[c + (10 if i == turn else 0)
+                                      for i, c in enumerate(counts)]),
+         [{"t": 5, "verdict": "slap_lost", "seat": 0, "to": turn}]),
     ]
 
 
