@@ -136,7 +136,7 @@ STATE_FIELDS: dict[str, Field] = {
     "challenge": _object(seat=_seat, by=_seat, owes=_count),
     "claim": _object(seat=_seat, reason=_text),
     "current": _object(rank=_rank, suit=_suit),
-    "alerts": _object(board=_text, journal=_text, journal_damaged=_text,
+    "alerts": _object(board=_text, board_link=_text, journal=_text, journal_damaged=_text,
                       stuck=_list(_object(seat=_seat, button=_text)),
                       chatter=_list(_object(seat=_seat, button=_text))),
 }

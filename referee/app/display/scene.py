@@ -43,8 +43,8 @@ PILE_SHOWN = 5
 
 
 def table_alerts(state: Mapping[str, Any] | None) -> list[str]:
-    """What is wrong at the table right now, in words: the journal, the board, a pause, stuck
-    and chattering buttons (a checked state's ``alerts`` and ``paused``)."""
+    """What is wrong at the table right now, in words: the journal, the board and its serial
+    link, a pause, stuck and chattering buttons (a checked state's ``alerts`` and ``paused``)."""
     if not state:
         return []
     names = seat_names(state)
@@ -54,6 +54,8 @@ def table_alerts(state: Mapping[str, Any] | None) -> list[str]:
         out.append(_sentence(alerts["journal"]))
     if alerts.get("board") == "offline":
         out.append("TABLE BOARD OFFLINE: the game waits for it")
+    if alerts.get("board_link"):
+        out.append(f"TABLE BOARD LINK UNUSABLE: {alerts['board_link']}")
     if state.get("paused"):
         out.append("PAUSED by the referee")
     for stuck in alerts.get("stuck") or []:

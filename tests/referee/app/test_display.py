@@ -120,13 +120,15 @@ def test_render_offline_banner_and_lost_broker() -> None:
 
 
 def test_render_says_every_table_alert() -> None:
-    alerts = {"board": "offline", "stuck": [{"seat": 1, "button": "slap"}],
+    alerts = {"board": "offline", "board_link": "20 % of the frames are corrupt",
+              "stuck": [{"seat": 1, "button": "slap"}],
               "chatter": [{"seat": 2, "button": "call"}],
               "journal": "the journal cannot be written (No space left on device at /j): the "
               "game is paused until it can"}
     text = text_of(render(banka(alerts=alerts, paused=True), [], "online"), width=160)
     for words in ("The journal cannot be written (No space left on device at /j)",
-                  "TABLE BOARD OFFLINE", "PAUSED", "Bo's slap button is stuck",
+                  "TABLE BOARD OFFLINE", "TABLE BOARD LINK UNUSABLE: 20 % of the frames",
+                  "PAUSED", "Bo's slap button is stuck",
                   "Cia's call button chatters: ignored until it is still"):
         assert words in text
 
