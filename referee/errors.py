@@ -9,10 +9,7 @@ flattened on the way up: a journal line with a bad card is a :class:`JournalErro
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from referee.journal import Journal
+from typing import Any
 
 __all__ = [
     "CardError",
@@ -74,9 +71,11 @@ class InputError(RefereeError, ValueError):
 
 class JournalError(RefereeError, ValueError):
     """A journal that cannot be read: ``line`` (1-based) and ``reason`` say where and why;
-    ``journal`` holds what was read before that line, if anything."""
+    ``journal`` holds what was read before that line, if anything (a
+    :class:`referee.journal.Journal`; :func:`referee.journal.read_before` gives it typed —
+    this module imports no other, so the family has no import cycle)."""
 
-    def __init__(self, line: int, reason: str, journal: Journal | None = None) -> None:
+    def __init__(self, line: int, reason: str, journal: object | None = None) -> None:
         super().__init__(f"line {line}: {reason}")
         self.line = line
         self.reason = reason

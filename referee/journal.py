@@ -48,6 +48,7 @@ __all__ = [
     "JournalWriter",
     "dump_journal",
     "parse_lines",
+    "read_before",
     "read_journal",
 ]
 
@@ -143,6 +144,11 @@ class Journal:
     inputs: list[Input] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
     torn_tail: str | None = None
+
+
+def read_before(exc: JournalError) -> Journal | None:
+    """What a journal held before the line that ``exc`` is about, if anything."""
+    return exc.journal if isinstance(exc.journal, Journal) else None
 
 
 def durable_length(data: bytes) -> int:

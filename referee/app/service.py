@@ -49,6 +49,7 @@ from referee.journal import (
     JournalHeader,
     JournalWriter,
     dump_journal,
+    read_before,
     read_journal,
 )
 from referee.model import Input, Verdict
@@ -132,7 +133,7 @@ class RefereeService:
                 self._resume(keep_finished=keep_finished)
                 return
             except JournalError as exc:
-                if exc.journal is not None and exc.line > 1:
+                if read_before(exc) is not None and exc.line > 1:
                     self._resume_before_damage(exc, keep_finished=keep_finished)
                     return
                 broken = self.current_path.with_suffix(f".broken-{int(time.time())}.jsonl")
@@ -143,23 +144,24 @@ class RefereeService:
     def _resume_before_damage(self, exc: JournalError, *, keep_finished: bool) -> None:
         """A journal damaged in the middle: go on from the inputs before the damaged line; the
         whole file is kept aside and an alert names it."""
-        assert exc.journal is not None
+        before = read_before(exc)
+        assert before is not None
         kept = self.journal_dir / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
         os.replace(self.current_path, kept)
         tmp = self.current_path.with_suffix(".tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(dump_journal(exc.journal.header, exc.journal.inputs))
+            fh.write(dump_journal(before.header, before.inputs))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.current_path)
         text = (f"the journal was damaged at line {exc.line} ({exc.reason}); the game goes on "
-                f"from the {len(exc.journal.inputs)} inputs before it; the whole file is kept "
+                f"from the {len(before.inputs)} inputs before it; the whole file is kept "
                 f"as {kept.name}")
         log.error("%s: %s", self.current_path, text)
         self._resume(keep_finished=keep_finished)
         self.alerts["journal_damaged"] = text
         self.notice("journal_damaged", line=exc.line, reason=exc.reason, kept=str(kept),
-                    inputs=len(exc.journal.inputs))
+                    inputs=len(before.inputs))
 
     def _resume(self, *, keep_finished: bool = False) -> None:
         journal = read_journal(self.current_path, tolerate_torn_tail=True)

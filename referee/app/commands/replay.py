@@ -11,7 +11,7 @@ from typing import Any
 from referee.app.errors import CommandError
 from referee.describe import describe, format_time
 from referee.games import games
-from referee.journal import JournalError, read_journal
+from referee.journal import JournalError, read_before, read_journal
 from referee.table import replay
 
 
@@ -20,9 +20,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         journal = read_journal(args.journal)
         error = None
     except JournalError as exc:
-        if exc.journal is None:
+        before = read_before(exc)
+        if before is None:
             raise CommandError(f"{args.journal}: {exc}") from None
-        journal, error = exc.journal, exc
+        journal, error = before, exc
     except OSError as exc:
         raise CommandError(f"cannot read {args.journal}: {exc.strerror}") from None
     result = replay(journal, finish=error is None)
