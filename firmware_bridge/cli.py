@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import sys
 import threading
 from collections.abc import Sequence
@@ -91,13 +92,8 @@ async def _emulate(args: argparse.Namespace) -> int:
                     args.direction, args.seed)
     board = VirtualBoard(deck=deck, faults=faults, drift_ppm=args.drift_ppm,
                          tick_start=args.tick_start, seed=args.seed, readers=args.readers,
-                         buttons=args.buttons, seats=args.seats)
-    path = await board.start()
-    if args.link:
-        link = Path(args.link)
-        if link.is_symlink():
-            link.unlink()
-        link.symlink_to(path)
+                         buttons=args.buttons, seats=args.seats, link_path=args.link)
+    path = await board.start()  # --link: a symlink that follows the pty across replugs
     print(path, flush=True)
     _log(f"virtual board on {path} (drift {args.drift_ppm:+g} ppm, ticks from "
          f"{board.clock.tick_start})")
@@ -169,6 +165,19 @@ def _command(board: VirtualBoard, deck: Deck, line: str) -> None:
         elif verb in ("mute", "unmute"):
             board.mute(verb == "mute")
             _log("cable pulled" if verb == "mute" else "cable back")
+        elif verb == "unplug":
+            board.unplug()
+            _log("unplugged: the device is gone, the board keeps its events")
+        elif verb == "replug":
+            _log(f"plugged back in on {board.replug()}")
+        elif verb == "noise":
+            n = int(rest[0]) if rest else 1000
+            board.inject(random.randbytes(n))
+            _log(f"{n} random bytes on the line")
+        elif verb == "corrupt":
+            p = _probability(rest[0]) if rest else 0.0
+            board.set_faults(Faults(corrupt=p) if p else None)
+            _log(f"{p:.0%} of the bytes corrupted from now on")
         elif verb == "status":
             core = board.core
             _log(f"host {'online' if core.host_online else 'offline'}; "
@@ -176,13 +185,13 @@ def _command(board: VirtualBoard, deck: Deck, line: str) -> None:
                  f"line out {board.line_out.stats}, in {board.line_in.stats}")
         else:
             _log("commands: lay CARD [READER], tag HEX [READER], press N, release N, "
-                 "mute, unmute, status")
-    except (CardError, DeckError, ValueError) as exc:
+                 "mute, unmute, unplug, replug, noise [BYTES], corrupt FRACTION, status")
+    except (CardError, DeckError, ValueError, argparse.ArgumentTypeError) as exc:
         _log(str(exc))
 
 
 async def _monitor(args: argparse.Namespace) -> int:
-    from firmware_bridge.events import BoardEvent, LinkStatus
+    from firmware_bridge.events import BoardEvent, LinkHealth, LinkStatus
     from firmware_bridge.link import Link
 
     deck = Deck.load(args.deck) if args.deck else None
@@ -199,7 +208,10 @@ async def _monitor(args: argparse.Namespace) -> int:
                     obj.update(button=ev.button, pressed=ev.pressed)
             elif isinstance(ev, LinkStatus):
                 obj = {"event": ev.kind, "t": ev.t, "reason": ev.reason}
-            else:  # a BoardError: a LinkEvent is one of the three
+            elif isinstance(ev, LinkHealth):
+                obj = {"event": ev.kind, "t": ev.t, "reason": ev.reason,
+                       "damaged": ev.damaged, "frames": ev.frames}
+            else:  # a BoardError: a LinkEvent is one of the four
                 obj = {"event": "error", "t": ev.t, "code": ev.code, "text": ev.text}
             print(json.dumps(obj), flush=True)
     return 0

@@ -4,9 +4,13 @@ Card reads become inputs of the seat the card came from (the top of its known st
 of its known hand) or else of the seat whose turn it is: a ``lay`` in the pile games, a one-card
 ``play`` in Vändåtta (a read at the stock reader is a ``draw``). Board buttons become ``slap``
 inputs of the seat they belong to (``[board] buttons``). Times are the board's own edge times,
-mapped onto the table clock by the link's clock sync. When the link is lost the referee pauses
-and the verdict stream says ``board_offline``; on its return the game resumes (the board kept
-its events and delivers each exactly once). The board's seat LEDs follow the turn.
+mapped onto the table clock by the link's clock sync. When the link is lost (no frame for a
+while, the port failed because the board was unplugged, the board never answered, or the line
+is unusable) the referee pauses and the verdict stream says ``board_offline`` with the reason;
+on its return the game resumes (the board kept its events and delivers each exactly once). An
+unusable line is said on its own too (``board_link_unusable`` / ``board_link_usable``, which the
+service keeps as ``alerts.board_link``), and so is a frame the link refused on its content
+(``board_error``). Each of these is also logged. The board's seat LEDs follow the turn.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import logging
 from typing import Any
 
 from firmware_bridge.deck import Deck
-from firmware_bridge.events import BoardError, BoardEvent, LinkEvent, LinkStatus
+from firmware_bridge.events import BoardError, BoardEvent, LinkEvent, LinkHealth, LinkStatus
 from firmware_bridge.link import Link
 from referee.games import games
 from referee.model import Input, Verdict
@@ -91,7 +95,15 @@ class BoardEdge:
     # -- board → referee -------------------------------------------------------------------
     def _on_event(self, ev: LinkEvent) -> None:
         svc = self.service
+        if isinstance(ev, LinkHealth):
+            (log.warning if ev.kind == "board_link_unusable" else log.info)("%s", ev.reason)
+            svc.notice(ev.kind, reason=ev.reason, damaged=ev.damaged, frames=ev.frames)
+            return
         if isinstance(ev, LinkStatus):
+            if ev.kind == "board_offline":
+                log.warning("the table board is offline: %s", ev.reason)
+            else:
+                log.info("the table board is online (%s)", ev.reason)
             svc.notice(ev.kind, reason=ev.reason)
             if ev.kind == "board_offline" and not svc.paused:
                 self._paused_by_us = True
@@ -101,6 +113,7 @@ class BoardEdge:
                 svc.resume()
             return
         if isinstance(ev, BoardError):
+            log.warning("table board error %d: %s", ev.code, ev.text)
             svc.notice("board_error", code=ev.code, text=ev.text)
             return
         inp = self.to_input(ev, svc.state())

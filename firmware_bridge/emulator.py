@@ -9,7 +9,14 @@ until acknowledged, however long the host is away), LED/buzzer/reader commands a
 Its clock is a :class:`BoardClock`: microsecond ticks in 32 bits that run ``drift_ppm`` fast or
 slow against the host's monotonic clock and start at any value (``tick_start``, e.g. just before
 the wrap). :class:`Faults` damages the bytes on the line: corrupted, dropped, duplicated and
-delayed bytes, in either direction, and :meth:`VirtualBoard.mute` pulls the cable.
+delayed bytes, in either direction (:meth:`VirtualBoard.set_faults` changes them while it
+runs), and :meth:`VirtualBoard.mute` pulls the cable. Faults beyond a damaged line:
+:meth:`VirtualBoard.unplug` / :meth:`~VirtualBoard.replug` take the device away and bring it
+back (a new pty, the ``link_path`` symlink following it; the board keeps its events, as one
+powered on its own does), :meth:`~VirtualBoard.inject` puts raw bytes on the line (noise, an
+oversized frame), :meth:`~VirtualBoard.inject_frame` a frame with a good CRC around any type
+and payload, and :meth:`~VirtualBoard.send_event` a reliable event that contradicts the
+board's own HELLO (a reader or button it does not have).
 
 Scripts (:class:`Script`, JSON) lay cards and press buttons at given board times.
 """
@@ -54,6 +61,7 @@ from firmware_bridge.protocol import (
     TimeSyncRequest,
     encode_frame,
     is_reliable,
+    raw_frame,
 )
 from firmware_bridge.reliable import SEQ_MOD, Receiver, Sender
 
@@ -116,14 +124,14 @@ class FaultyLine:
         self.queue: deque[tuple[int, bytes]] = deque()
         self.stats = {"corrupted": 0, "dropped": 0, "duplicated": 0, "delayed": 0}
 
-    def push(self, data: bytes, now: int) -> None:
-        """Bytes written at ``now``."""
+    def push(self, data: bytes, now: int, *, clean: bool = False) -> None:
+        """Bytes written at ``now`` (``clean``: past the faults, as they are)."""
         if not data:
             return
         f = self.faults
         start = now + (self.latency() if self.latency else 0)
         release = max(self.queue[-1][0], start) if self.queue else start
-        if f is None or not f.any():
+        if clean or f is None or not f.any():
             self.queue.append((release, data))
             return
         rng = self.rng
@@ -208,6 +216,8 @@ class BoardCore:
         self.commands: list[Message] = []
         self.events_sent: list[CardRead | Button] = []
         self.bad_frames = 0
+        #: ERROR frames the host sent (what it refused of ours, and why).
+        self.errors: list[Error] = []
 
     @property
     def host_online(self) -> bool:
@@ -249,6 +259,11 @@ class BoardCore:
         return self._event(Button(button, pressed, self.ticks() if ticks is None else
                                    ticks & TICK_MASK))
 
+    def send_event(self, msg: CardRead | Button) -> bool:
+        """Send a board event reliably exactly as given, even one this board could not make (a
+        reader or button it does not have): fault injection."""
+        return self._event(msg)
+
     def _event(self, msg: CardRead | Button) -> bool:
         if not self.sender.submit(msg):
             return False
@@ -283,6 +298,10 @@ class BoardCore:
             self.handshaken = True
             if not msg.reply:
                 self._hello(True)
+                # The host (re)starts its handshake: it came back, perhaps after an outage this
+                # board did not notice. Everything unacknowledged goes out again at once,
+                # oldest first, right behind the HELLO.
+                self.sender.resend_all_now(self.now())
         elif isinstance(msg, TimeSyncRequest):
             rx = self.ticks()
             self._send_now(TimeSyncReply(frame.seq, rx, self.ticks()))
@@ -292,6 +311,8 @@ class BoardCore:
             if msg.boot_id != self.host_boot:
                 self.handshaken = False
                 self._ask_hello()
+        elif isinstance(msg, Error):
+            self.errors.append(msg)
         elif is_reliable(msg):
             if not self.handshaken:
                 self._ask_hello()
@@ -471,6 +492,7 @@ class VirtualBoard:
         seed: int | None = None,
         now: Callable[[], int] = time.monotonic_ns,
         out_limit: int = 65536,
+        link_path: str | Path | None = None,
         **core_options: Any,
     ) -> None:
         self.rng = random.Random(seed)
@@ -491,6 +513,10 @@ class VirtualBoard:
         self.out_limit = out_limit
         self.overrun = 0
         self.muted = False
+        self.plugged = False
+        #: A symlink kept pointing at the current pty (what udev's /dev/serial/by-id/… is for a
+        #: real board): the host opens this path, and finds the board again after a replug.
+        self.link_path = Path(link_path) if link_path is not None else None
         self.path = ""
         self._master = -1
         self._slave = -1
@@ -500,16 +526,55 @@ class VirtualBoard:
         self._writing = False
 
     async def start(self) -> str:
-        """Open the pty, power the board on; returns the path the host opens."""
+        """Open the pty, power the board on; returns the path the host opens (``link_path``,
+        when given, is made a symlink to it)."""
         self._loop = asyncio.get_running_loop()
+        self._plug_in()
+        self.core.boot()
+        self._service()
+        return self.path
+
+    def _plug_in(self) -> None:
+        assert self._loop is not None
         self._master, self._slave = os.openpty()
         tty.setraw(self._slave)
         flags = fcntl.fcntl(self._master, fcntl.F_GETFL)
         fcntl.fcntl(self._master, fcntl.F_SETFL, flags | os.O_NONBLOCK)
         self.path = os.ttyname(self._slave)
+        if self.link_path is not None:
+            tmp = self.link_path.with_name(self.link_path.name + ".new")
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(self.path)
+            os.replace(tmp, self.link_path)
         self._loop.add_reader(self._master, self._on_readable)
-        self.core.boot()
-        self._service()
+        self.plugged = True
+
+    def unplug(self) -> None:
+        """Pull the USB cable: the device goes away (the pty is closed, so the host's port
+        fails; the ``link_path`` symlink is removed, as udev removes the device's links). The
+        board itself stays powered: it keeps its boot id, its sequence numbers and every event
+        not yet acknowledged, and a read made meanwhile waits for the host."""
+        if not self.plugged or self._loop is None:
+            return
+        self.plugged = False
+        self._loop.remove_reader(self._master)
+        if self._writing:
+            self._loop.remove_writer(self._master)
+            self._writing = False
+        self._pending_out.clear()
+        for fd in (self._master, self._slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._master = self._slave = -1
+        if self.link_path is not None:
+            self.link_path.unlink(missing_ok=True)
+
+    def replug(self) -> str:
+        """Plug the cable back in: a new pty (a new device node, as after a real replug) that
+        ``link_path`` points at again; returns its path."""
+        if not self.plugged and self._loop is not None:
+            self._plug_in()
+            self._service()
         return self.path
 
     async def close(self) -> None:
@@ -518,12 +583,7 @@ class VirtualBoard:
             return
         if self._timer is not None:
             self._timer.cancel()
-        self._loop.remove_reader(self._master)
-        if self._writing:
-            self._loop.remove_writer(self._master)
-        for fd in (self._master, self._slave):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        self.unplug()
         self._loop = None
 
     async def __aenter__(self) -> VirtualBoard:
@@ -561,6 +621,32 @@ class VirtualBoard:
         """Pull (``True``) or plug back (``False``) the cable: nothing passes either way."""
         self.muted = muted
 
+    def set_faults(self, faults: Faults | None) -> None:
+        """Damage the line from now on as ``faults`` says (``None``: a clean line)."""
+        self.faults = faults
+        way = faults.direction if faults is not None else "both"
+        self.line_out.faults = faults if way in ("both", "to_host") else None
+        self.line_in.faults = faults if way in ("both", "to_board") else None
+
+    def inject(self, data: bytes) -> None:
+        """Raw bytes onto the line to the host, in order with what the board sends and past
+        the faults: noise, a burst of random bytes, an oversized frame."""
+        if self._loop is None:
+            return
+        self.line_out.push(bytes(data), self.now(), clean=True)
+        self._service()
+
+    def inject_frame(self, type_byte: int, payload: bytes = b"", seq: int = 0) -> None:
+        """A frame with a good CRC around any type byte and payload (:func:`raw_frame`):
+        content the host must refuse on its own merits (an unknown type, a bad layout)."""
+        self.inject(raw_frame(type_byte, seq, payload))
+
+    def send_event(self, msg: CardRead | Button) -> bool:
+        """A board event sent reliably as it is (:meth:`BoardCore.send_event`)."""
+        ok = self.core.send_event(msg)
+        self._service()
+        return ok
+
     async def run_script(self, script: Script) -> None:
         """Play a script in board time from now; each event carries its exact scripted ticks."""
         t0 = self.clock.ticks(self.now())
@@ -581,6 +667,8 @@ class VirtualBoard:
     # -- I/O ---------------------------------------------------------------------------------
 
     def _on_readable(self) -> None:
+        if not self.plugged:
+            return
         try:
             data = os.read(self._master, 4096)
         except BlockingIOError:
@@ -601,12 +689,14 @@ class VirtualBoard:
             self.core.receive(incoming)
         self.core.poll()
         out = self.core.take_output()
-        if out and not self.muted:
+        if out and not self.muted and self.plugged:
             self.line_out.push(out, now)
         self._write(self.line_out.due(now))
         self._arm()
 
     def _write(self, data: bytes) -> None:
+        if not self.plugged:
+            return  # the cable is out: what the board sends goes nowhere
         if data:
             room = self.out_limit - len(self._pending_out)
             if len(data) > room:

@@ -191,7 +191,7 @@ async def run_enroll(
     """Enroll the deck in ``deck_path`` (resumed if the file exists) from the board on
     ``port``; typed commands come from ``lines`` (default: stdin). Returns an exit status:
     0 when all 52 cards are enrolled or the person quit, 2 if the board never answered."""
-    from firmware_bridge.events import BoardEvent, LinkStatus
+    from firmware_bridge.events import BoardEvent, LinkHealth, LinkStatus
     from firmware_bridge.link import Link
     from firmware_bridge.protocol import BuzzerPattern
 
@@ -235,6 +235,9 @@ async def run_enroll(
                     if isinstance(ev, LinkStatus):
                         out("Board offline: " + ev.reason if ev.kind == "board_offline"
                             else "Board back online.")
+                        continue
+                    if isinstance(ev, LinkHealth):
+                        out(ev.reason[0].upper() + ev.reason[1:] + ".")
                         continue
                     if not isinstance(ev, BoardEvent) or ev.kind != "card":
                         continue

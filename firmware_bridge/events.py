@@ -6,7 +6,10 @@ clock sync. The service turns it into a journal :class:`~referee.model.Input` (i
 reader and which button belong to which seat): :meth:`BoardEvent.to_input` helps.
 
 :class:`LinkStatus` says the board went away (``board_offline``: the referee pauses, the feed
-says so) or came back (``board_online``); :class:`BoardError` carries an ERROR from the board.
+says so) or came back (``board_online``); :class:`LinkHealth` says the serial line is too
+damaged to use (``board_link_unusable``, which also takes the board offline) or usable again
+(``board_link_usable``); :class:`BoardError` carries an ERROR from the board, or a frame the
+host refused on its content.
 """
 
 from __future__ import annotations
@@ -90,13 +93,29 @@ class LinkStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkHealth:
+    """The serial line became unusable (``board_link_unusable``: most of what arrived over the
+    last seconds was damaged; the board goes offline until it is better) or usable again
+    (``board_link_usable``), at host time ``t``. ``damaged`` of ``frames`` over the window the
+    rule looks at (docs/protocol.md §5); ``reason`` says it in words."""
+
+    kind: Literal["board_link_unusable", "board_link_usable"]
+    t: int
+    reason: str
+    damaged: int
+    frames: int
+
+
+@dataclass(frozen=True, slots=True)
 class BoardError:
     """An ERROR the board sent (``code`` from :class:`~firmware_bridge.protocol.ErrorCode`),
-    or a link-level problem found by the host (version mismatch)."""
+    or a problem found by the host: a version mismatch, or a frame with a good CRC that it
+    refused on its content (an unknown type, a payload that does not fit, a reader or button
+    the board does not have)."""
 
     code: int
     text: str
     t: int
 
 
-LinkEvent = BoardEvent | LinkStatus | BoardError
+LinkEvent = BoardEvent | LinkStatus | LinkHealth | BoardError

@@ -603,6 +603,17 @@ def encode_frame(seq: int, msg: Message) -> bytes:
     return cobs_encode(frame_bytes(seq, msg)) + b"\x00"
 
 
+def raw_frame(type_byte: int, seq: int, payload: bytes) -> bytes:
+    """The wire bytes of a frame with a good CRC around *any* type byte and payload (up to 255
+    bytes): what a confused or hostile sender could put on the line, for fault injection. The
+    receiver's checks after the CRC (type, length, payload layout) are what refuse it."""
+    if len(payload) > 255:
+        raise ValueError("the length byte holds at most 255")
+    body = struct.pack("<BBHB", MARKER, _u8(type_byte, "type"), _u16(seq, "seq"),
+                       len(payload)) + payload
+    return cobs_encode(body + crc16(body).to_bytes(2, "big")) + b"\x00"
+
+
 def parse_frame(data: bytes) -> Frame | DecodeError:
     """Check and read one decoded frame (after COBS)."""
     n = len(data)

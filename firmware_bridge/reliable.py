@@ -110,18 +110,12 @@ class Sender:
         return True
 
     def poll(self, now_ns: int) -> list[bytes]:
-        """Wire frames to write now: new messages the window allows, then resends that are due."""
+        """Wire frames to write now: the resends that are due, oldest first, then the new
+        messages the window allows. Older before newer keeps the line in sequence order when
+        a peer comes back (every frame in flight is due then, and the backlog kept growing
+        while it was away), so the peer takes the events in the order they happened even when
+        it can no longer judge them at their own times."""
         out: list[bytes] = []
-        while self._backlog and self._window_open():
-            msg = self._backlog.popleft()
-            seq = self._next
-            self._next = (self._next + 1) % SEQ_MOD
-            wire = encode_frame(seq, msg)
-            self._tx += 1
-            self._unacked[seq] = _Outstanding(seq, wire, now_ns, now_ns + self.rto_ns, 1,
-                                              self._tx)
-            self.sent += 1
-            out.append(wire)
         for item in sorted(self._unacked.values(), key=lambda o: seq_diff(o.seq, self._next)):
             if item.deadline_ns <= now_ns:
                 item.tries += 1
@@ -132,6 +126,16 @@ class Sender:
                 item.tx = self._tx
                 self.retransmits += 1
                 out.append(item.wire)
+        while self._backlog and self._window_open():
+            msg = self._backlog.popleft()
+            seq = self._next
+            self._next = (self._next + 1) % SEQ_MOD
+            wire = encode_frame(seq, msg)
+            self._tx += 1
+            self._unacked[seq] = _Outstanding(seq, wire, now_ns, now_ns + self.rto_ns, 1,
+                                              self._tx)
+            self.sent += 1
+            out.append(wire)
         return out
 
     def _window_open(self) -> bool:
