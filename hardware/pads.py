@@ -214,9 +214,9 @@ class ButtonLogic:
         return out
 
     def check(self, now: int) -> list[Change]:
-        """Let time pass to ``now``: settle a transition left inside a finished lockout, and
-        flag a button held for the stuck time, clear the flag of a chattering line that has
-        been still for the quiet time."""
+        """Let time pass to ``now``: settle a transition left inside a finished lockout, flag a
+        button held for the stuck time, and clear the flag of a chattering line that has been
+        still for the quiet time."""
         out: list[Change] = []
         if self.chatter:
             if now - self.raw_t < self.quiet_ns:
