@@ -129,7 +129,7 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
         return notice.format(seat=n("seat"), button=verdict.get("button", ""),
                              reason=with_names(str(verdict.get("reason", "")), seats),
                              tag=verdict.get("tag", ""), card=verdict.get("card", ""),
-                             act=verdict.get("act", ""))
+                             act=verdict.get("act", ""), line=verdict.get("line", ""))
     extra = {k: v for k, v in verdict.items() if k not in ("t", "verdict")}
     return f"{kind}: {extra}"
 
@@ -145,6 +145,15 @@ _NOTICES = {
     "board_error": "The table board reports a problem",
     "button_stuck": "{seat}'s {button} button is stuck: ignored until released",
     "button_released": "{seat}'s {button} button works again",
+    "button_chatter": "{seat}'s {button} button chatters ({reason}): ignored until it is still",
+    "button_settled": "{seat}'s {button} button is still again and counts",
+    "board_link_unusable": "The line to the table board is unusable ({reason}): the game "
+                           "waits for it",
+    "board_link_usable": "The line to the table board works again",
+    "journal_error": "The journal cannot be written ({reason}): the game is paused until it can",
+    "journal_ok": "The journal can be written again: the game goes on",
+    "journal_damaged": "The journal was damaged at line {line}: the game goes on from the line "
+                       "before it",
     "unknown_tag": "A card the deck file does not know was read (tag {tag})",
     "unknown_button": "A board button that belongs to no seat was pressed",
     "rejected": "{seat}: input rejected — {reason}",

@@ -84,3 +84,13 @@ def test_round_over_never_shows_none(verdict: dict[str, object], words: str) -> 
     from referee.describe import round_scores
 
     assert "None" not in round_scores(verdict, NAMES)
+
+
+def test_every_notice_kind_has_words() -> None:
+    """Every notice the table program publishes reads as a sentence, never the raw fallback."""
+    from referee.model import NOTICE_KINDS
+
+    for kind in NOTICE_KINDS:
+        text = describe({"verdict": kind, "seat": 0, "button": "slap", "reason": "why",
+                         "line": 3, "tag": "04AA", "act": "lay"}, ["Anna", "Bo"])
+        assert not text.startswith(f"{kind}:"), (kind, text)
