@@ -346,8 +346,8 @@ def test_display_once_with_an_unreadable_state(mosquitto: Broker,
 
 
 def test_display_memory_with_an_oversized_retained_state(mosquitto: Broker) -> None:
-    """An 18 MB retained state is refused unparsed: the display stays small (before: 308 MB).
-    Measured in a child process (its own peak RSS)."""
+    """An 18 MB retained state is refused unparsed, with its size in the message (before: it
+    was parsed, 308 MB). The child process's peak RSS is printed."""
     payload = json.dumps(dict(GOOD, pile=["QH"] * 3_150_000)).encode()
     assert len(payload) > 18 * 1024 * 1024
     publish_retained(mosquitto, "big", payload)
