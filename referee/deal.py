@@ -29,6 +29,7 @@ __all__ = [
     "deal_to_json",
     "next_dealer",
     "reshuffled",
+    "top_holder",
 ]
 
 
@@ -64,6 +65,12 @@ def by_seat(in_order: Sequence[int], dealer: int) -> list[int]:
     for i, c in enumerate(in_order):
         counts[(dealer + 1 + i) % n] = c
     return counts
+
+
+def top_holder(stacks: Sequence[Sequence[Card | None]], card: Card) -> int | None:
+    """The seat whose stack (top first) has ``card`` on top, if any: where a laid card came
+    from in the pile games."""
+    return next((seat for seat, stack in enumerate(stacks) if stack and stack[0] == card), None)
 
 
 def next_dealer(dealer: int, n: int, out: Collection[int] = ()) -> int:

@@ -53,7 +53,7 @@ from collections import deque
 from typing import Any
 
 from referee.cards import Card, card_text, cards_text
-from referee.deal import PileDeal
+from referee.deal import PileDeal, top_holder
 from referee.engine import Game
 from referee.errors import DealError, OptionError
 from referee.model import Input, Verdict, illegal
@@ -236,8 +236,7 @@ class BankaBever:
 
     def holder(self, card: Card) -> int | None:
         """The seat whose known stack has ``card`` on top, if any."""
-        return next((s for s, stack in enumerate(self._stacks) if stack and stack[0] == card),
-                    None)
+        return top_holder(self._stacks, card)
 
     def next_deadline(self) -> int | None:
         """The end of a pending claim's collect grace (the claim becomes final once time has

@@ -39,7 +39,7 @@ from itertools import product
 from typing import Any
 
 from referee.cards import ACE, JACK, KING, QUEEN, SUITS, Card, cards_text
-from referee.deal import PileDeal
+from referee.deal import PileDeal, top_holder
 from referee.engine import Game
 from referee.errors import DealError, OptionError
 from referee.model import Input, Verdict, illegal
@@ -221,8 +221,7 @@ class BeggarMyNeighbour:
 
     def holder(self, card: Card) -> int | None:
         """The seat whose known stack has ``card`` on top, if any."""
-        return next((s for s, stack in enumerate(self._stacks) if stack and stack[0] == card),
-                    None)
+        return top_holder(self._stacks, card)
 
     def next_deadline(self) -> int | None:
         """When a running time limit ends the game (the clock starts at the first input)."""
