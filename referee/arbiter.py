@@ -13,13 +13,37 @@ released (and so up to which the engine may have let time pass). An input that a
 the horizon (``late`` counts these) and that restamped input is what the caller journals, so a
 replay reproduces exactly what the table judged.
 
+Sources and their progress (watermarks)
+    A *source* is one line of inputs whose stamps do not come from the caller's clock at the
+    moment of the push: the GPIO pads (kernel edge stamps), the serial board (board ticks mapped
+    by the clock sync). A source registered with :meth:`Arbiter.add_source` reports its progress
+    with :meth:`Arbiter.progress`: "every input of mine with ``t`` at or before this has been
+    pushed". What a source must promise: after it reports progress ``p``, it never pushes an
+    input with ``t <= p`` (if it does, that input is late: restamped and counted, as below).
+    Sources that stamp their inputs with the caller's own clock at the push (the console, the
+    virtual players) need no registration: the caller pushes them before it next releases, and
+    a release never passes the caller's own ``now``.
+
+    :meth:`Arbiter.release` lets go of every input with ``t`` at or before the *limit*
+    ``max(now - settle, min(progress of every registered source))``: as soon as every source has
+    progressed past an input, and never later than one settle window after its ``t``. A source
+    that has never reported, or whose progress lags more than a window behind, simply does not
+    count: every release falls back to the window while it lags (a board that stops talking
+    costs the window, not the game). With no source registered, the limit is the settle window alone, as before.
+
 The guarantee, precisely: if every input is pushed less than one settle window after its own
-``t``, and :meth:`Arbiter.release` is called with the current time, inputs come out in judging
-order whatever order they were pushed in (``tests/referee/test_arbiter_order.py`` checks this, and
-``tests/hardware/test_slaps.py`` end to end with 100 000 slap pairs 1 µs apart). The arbiter
-orders; it does not judge: slaps with exactly the same ``t`` come out in arrival order and the
-engine applies RULES.md's clockwise tie rule to them. It is not thread-safe: the caller that
-pushes from several threads holds a lock (``RefereeService``, ``hardware.slaps.SlapDriver``).
+``t`` and no source breaks its promise, and :meth:`Arbiter.release` is called with the current
+time, inputs come out in judging order whatever order they were pushed in
+(``tests/referee/test_arbiter_order.py`` checks this with and without sources, and
+``tests/hardware/test_slaps.py`` end to end with 100 000 slap pairs 1 µs apart). The release
+policy only changes *when* an input is judged, never the order: an input that comes after the
+horizon passed it is restamped and journaled so, and a replay (:meth:`Arbiter.flush`, no
+clock, no sources) judges the journal to the same verdicts whatever policy judged the game live.
+The arbiter orders; it does not judge: slaps with exactly the same ``t`` come out in arrival
+order and the engine applies RULES.md's clockwise tie rule to them. Pushing and releasing cost
+O(log n) per input in the number held (a heap); the limit costs O(sources). It is not
+thread-safe: the caller that pushes from several threads holds a lock (``RefereeService``,
+``hardware.slaps.SlapDriver``).
 """
 
 from __future__ import annotations
@@ -47,9 +71,37 @@ class Arbiter:
         self._arrivals = 0
         self.horizon: int | None = None
         self.late = 0
+        self._progress: dict[str, int | None] = {}
 
     def __len__(self) -> int:
         return len(self._held)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The registered sources, in the order they were added."""
+        return tuple(self._progress)
+
+    def add_source(self, name: str) -> None:
+        """Register a source whose progress the release waits for (at most one window)."""
+        self._progress.setdefault(name, None)
+
+    def progress(self, name: str, t: int) -> None:
+        """Source ``name`` has pushed every input with ``t`` at or before this (see the module
+        notes); a value below one already reported changes nothing. An unknown source is
+        registered by its first report."""
+        old = self._progress.get(name)
+        if old is None or t > old:
+            self._progress[name] = t
+
+    def limit(self, now_ns: int) -> int:
+        """The time up to which :meth:`release` at ``now_ns`` lets inputs go."""
+        window = now_ns - self.settle_ns
+        if not self._progress:
+            return window
+        reported = self._progress.values()
+        if any(p is None for p in reported):
+            return window
+        return max(window, min(p for p in reported if p is not None))
 
     def stamp(self, inp: Input) -> Input:
         """The input as it would be judged if pushed now: restamped 1 ns after the horizon if
@@ -68,9 +120,10 @@ class Arbiter:
         return stamped
 
     def release(self, now_ns: int) -> list[Input]:
-        """Inputs whose ``t`` is at least one settle window before ``now_ns``, in judging order."""
+        """Inputs whose ``t`` is at or before :meth:`limit` (every source has progressed past
+        them, or one settle window has passed), in judging order."""
         out: list[Input] = []
-        limit = now_ns - self.settle_ns
+        limit = self.limit(now_ns)
         while self._held and self._held[0][1].t <= limit:
             out.append(heapq.heappop(self._held)[1])
         if self.horizon is None or limit > self.horizon:

@@ -53,6 +53,16 @@ class Table:
         self.inputs.append(inp)
         return inp
 
+    def add_source(self, name: str) -> None:
+        """Register a source whose progress releases inputs before the window is over
+        (:meth:`referee.arbiter.Arbiter.add_source`)."""
+        self.arbiter.add_source(name)
+
+    def progress(self, name: str, t: int) -> None:
+        """Source ``name`` has pushed everything it stamped up to ``t``
+        (:meth:`referee.arbiter.Arbiter.progress`); the next :meth:`release` may judge sooner."""
+        self.arbiter.progress(name, t)
+
     def _judge(self, inputs: Iterable[Input], until: int | None) -> list[Verdict]:
         out: list[Verdict] = []
         judged: list[Input] = []
@@ -77,7 +87,8 @@ class Table:
         return out
 
     def release(self, now_ns: int) -> list[Verdict]:
-        """Judge every input older than the settle window and let time pass up to that point."""
+        """Judge every input the arbiter lets go at ``now_ns`` (every source has progressed
+        past it, or the settle window is over) and let time pass up to that point."""
         released = self.arbiter.release(now_ns)
         horizon = self.arbiter.horizon
         return self._judge(released, horizon)
