@@ -1,0 +1,166 @@
+"""Card artwork: the decks the virtual camera films, rendered once to PNG files in a cache.
+
+Three real decks, fetched by ``.ci/run`` (never committed: their licences are the LGPL-3.0 and
+the GPL-3+), and decks drawn here with the system's fonts:
+
+- ``touati``: the npm package ``@younestouati/playing-cards-standard-deck`` (one SVG per card);
+- ``anglo`` and ``gnomangelo``: Debian's ``gnome-cards-data`` (one SVG sheet of 13 x 5 cards);
+- ``font-<n>``: plain cards whose corner indices and pips are text in a system font (DejaVu),
+  made here for training.
+
+Rendering uses ``rsvg-convert`` (librsvg2-bin). PNGs go to the cache folder
+(``$REFEREE_CAMERA_CACHE``, else ``.cache/camera`` in the source tree, else
+``~/.cache/card-referee/camera``), one file per card, ``<deck>/<card>.png`` with alpha.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from referee.cards import RANK_TEXT, Card, full_deck
+from referee.errors import RefereeError
+
+#: The npm package of the ``touati`` deck and where ``.ci/run`` installs it.
+NPM_PACKAGE = "@younestouati/playing-cards-standard-deck"
+AISLERIOT = Path("/usr/share/aisleriot/cards")
+REAL_DECKS = ("touati", "anglo", "gnomangelo")
+#: Height in pixels of a rendered card.
+CARD_HEIGHT = 360
+
+_SHEET_ROWS = {"C": 0, "D": 1, "H": 2, "S": 3}
+_SHEET_COLS = {14: 0, **{r: r - 1 for r in range(2, 14)}}
+_TOUATI_RANK = {14: 1, **{r: r for r in range(2, 14)}}
+_SYMBOLS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+
+
+class ArtworkError(RefereeError, OSError):
+    """A deck's artwork is not installed, or it cannot be rendered."""
+
+
+def cache_dir() -> Path:
+    """The folder of fetched and rendered artwork."""
+    env = os.environ.get("REFEREE_CAMERA_CACHE")
+    if env:
+        return Path(env)
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").exists():
+        return root / ".cache" / "camera"
+    return Path.home() / ".cache" / "card-referee" / "camera"
+
+
+def touati_dir() -> Path:
+    """Where the npm package's card SVGs are (``npm install --prefix <cache>/npm``)."""
+    return cache_dir() / "npm" / "node_modules" / NPM_PACKAGE / "cards"
+
+
+def available(deck: str) -> bool:
+    """Whether a deck's artwork can be rendered here."""
+    if deck == "touati":
+        return (touati_dir() / "12h.svg").exists()
+    if deck in ("anglo", "gnomangelo"):
+        return (AISLERIOT / f"{deck}.svgz").exists()
+    return deck.startswith("font-") and shutil.which("rsvg-convert") is not None
+
+
+def _rsvg(args: list[str]) -> None:
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        raise ArtworkError("rsvg-convert is not installed (apt-get install librsvg2-bin)")
+    done = subprocess.run([exe, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ArtworkError(f"rsvg-convert failed: {done.stderr.strip()}")
+
+
+def card_png(deck: str, card: Card) -> Path:
+    """The PNG of one card of a deck, rendered on first use."""
+    out = cache_dir() / "png" / deck / f"{card}.png"
+    if not out.exists():
+        render_deck(deck)
+    return out
+
+
+def render_deck(deck: str) -> Path:
+    """Render the 52 cards of a deck into the cache (if not there yet); their folder."""
+    out = cache_dir() / "png" / deck
+    if all((out / f"{c}.png").exists() for c in full_deck()):
+        return out
+    if not available(deck):
+        raise ArtworkError(f"the artwork of deck {deck!r} is not installed (run .ci/run, or "
+                           f"npm install --prefix {cache_dir() / 'npm'} {NPM_PACKAGE}; "
+                           "apt-get install gnome-cards-data librsvg2-bin)")
+    out.mkdir(parents=True, exist_ok=True)
+    if deck == "touati":
+        for c in full_deck():
+            svg = touati_dir() / f"{_TOUATI_RANK[c.rank]}{c.suit.lower()}.svg"
+            _rsvg(["-h", str(CARD_HEIGHT), str(svg), "-o", str(out / f"{c}.png")])
+    elif deck in ("anglo", "gnomangelo"):
+        _render_sheet(deck, out)
+    else:
+        _render_font_deck(deck, out)
+    return out
+
+
+def _render_sheet(deck: str, out: Path) -> None:
+    import cv2
+
+    svg = out / "sheet.svg"
+    svg.write_bytes(gzip.decompress((AISLERIOT / f"{deck}.svgz").read_bytes()))
+    cell_w, cell_h = 202.5, 315.0  # 13 x 5 cells of a 2632.5 x 1575 sheet
+    scale = CARD_HEIGHT / cell_h
+    sheet_png = out / "sheet.png"
+    _rsvg(["-w", str(round(2632.5 * scale)), str(svg), "-o", str(sheet_png)])
+    sheet = cv2.imread(str(sheet_png), cv2.IMREAD_UNCHANGED)
+    if sheet is None:
+        raise ArtworkError(f"cannot read the rendered sheet of {deck}")
+    for c in full_deck():
+        x0 = round(_SHEET_COLS[c.rank] * cell_w * scale)
+        y0 = round(_SHEET_ROWS[c.suit] * cell_h * scale)
+        cell = sheet[y0:y0 + round(cell_h * scale) - 1, x0:x0 + round(cell_w * scale) - 1]
+        cv2.imwrite(str(out / f"{c}.png"), cell)
+    svg.unlink()
+    sheet_png.unlink()
+
+
+#: The font decks: (font family, weight, style of the index, red colour).
+FONT_DECKS = {
+    "font-1": ("DejaVu Sans", "bold", "normal", "#d00000"),
+    "font-2": ("DejaVu Serif", "normal", "normal", "#c01818"),
+    "font-3": ("DejaVu Sans Mono", "bold", "normal", "#e02020"),
+    "font-4": ("DejaVu Serif", "bold", "normal", "#b00000"),
+    "font-5": ("DejaVu Sans Condensed", "normal", "normal", "#d83030"),
+    "font-6": ("DejaVu Sans", "normal", "oblique", "#c00000"),
+}
+
+
+def _render_font_deck(deck: str, out: Path) -> None:
+    family, weight, style, red = FONT_DECKS.get(deck, FONT_DECKS["font-1"])
+    w, h = 250, 350
+    for c in full_deck():
+        colour = red if c.suit in "DH" else "#101010"
+        rank = RANK_TEXT[c.rank]
+        sym = _SYMBOLS[c.suit]
+        size = 34 if len(rank) == 1 else 30
+        index = (f'<text x="24" y="44" font-size="{size}" text-anchor="middle" '
+                 f'letter-spacing="-2">{rank}</text>'
+                 f'<text x="24" y="76" font-size="30" text-anchor="middle">{sym}</text>')
+        body = (f'<text x="{w / 2}" y="{h / 2 + 40}" font-size="120" '
+                f'text-anchor="middle">{sym}</text>')
+        if c.rank > 10:
+            body = (f'<rect x="52" y="56" width="146" height="238" fill="none" '
+                    f'stroke="{colour}" stroke-width="3"/>'
+                    f'<text x="{w / 2}" y="{h / 2 + 30}" font-size="96" '
+                    f'text-anchor="middle">{rank}</text>')
+        svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">'
+               f'<rect x="1" y="1" width="{w - 2}" height="{h - 2}" rx="14" fill="#fdfdfa" '
+               f'stroke="#888" stroke-width="1.5"/>'
+               f'<g fill="{colour}" font-family="{family}" font-weight="{weight}" '
+               f'font-style="{style}">{index}'
+               f'<g transform="rotate(180 {w / 2} {h / 2})">{index}</g>{body}</g></svg>')
+        path = out / f"{c}.svg"
+        path.write_text(svg, encoding="utf-8")
+        _rsvg(["-h", str(CARD_HEIGHT), str(path), "-o", str(out / f"{c}.png")])
+        path.unlink()

@@ -1,0 +1,268 @@
+"""The virtual camera: seeded, deterministic photographs of a pile of cards on a table.
+
+A :class:`Scene` is the table (a felt, wood or cloth texture), the cards lying on it (the top one
+last, those beneath offset and partly covered) and maybe a hand; :func:`render` films it as a
+640x480 BGR frame through a camera with perspective, uneven light, glare, blur, noise and JPEG
+artefacts. :func:`random_scene` draws one at random from a seed: the same seed, the same image.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from hardware.camera.artwork import card_png
+from referee.cards import Card, full_deck
+
+#: An image or any array (numpy's dtypes are not worth spelling out at this edge).
+Image = npt.NDArray[Any]
+FRAME_W, FRAME_H = 640, 480
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A card lying on the table: its centre and size in pixels of the frame, its turn."""
+
+    card: Card
+    cx: float
+    cy: float
+    height: float
+    angle: float  # degrees
+
+
+@dataclass(frozen=True)
+class Hand:
+    """A hand over the table: where the palm is, which way the fingers point, how big."""
+
+    x: float
+    y: float
+    angle: float
+    size: float
+    tone: tuple[int, int, int]
+
+
+@dataclass
+class Scene:
+    """What the camera sees, and how it sees it."""
+
+    deck: str
+    background: int
+    cards: list[Placed] = field(default_factory=list)
+    hands: list[Hand] = field(default_factory=list)
+    seed: int = 0
+    tilt: tuple[float, float] = (0.0, 0.0)
+    light: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    glare: tuple[float, float, float] | None = None
+    blur: float = 0.0
+    motion: float = 0.0
+    noise: float = 0.0
+    jpeg: int = 0
+
+    @property
+    def top(self) -> Card | None:
+        """The card on top of the pile, or None for an empty table."""
+        return self.cards[-1].card if self.cards else None
+
+
+@lru_cache(maxsize=256)
+def _card_rgba(deck: str, card: Card) -> Image:
+    im = cv2.imread(str(card_png(deck, card)), cv2.IMREAD_UNCHANGED)
+    if im is None:
+        raise OSError(f"cannot read the artwork of {card} in {deck}")
+    if im.shape[2] == 3:
+        im = np.dstack([im, np.full(im.shape[:2], 255, np.uint8)])
+    return np.asarray(im, np.uint8)
+
+
+@lru_cache(maxsize=16)
+def _background(kind: int) -> Image:
+    rng = np.random.default_rng(kind)
+    h, w = FRAME_H + 80, FRAME_W + 80
+    palettes = [(40, 110, 40), (35, 80, 150), (120, 40, 40), (60, 60, 60), (30, 30, 35),
+                (45, 85, 130), (70, 120, 60), (95, 60, 40)]
+    base = np.array(palettes[kind % len(palettes)], np.float32)  # BGR
+    img: Image
+    if kind % 4 == 3:  # wood: grain along x
+        y = np.arange(h, dtype=np.float32)[:, None]
+        x = np.arange(w, dtype=np.float32)[None, :]
+        grain = np.sin(y / 7.0 + 3 * np.sin(x / 90.0 + kind)) * 0.5 + 0.5
+        wood = np.array([40, 80, 130], np.float32)
+        img = wood * (0.75 + 0.35 * grain[..., None])
+    else:
+        img = np.broadcast_to(base, (h, w, 3)).astype(np.float32)
+    fine = rng.normal(0, 9, (h, w, 1)).astype(np.float32)
+    coarse = cv2.resize(rng.normal(0, 12, (h // 40, w // 40)).astype(np.float32), (w, h))
+    img = img + fine + coarse[..., None]
+    return np.asarray(np.clip(img, 0, 255), np.uint8)
+
+
+def _camera(scene: Scene) -> npt.NDArray[np.float64]:
+    """The homography from the table plane (frame pixels seen from straight above) to the
+    frame: a camera a little off vertical."""
+    tx, ty = scene.tilt
+    src = np.array([[0, 0], [FRAME_W, 0], [FRAME_W, FRAME_H], [0, FRAME_H]], np.float32)
+    dx, dy = tx * FRAME_W, ty * FRAME_H
+    dst = np.array([[dx, dy], [FRAME_W - dx, -dy], [FRAME_W + dx, FRAME_H + dy],
+                    [-dx, FRAME_H - dy]], np.float32)
+    return np.asarray(cv2.getPerspectiveTransform(src, dst), np.float64)
+
+
+def card_corners(p: Placed, aspect: float) -> npt.NDArray[np.float32]:
+    """The four corners of a placed card on the table plane (top-left first, clockwise)."""
+    h = p.height
+    w = h / aspect
+    a = math.radians(p.angle)
+    ca, sa = math.cos(a), math.sin(a)
+    pts = [(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)]
+    return np.array([(p.cx + x * ca - y * sa, p.cy + x * sa + y * ca) for x, y in pts],
+                    np.float32)
+
+
+def corners_in_frame(scene: Scene, p: Placed) -> npt.NDArray[np.float32]:
+    """A placed card's corners as the camera sees them."""
+    im = _card_rgba(scene.deck, p.card)
+    aspect = im.shape[0] / im.shape[1]
+    pts = card_corners(p, aspect).reshape(-1, 1, 2)
+    return np.asarray(cv2.perspectiveTransform(pts, _camera(scene)).reshape(-1, 2), np.float32)
+
+
+def _hand_mask(hand: Hand) -> npt.NDArray[np.float32]:
+    mask = np.zeros((FRAME_H, FRAME_W), np.uint8)
+    a = math.radians(hand.angle)
+    ux, uy = math.cos(a), math.sin(a)
+    s = hand.size
+    cv2.ellipse(mask, (round(hand.x), round(hand.y)), (round(0.55 * s), round(0.45 * s)),
+                hand.angle, 0, 360, 255, -1)
+    # the arm, back towards the edge of the frame
+    ax, ay = hand.x - ux * 3 * s, hand.y - uy * 3 * s
+    cv2.line(mask, (round(hand.x), round(hand.y)), (round(ax), round(ay)), 255, round(0.7 * s))
+    for i, (off, length) in enumerate(((-0.33, 0.85), (-0.11, 1.0), (0.11, 0.95),
+                                       (0.31, 0.75))):
+        bx = hand.x + ux * 0.35 * s - uy * off * s
+        by = hand.y + uy * 0.35 * s + ux * off * s
+        ex, ey = bx + ux * length * s, by + uy * length * s
+        cv2.line(mask, (round(bx), round(by)), (round(ex), round(ey)), 255,
+                 max(3, round((0.2 - 0.01 * i) * s)))
+    thumb = a - 1.1
+    tx, ty = hand.x + math.cos(thumb) * 0.9 * s, hand.y + math.sin(thumb) * 0.9 * s
+    cv2.line(mask, (round(hand.x), round(hand.y)), (round(tx), round(ty)), 255,
+             max(3, round(0.22 * s)))
+    return cv2.GaussianBlur(mask, (5, 5), 0).astype(np.float32) / 255.0
+
+
+def render(scene: Scene) -> Image:
+    """Film the scene: a 640x480 BGR frame."""
+    rng = np.random.default_rng(scene.seed)
+    H = _camera(scene)
+    bg = _background(scene.background)
+    ox, oy = 40, 40
+    shift = np.array([[1, 0, ox], [0, 1, oy], [0, 0, 1]], np.float64)
+    frame: Image = cv2.warpPerspective(bg, H @ shift, (FRAME_W, FRAME_H),
+                                       borderMode=cv2.BORDER_REFLECT).astype(np.float32)
+    for p in scene.cards:
+        im = _card_rgba(scene.deck, p.card)
+        ch, cw = im.shape[:2]
+        src = np.array([[0, 0], [cw, 0], [cw, ch], [0, ch]], np.float32)
+        dst = corners_in_frame(scene, p)
+        M = cv2.getPerspectiveTransform(src, dst)
+        warped = cv2.warpPerspective(im, M, (FRAME_W, FRAME_H), flags=cv2.INTER_AREA)
+        alpha = warped[..., 3:4].astype(np.float32) / 255.0
+        # a soft shadow where the card's edge stands off the table or the card beneath
+        shadow = cv2.GaussianBlur(alpha[..., 0], (0, 0), 2.5)
+        shadow = np.roll(shadow, (2, 2), axis=(0, 1))[..., None]
+        frame = frame * (1 - 0.45 * shadow)
+        frame = frame * (1 - alpha) + warped[..., :3].astype(np.float32) * alpha
+    for hand in scene.hands:
+        m = _hand_mask(hand)[..., None]
+        tone = np.array(hand.tone, np.float32)
+        shade = 0.8 + 0.25 * cv2.GaussianBlur(rng.random((FRAME_H, FRAME_W), np.float32),
+                                              (0, 0), 9)[..., None] * 2
+        frame = frame * (1 - m) + tone * shade * m
+    gain, gx, gy = scene.light
+    yy, xx = np.mgrid[0:FRAME_H, 0:FRAME_W].astype(np.float32)
+    field_ = gain * (1 + gx * (xx / FRAME_W - 0.5) + gy * (yy / FRAME_H - 0.5))
+    frame = frame * field_[..., None]
+    if scene.glare is not None:
+        gx_, gy_, strength = scene.glare
+        d2 = ((xx - gx_) ** 2 + (yy - gy_) ** 2) / (2 * 60.0 ** 2)
+        frame = frame + strength * np.exp(-d2)[..., None]
+    if scene.motion > 0:
+        k = max(1, round(scene.motion))
+        kernel = np.zeros((k, k), np.float32)
+        kernel[k // 2, :] = 1.0 / k
+        frame = cv2.filter2D(frame, -1, kernel)
+    if scene.blur > 0:
+        frame = cv2.GaussianBlur(frame, (0, 0), scene.blur)
+    if scene.noise > 0:
+        frame = frame + rng.normal(0, scene.noise, frame.shape).astype(np.float32)
+    out: Image = np.asarray(np.clip(frame, 0, 255), np.uint8)
+    if scene.jpeg:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg])
+        if ok:
+            out = np.asarray(cv2.imdecode(buf, cv2.IMREAD_COLOR), np.uint8)
+    return out
+
+
+def random_look(scene: Scene, rng: random.Random) -> None:
+    """Draw the camera's tilt, the light and the picture's faults."""
+    scene.tilt = (rng.uniform(-0.06, 0.06), rng.uniform(-0.06, 0.06))
+    scene.light = (rng.uniform(0.7, 1.15), rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5))
+    if rng.random() < 0.3:
+        scene.glare = (rng.uniform(0, FRAME_W), rng.uniform(0, FRAME_H), rng.uniform(20, 70))
+    scene.blur = rng.choice((0.0, 0.0, 0.6, 1.0, 1.4))
+    scene.motion = rng.choice((0.0, 0.0, 0.0, 3.0))
+    scene.noise = rng.uniform(0, 7)
+    scene.jpeg = rng.choice((0, 50, 70, 85, 95))
+
+
+def random_hand(rng: random.Random, avoid: tuple[float, float, float] | None = None) -> Hand:
+    """A hand reaching in from an edge of the frame (away from ``avoid`` = x, y, radius)."""
+    for _ in range(20):
+        x, y = rng.uniform(0, FRAME_W), rng.uniform(0, FRAME_H)
+        if avoid is None or math.hypot(x - avoid[0], y - avoid[1]) > avoid[2]:
+            break
+    angle = math.degrees(math.atan2(y - FRAME_H / 2, x - FRAME_W / 2)) + 180
+    angle += rng.uniform(-30, 30)
+    tone = rng.choice(((120, 150, 205), (90, 120, 170), (60, 80, 120), (140, 170, 225)))
+    return Hand(x, y, angle, rng.uniform(45, 75), tone)
+
+
+def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int | None = None,
+                 hands: bool = True) -> Scene:
+    """A random pile photograph: a top card (``top`` or random), up to 3 cards beneath it,
+    sometimes a hand beside the top card's corners. The same arguments, the same scene."""
+    rng = random.Random(f"scene-{deck}-{seed}")
+    scene = Scene(deck=deck, background=rng.randrange(8), seed=seed)
+    cards = full_deck()
+    rng.shuffle(cards)
+    if top is not None:
+        cards.remove(top)
+        cards.append(top)
+    n_below = rng.choice((0, 1, 1, 2, 3)) if beneath is None else beneath
+    height = rng.uniform(170, 260)
+    cx = rng.uniform(0.5 * height, FRAME_W - 0.5 * height)
+    cy = rng.uniform(0.55 * height, FRAME_H - 0.55 * height)
+    angle = rng.uniform(-180, 180)
+    for i in range(n_below):
+        d = rng.uniform(0.15, 0.45) * height
+        a = rng.uniform(0, 2 * math.pi)
+        scene.cards.append(Placed(cards[i], cx + d * math.cos(a), cy + d * math.sin(a), height,
+                                  angle + rng.uniform(-40, 40)))
+    scene.cards.append(Placed(cards[-1], cx, cy, height, angle))
+    if hands and rng.random() < 0.25:
+        scene.hands.append(random_hand(rng, (cx, cy, 0.95 * height)))
+    random_look(scene, rng)
+    return scene
+
+
+def as_dict(scene: Scene) -> dict[str, Any]:
+    """What the scene holds, for a bench's or a test's message."""
+    return {"deck": scene.deck, "top": str(scene.top), "cards": len(scene.cards),
+            "hands": len(scene.hands), "seed": scene.seed}
