@@ -198,6 +198,11 @@ class Topics:
         """Retained view of seat ``n``."""
         return f"{self.base}/seat/{n}"
 
+    @property
+    def history(self) -> str:
+        """Retained summary of the games played and the evening's standings."""
+        return f"{self.base}/history"
+
 
 # --------------------------------------------------------------------------- seat view
 
@@ -303,6 +308,8 @@ class TableFeed:
         self._latest: dict[str, Any] | None = None  # newest state payload, as published
         self._state_dirty = False
         self._seats_sent: dict[int, bytes] = {}
+        self._history: bytes | None = None  # newest history summary (publish_history)
+        self._history_dirty = False
         self._connected = False
         self._lost = False
         self._stopping = False
@@ -331,6 +338,14 @@ class TableFeed:
             self._loop.call_soon_threadsafe(self._accept, state, verdicts)
         else:
             self._accept(state, verdicts)
+
+    def publish_history(self, summary: Mapping[str, Any]) -> None:
+        """Hand over the table's history summary (:func:`referee.app.history.summary`),
+        published retained on ``history`` now and after every reconnection. Call it on the
+        feed's loop (or before it runs); returns at once."""
+        self._history = _dumps(summary)
+        self._history_dirty = True
+        self._wake.set()
 
     def listener(self, verdicts: list[Any], state: Mapping[str, Any]) -> None:
         """:meth:`publish` with the argument order of ``referee.table.Table.listeners``:
@@ -466,13 +481,14 @@ class TableFeed:
         self._set_connected(True)
         await client.publish(self.topics.status, b"online", qos=1, retain=True)
         self._state_dirty = self._latest is not None
+        self._history_dirty = self._history is not None
         watcher = asyncio.create_task(self._watch(client))
         try:
             while True:
                 self._wake.clear()
                 await self._flush(client)
                 if self._stopping:
-                    if self._state_dirty or self._events:
+                    if self._state_dirty or self._events or self._history_dirty:
                         continue  # changes that came during the last flush go out first
                     return
                 await self._wake.wait()
@@ -505,6 +521,9 @@ class TableFeed:
                     self._seats_sent[n] = payload
                     sends.append(client.publish(self.topics.seat(n), payload, qos=1,
                                                 retain=True))
+        if self._history_dirty and self._history is not None:
+            self._history_dirty = False
+            sends.append(client.publish(self.topics.history, self._history, qos=1, retain=True))
         while self._events:
             sends.append(client.publish(self.topics.events, _dumps(self._events.popleft()),
                                         qos=1))

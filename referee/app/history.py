@@ -25,10 +25,13 @@ table (every round's hand scores and running totals) of its latest Vändåtta po
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import re
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,8 +39,11 @@ from typing import Any
 from referee.describe import seat_name
 from referee.games import games
 from referee.journal import JournalError, read_before, read_journal
+from referee.model import Verdict
 from referee.options import options_to_json
 from referee.table import replay
+
+log = logging.getLogger("referee.app.history")
 
 #: The game being played (as :data:`referee.app.service.CURRENT`).
 CURRENT = "current.jsonl"
@@ -57,6 +63,9 @@ SET_ASIDE = (
 
 #: The longest pause (seconds) between two games of one evening.
 EVENING_GAP_S = 6 * 3600.0
+
+#: The problem of a journal that went away while the folder was read (archived meanwhile).
+VANISHED = "gone while it was read"
 
 #: Games a published summary lists at most (the newest of the evening).
 SUMMARY_GAMES = 50
@@ -162,6 +171,8 @@ def judge_file(path: Path) -> GameRecord:
     """Read one journal and judge it again; never raises for what the file holds."""
     try:
         end = path.stat().st_mtime
+    except FileNotFoundError:
+        return GameRecord(path.name, "unreadable", 0.0, 0.0, 0.0, problem=VANISHED)
     except OSError as exc:
         return GameRecord(path.name, "unreadable", 0.0, 0.0, 0.0,
                           problem=f"cannot read it ({exc.strerror or exc})")
@@ -176,6 +187,9 @@ def judge_file(path: Path) -> GameRecord:
         journal = before
         record.problem = (f"damaged at line {exc.line} ({exc.reason}); judged up to the line "
                           "before")
+    except FileNotFoundError:
+        record.problem = VANISHED
+        return record
     except OSError as exc:
         record.problem = f"cannot read it ({exc.strerror or exc})"
         return record
@@ -186,7 +200,7 @@ def judge_file(path: Path) -> GameRecord:
     record.tally = games[header.game].tally
     record.inputs = len(journal.inputs)
     try:
-        result = replay(journal, finish=path.name != CURRENT)
+        result = replay(journal)  # as referee replay: a pending collect grace runs out
     except Exception as exc:  # a journal the rules cannot judge must not stop the listing
         record.problem = f"cannot be judged ({type(exc).__name__}: {exc})"
         return record
@@ -238,8 +252,11 @@ def read_history(journal_dir: str | os.PathLike[str]) -> History:
     folder = Path(journal_dir)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(f"{folder} is not a folder")
-    files, aside = journal_files(folder)
-    records = [judge_file(p) for p in files]
+    for _attempt in range(3):  # a journal archived while it was read: list the folder again
+        files, aside = journal_files(folder)
+        records = [judge_file(p) for p in files]
+        if not any(r.problem == VANISHED for r in records):
+            break
     records.sort(key=lambda r: (r.file == CURRENT, r.end, r.file))
     return History(str(folder), records, aside)
 
@@ -302,3 +319,59 @@ def _short(g: GameRecord) -> dict[str, Any]:
             "start": _iso(g.start), "duration_s": round(g.duration_s, 1), "seats": g.seats,
             "winners": g.winner_names, "cards_played": g.cards_played, "tricks": g.tricks,
             "tally": g.tally, "rounds": len(g.rounds), "problem": g.problem}
+
+
+class HistoryPublisher:
+    """Reads the table's history again (in a worker thread, off the referee's loop) and hands
+    its :func:`summary` to ``publish`` on ``loop``: at :meth:`refresh`, and from
+    :meth:`update` after each verdict in :data:`TRIGGERS` (a game decided, a points round
+    scored, a game ended by the operator). Refreshes asked for while one runs make one more."""
+
+    TRIGGERS = frozenset({"game_over", "round_over", "ended_by_operator"})
+
+    def __init__(self, journal_dir: str | os.PathLike[str], table_id: str,
+                 publish: Callable[[dict[str, Any]], None],
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.journal_dir = Path(journal_dir)
+        self.table_id = table_id
+        self.publish = publish
+        self.loop = loop
+        self._lock = threading.Lock()
+        self._running = False
+        self._again = False
+        #: Summaries handed over so far.
+        self.published = 0
+
+    def update(self, verdicts: Iterable[Verdict]) -> None:
+        """Refresh when one of ``verdicts`` ends a game or a round."""
+        if any(v.verdict in self.TRIGGERS for v in verdicts):
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Read the history again in the background; returns at once."""
+        with self._lock:
+            if self._running:
+                self._again = True
+                return
+            self._running = True
+        threading.Thread(target=self._work, name="history", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                out = summary(read_history(self.journal_dir), self.table_id)
+            except Exception:  # the history must never stop the referee
+                log.exception("history of %s", self.journal_dir)
+            else:
+                def hand_over(out: dict[str, Any] = out) -> None:
+                    self.publish(out)
+                    self.published += 1
+                try:
+                    self.loop.call_soon_threadsafe(hand_over)
+                except RuntimeError:  # the loop is closed: the referee stopped
+                    pass
+            with self._lock:
+                if not self._again:
+                    self._running = False
+                    return
+                self._again = False

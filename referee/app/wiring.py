@@ -18,6 +18,7 @@ from referee.app.config import TableConfig
 from referee.app.console import ConsoleEdge, SocketConsole
 from referee.app.errors import ConfigError
 from referee.app.feed import TableFeed
+from referee.app.history import HistoryPublisher
 from referee.app.service import Edge, Output, RefereeService
 from referee.describe import describe
 from referee.model import Verdict
@@ -102,14 +103,21 @@ class FeedOutput:
                               username=config.broker.username,
                               password=config.broker.password, seats=list(config.seats))
         self._task: asyncio.Task[None] | None = None
+        self.history: HistoryPublisher | None = None
 
     async def start(self, service: RefereeService) -> None:
-        """Connect in the background (the referee never waits for the broker)."""
+        """Connect in the background (the referee never waits for the broker); publish the
+        table's history (``history``) now and after each game."""
         self._task = asyncio.create_task(self.feed.run())
+        self.history = HistoryPublisher(service.journal_dir, self.feed.table_id,
+                                        self.feed.publish_history, asyncio.get_running_loop())
+        self.history.refresh()
 
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
-        """Queue the change for the broker."""
+        """Queue the change for the broker (and the history, when a game or round ended)."""
         self.feed.publish(state, verdicts)
+        if self.history is not None:
+            self.history.update(verdicts)
 
     async def stop(self) -> None:
         """Publish ``offline`` and disconnect."""

@@ -4,16 +4,24 @@ round table — checked against the golden verdicts of the scenario journals (te
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import pytest
 
 from referee.app.cli import main
+from referee.app.config import parse_config
+from referee.app.feed import parse_broker_url
 from referee.app.history import EVENING_GAP_S, read_history, standings, summary
+from referee.app.wiring import build_service
+from referee.model import Input
+from tests.broker import Broker
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "data" / "scenarios"
 NOW = 1_800_000_000.0  # a fixed "now" (seconds since the epoch) for the evening
@@ -166,3 +174,52 @@ def test_the_command(evening: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "1 journal could not be read whole" in captured.err
     assert main(["history", "--journal-dir", str(evening / "nope")]) == 2
     assert "no journal folder" in capsys.readouterr().err
+
+
+def test_the_service_publishes_the_history_at_start_and_after_each_game(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    """A real referee service and a real Mosquitto: the retained ``history`` comes when the
+    service starts and again once the game being played is decided."""
+    folder = tmp_path / "j"
+    folder.mkdir()
+    now = time.time()
+    put(folder, "vandatta/13_round_won", "20261201-190000-vandatta.jsonl", now - 600)
+    lines = (SCENARIOS / "banka_bever/23_slap_win_ends_game.jsonl").read_text().splitlines(
+        keepends=True)
+    (folder / "current.jsonl").write_text("".join(lines[:3]))  # two cards laid: a double
+    cfg = parse_config({
+        "table": {"id": "hist1", "game": "banka-bever", "seats": ["A", "B", "C"],
+                  "journal_dir": str(folder)},
+        "broker": {"url": f"mqtt://127.0.0.1:{mosquitto.port}", "username": "referee",
+                   "password": mosquitto.passwords["referee"]},
+    })
+    svc = build_service(cfg, console=False)
+    svc.fsync = False
+
+    async def go() -> list[dict[str, Any]]:
+        seen: list[dict[str, Any]] = []
+        task = asyncio.create_task(svc.run())
+        address = parse_broker_url(mosquitto.url("display"))
+        async with aiomqtt.Client(**address.client_kwargs()) as client:
+            await client.subscribe("cardtable/hist1/history", qos=1)
+            async with asyncio.timeout(10):
+                async for message in client.messages:
+                    assert isinstance(message.payload, bytes)
+                    seen.append(json.loads(message.payload))
+                    if len(seen) == 1:
+                        svc.submit(Input(svc.clock.now(), 2, "slap"))
+                    if seen[-1]["standings"]["games"] == 2:
+                        break
+        svc.stop()
+        await task
+        return seen
+
+    seen = asyncio.run(go())
+    first, last = seen[0], seen[-1]
+    assert first["table"] == "hist1" and first["total_games"] == 2
+    assert [g["status"] for g in first["evening"]] == ["finished", "in progress"]
+    assert first["standings"]["players"][0] == {"name": "Anna", "played": 1, "wins": 1,
+                                                "shared": 0}
+    assert [g["status"] for g in last["evening"]] == ["finished", "finished"]
+    assert last["evening"][-1]["winners"] == ["C"]
+    assert {"name": "C", "played": 1, "wins": 1, "shared": 0} in last["standings"]["players"]
