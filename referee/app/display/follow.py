@@ -53,7 +53,7 @@ async def follow(
                                       timeout=5.0) as client:
                 delay = backoff[0]
                 await client.subscribe([(topics.status, 1), (topics.state, 1),
-                                        (topics.events, 1)])
+                                        (topics.events, 1), (topics.history, 1)])
                 view.connected, view.error = True, None
                 view.connections += 1
                 on_change()

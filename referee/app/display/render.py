@@ -13,6 +13,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from referee.app.display.scene import GAME_TITLES, play_words, scene, table_alerts
+from referee.app.display.standings import draw_standings
 from referee.cards import SUIT_SYMBOLS, parse_card
 
 __all__ = ["GAME_TITLES", "card_label", "draw", "render", "table_alerts"]
@@ -144,4 +145,7 @@ def draw(sc: Mapping[str, Any]) -> RenderableType:
         for j, words in enumerate(sc["verdicts"][:6]):
             parts.append(Text(("» " if j == 0 else "  ") + words,
                               style="bold" if j == 0 else "dim"))
+    standings = draw_standings(sc.get("standings"))
+    if standings is not None:
+        parts.append(standings)
     return Panel(Group(*parts), title=title, subtitle=sc["subtitle"])

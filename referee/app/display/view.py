@@ -21,6 +21,7 @@ from referee.app.display.check import (
 )
 from referee.app.display.render import draw
 from referee.app.display.scene import derive_play, scene
+from referee.app.display.standings import read_history, standings_scene
 from referee.app.feed import Topics
 
 log = logging.getLogger("referee.app.display")
@@ -65,6 +66,8 @@ class TableView:
     last_play: dict[str, Any] | None = None
     #: The largest ``state``/``events`` payload read (bytes); larger ones are not parsed.
     max_payload: int = MAX_PAYLOAD
+    #: The newest readable ``history`` (the evening's games and standings), if any.
+    history: dict[str, Any] | None = None
 
     def on_message(self, topic: str, payload: bytes) -> bool:
         """Take one message of the table's topics; True when the state must be re-read.
@@ -75,6 +78,9 @@ class TableView:
         if topic == topics.status:
             text = payload[:16].decode(errors="replace").strip()
             self.status = text if text in ("online", "offline") else None
+            return False
+        if topic == topics.history:  # the standings (display/standings.py)
+            self.history = read_history(payload, self.max_payload) if payload else None
             return False
         if not payload or topic not in (topics.state, topics.events):
             return False
@@ -153,9 +159,11 @@ class TableView:
 
     def scene(self) -> dict[str, Any]:
         """What this display shows (:func:`~referee.app.display.scene.scene`)."""
-        return scene(self.state, list(self.events), self.status, table_id=self.table_id,
-                     connected=self.connected, error=self.error, problem=self.problem,
-                     last_play=self.last_play)
+        out = scene(self.state, list(self.events), self.status, table_id=self.table_id,
+                    connected=self.connected, error=self.error, problem=self.problem,
+                    last_play=self.last_play)
+        out["standings"] = standings_scene(self.history)
+        return out
 
     def render(self) -> RenderableType:
         """The scene drawn with rich (:func:`~referee.app.display.render.draw`)."""
