@@ -139,6 +139,7 @@ function draw() {
   $("last").textContent = verdicts.length ? verdicts[0] : "";
   $("older").replaceChildren(...verdicts.slice(1, 4).map((v) => el("li", "", v)));
   line("scores", s.round_result && [s.round_result]);
+  if (typeof drawStandings === "function") drawStandings(s);  // standings.js
 }
 
 // ---------------------------------------------------------------- start
