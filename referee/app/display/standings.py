@@ -27,6 +27,10 @@ def _int(x: Any) -> int | None:
     return x if isinstance(x, int) and not isinstance(x, bool) else None
 
 
+def _items(x: Any) -> list[Any]:
+    return x if isinstance(x, list) else []
+
+
 def read_history(payload: bytes, max_payload: int = MAX_PAYLOAD) -> dict[str, Any] | None:
     """A ``history`` payload as a dict, or None when it cannot be read (too large, not JSON,
     not an object). What it holds is checked by :func:`standings_scene`."""
@@ -49,7 +53,7 @@ def standings_scene(history: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not isinstance(table, Mapping):
         return None
     players = []
-    for row in table.get("players") or []:
+    for row in _items(table.get("players")):
         if not isinstance(row, Mapping) or not isinstance(row.get("name"), str):
             continue
         wins, played, shared = (_int(row.get(k)) or 0 for k in ("wins", "played", "shared"))
@@ -72,7 +76,7 @@ def _points(points: Any) -> dict[str, Any] | None:
         return None
     rounds: list[dict[str, Any]] = []
     totals: list[int | None] = [None] * len(seats)
-    for r in points.get("rounds") or []:
+    for r in _items(points.get("rounds")):
         if not isinstance(r, Mapping):
             continue
         scores: list[Any] = r["scores"] if isinstance(r.get("scores"), list) else []

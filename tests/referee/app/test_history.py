@@ -14,9 +14,11 @@ from typing import Any
 
 import aiomqtt
 import pytest
+from rich.console import Console
 
 from referee.app.cli import main
 from referee.app.config import parse_config
+from referee.app.display.view import TableView
 from referee.app.feed import parse_broker_url
 from referee.app.history import EVENING_GAP_S, read_history, standings, summary
 from referee.app.wiring import build_service
@@ -223,3 +225,33 @@ def test_the_service_publishes_the_history_at_start_and_after_each_game(
     assert [g["status"] for g in last["evening"]] == ["finished", "finished"]
     assert last["evening"][-1]["winners"] == ["C"]
     assert {"name": "C", "played": 1, "wins": 1, "shared": 0} in last["standings"]["players"]
+
+
+def test_both_displays_show_the_standings_of_the_history_topic(evening: Path) -> None:
+    history = summary(read_history(evening), "t1", now=NOW)
+    view = TableView("t1")
+    state = {"game": "vandatta", "seats": ["Anna", "Bo", "Cia"], "counts": [3, 0, 0],
+             "pile": [], "turn": None, "cards_played": 9, "tricks": 3, "session": "s", "seq": 1}
+    view.on_state(state)
+    assert view.scene()["standings"] is None  # no history yet
+    assert not view.on_message("cardtable/t1/history", json.dumps(history).encode())
+    st = view.scene()["standings"]
+    assert st["games"] == 3
+    assert [(p["name"], p["text"]) for p in st["players"]] == [
+        ("Anna", "2 wins of 3 (1 shared)"), ("Cia", "2 wins of 3 (1 shared)"),
+        ("Bo", "0 wins of 3")]
+    assert st["points"]["rounds"] == [
+        {"round": 1, "winner": "Cia", "cells": ["65 (65)", "100 (100)", "0 (0)"]},
+        {"round": 2, "winner": "Anna", "cells": ["0 (65)", "- (100)", "40 (40)"]},
+        {"round": 3, "winner": "Cia", "cells": ["55 (120)", "- (100)", "0 (40)"]}]
+    console = Console(width=100, record=True)
+    console.print(view.render())
+    text = console.export_text()
+    assert "Tonight (3 games): Anna 2 wins of 3 (1 shared)" in text
+    assert "55 (120)" in text and "Points, round by round" in text
+    # An unreadable history shows no standings, and never breaks the display.
+    for bad in (b"not json", b"[1, 2]", json.dumps({"standings": {"players": 5}}).encode(),
+                json.dumps({"standings": {"players": [{"name": 1}], "points": "x"}}).encode()):
+        view.on_message("cardtable/t1/history", bad)
+        assert view.scene()["standings"] is None
+        console.print(view.render())
