@@ -1,27 +1,212 @@
-"""Median time of a ``--fast`` 4-seat Banka bäver simulation (target: well under 50 ms).
+"""Seeded simulated games per second on one core, per game and seat count: the simulator as it
+is against the simulator as it was before issue 13 (kept below, word for word but for names, as
+the baseline), in the same run on the same engines; and the median time of a ``--fast``
+four-seat Banka bäver game (target well under 50 ms) with the bare engine's replay of the same
+inputs.
 
-Prints one JSON line. The baseline in the same run is the bare engine replaying the same game's
-inputs with no players and no arbiter, so the figure separates the simulation's overhead from
-the rules engine's cost on this (noisy, shared) machine.
+Prints one JSON line. Both simulators must write the very same journal for every seed (the
+faster one changes no input); the bench exits 1 naming the first seed where they differ.
+``--seeds N`` sets the seeds per case (default 12; the figures are noisy on a shared machine).
+Runs are interleaved (before, after, before, …) so that a burst of load hits both alike.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import heapq
 import json
+import random
 import statistics
+import sys
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
-from referee.app.simulate import Simulation
-from referee.journal import Journal
-from referee.table import replay
+from referee.app.players import DEFAULT_NAMES, TURN_MS, Reactions, choose_vandatta
+from referee.app.simulate import MAX_INPUTS, Simulation
+from referee.cards import parse_card
+from referee.deal import reshuffled
+from referee.engine import Engine
+from referee.games import game as game_named
+from referee.games.vandatta import next_deal
+from referee.journal import Journal, JournalHeader, dump_journal
+from referee.model import Input
+from referee.options import VandattaOptions
+from referee.table import Table, replay
 
-SEEDS = range(1, 21)
+#: (game, seats) timed before and after.
+CASES = (("beggar-my-neighbour", 2), ("beggar-my-neighbour", 4), ("banka-bever", 2),
+         ("banka-bever", 4), ("banka-bever", 8), ("vandatta", 3), ("vandatta", 5))
+TARGET_SPEEDUP = 3.0
+MS = 1_000_000
 
 
-def main() -> None:
-    """Time one simulated game per seed; print medians."""
+# -- the simulator before issue 13 (referee/app/simulate.py and players.py at 3a38d19) --------
+def _slappers(state: dict[str, Any], options: Any,
+              rng: random.Random) -> list[tuple[int, float]]:
+    holds = _slap_holds(state, getattr(options, "bottom_match", True))
+    out = []
+    for seat, count in enumerate(state["counts"]):
+        if seat in state.get("out", []) or (count == 0 and not options.slap_back_in):
+            continue
+        if holds and rng.random() < 0.9:
+            out.append((seat, 320.0))
+        elif not holds and rng.random() < 0.004:
+            out.append((seat, 380.0))
+    return out
+
+
+def _slap_holds(state: dict[str, Any], bottom_match: bool = True) -> bool:
+    pile = state.get("pile") or []
+    if len(pile) >= 2 and pile[-1] and pile[-2] and parse_card(pile[-1]).rank == parse_card(
+            pile[-2]).rank:
+        return True
+    bottom = state.get("bottom")
+    return bool(bottom_match and bottom and len(pile) >= 2 and pile[-1]
+                and parse_card(pile[-1]).rank == parse_card(bottom).rank)
+
+
+def _stamped(inp: Input, t: int) -> Input:
+    return dataclasses.replace(inp, t=t)
+
+
+@dataclass(order=True)
+class _Plan:
+    t: int
+    order: int
+    inp: Input = field(compare=False)
+    version: int = field(compare=False, default=-1)
+
+
+class BeforeSimulation:
+    """The simulator before issue 13: the table's state after every input, the engine asked
+    for the legal lays when a lay is planned and again when it is made, dataclass plans."""
+
+    def __init__(self, game: str, players: int, seed: int, *,
+                 options: dict[str, Any] | None = None) -> None:
+        spec = game_named(game)
+        opts = spec.parse_options(options or {})
+        self.header = JournalHeader(game, tuple(DEFAULT_NAMES[:players]), 0, opts,
+                                    seed).resolved()
+        self.table = Table(self.header, settle_ns=0)
+        self.rng = random.Random(f"players-{seed}")
+        self.reactions = Reactions(self.rng, players)
+        self._plans: list[_Plan] = []
+        self._order = 0
+        self._version = 0
+        self.t = 1_000 * MS
+
+    @property
+    def engine(self) -> Engine:
+        return self.table.engine
+
+    def _plan(self, t: int, inp: Input, *, versioned: bool = True) -> None:
+        self._order += 1
+        heapq.heappush(
+            self._plans, _Plan(t, self._order, inp, self._version if versioned else -1)
+        )
+
+    def _plan_turn(self, now: int) -> None:
+        self._version += 1
+        if self.engine.over:
+            return
+        game = self.header.game
+        if game == "vandatta":
+            self._plan_vandatta(now)
+            return
+        lays = [i for i in self.engine.legal_inputs(now) if i.act == "lay"]
+        if lays:
+            lay = lays[0]
+            delay = self.reactions.ns(lay.seat, TURN_MS[game], 0.3)
+            self._plan(now + delay, lay)
+
+    def _plan_slaps(self, now: int, state: dict[str, Any]) -> None:
+        for seat, base_ms in _slappers(state, self.header.options, self.rng):
+            self._plan(now + self.reactions.ns(seat, base_ms), Input(0, seat, "slap"),
+                       versioned=False)
+
+    def _plan_vandatta(self, now: int) -> None:
+        legal = self.engine.legal_inputs(now)
+        state = self.engine.state()
+        options = self.header.options
+        assert isinstance(options, VandattaOptions)
+        seat = state.get("must_draw") if state.get("must_draw") is not None else state["turn"]
+        if (state["stock"] == 0 and len(state["pile"]) > 1 and seat is not None
+                and options.reshuffle_discards and state["phase"] != "round_over"):
+            self._plan(now + 2500 * MS, self._reshuffle(Input(0, seat, "reshuffle"), state))
+            return
+        if not legal:
+            if state.get("phase") == "round_over" and not self.engine.over:
+                self._plan(now + 3000 * MS, next_deal(state, self.rng.getrandbits(32), 0))
+            return
+        seat = legal[0].seat
+        choice = choose_vandatta(legal, self.engine.hand, self.rng)
+        self._plan(now + self.reactions.ns(seat, TURN_MS["vandatta"], 0.35), choice)
+
+    def _reshuffle(self, template: Input, state: dict[str, Any]) -> Input:
+        if template.stock is not None:
+            return template
+        return Input(template.t, template.seat, "reshuffle",
+                     stock=reshuffled(state["pile"], self.rng))
+
+    def run(self) -> None:
+        self._plan_turn(self.t)
+        count = 0
+        while self._plans and not self.engine.over and count < MAX_INPUTS:
+            plan = heapq.heappop(self._plans)
+            if plan.version not in (-1, self._version):
+                continue
+            inp = _stamped(plan.inp, plan.t)
+            if inp.act == "lay":
+                lays = [i for i in self.engine.legal_inputs(plan.t)
+                        if i.act == "lay" and i.seat == inp.seat]
+                if not lays:
+                    continue
+                inp = lays[0]
+            count += 1
+            self.t = plan.t
+            self.table.push(inp)
+            verdicts = self.table.release(plan.t)
+            state = self.table.state()
+            changed = inp.act != "slap" or any(v.verdict in ("pile_won", "out")
+                                               for v in verdicts)
+            if "slap" in game_named(self.header.game).acts and inp.act == "lay" and not any(
+                    v.verdict in ("illegal", "desync") for v in verdicts):
+                self._plan_slaps(inp.t, state)
+            if changed or not any(p.version == self._version for p in self._plans):
+                self._plan_turn(inp.t)
+        if not self.engine.over:
+            self.table.flush(finish=True)
+
+
+# -- timing ------------------------------------------------------------------------------------
+def _case(game: str, seats: int, seeds: range) -> dict[str, Any]:
+    before = after = 0.0
+    for seed in seeds:
+        start = time.perf_counter()
+        old = BeforeSimulation(game, seats, seed)
+        old.run()
+        before += time.perf_counter() - start
+        start = time.perf_counter()
+        new = Simulation(game, seats, seed)
+        new.run()
+        after += time.perf_counter() - start
+        if dump_journal(old.header, old.table.inputs) != dump_journal(new.header,
+                                                                      new.table.inputs):
+            print(f"simulate: {game}, {seats} seats, seed {seed}: the journal differs from "
+                  "the simulator before", file=sys.stderr)
+            raise SystemExit(1)
+    games = len(seeds)
+    return {"game": game, "seats": seats, "games": games,
+            "before_games_per_s": round(games / before, 1),
+            "after_games_per_s": round(games / after, 1),
+            "speedup": round(before / after, 2)}
+
+
+def _median_game(seeds: range) -> dict[str, Any]:
     sim_ms, replay_ms, inputs = [], [], []
-    for seed in SEEDS:
+    for seed in seeds:
         start = time.perf_counter()
         sim = Simulation("banka-bever", 4, seed)
         sim.run()
@@ -31,16 +216,35 @@ def main() -> None:
         start = time.perf_counter()
         replay(journal)
         replay_ms.append((time.perf_counter() - start) * 1000)
-    print(json.dumps({
-        "bench": "simulate",
-        "case": "banka-bever, 4 seats, --fast",
-        "games": len(SEEDS),
+    return {
         "median_inputs": statistics.median(inputs),
         "median_ms": round(statistics.median(sim_ms), 2),
-        "p90_ms": round(sorted(sim_ms)[int(0.9 * len(sim_ms)) - 1], 2),
+        "p90_ms": round(sorted(sim_ms)[max(int(0.9 * len(sim_ms)) - 1, 0)], 2),
         "baseline_replay_median_ms": round(statistics.median(replay_ms), 2),
         "target_ms": 50,
         "meets_target": statistics.median(sim_ms) < 50,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time every case before and after; print one JSON line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=12, help="seeds per case (default 12)")
+    args = parser.parse_args(argv)
+    seeds = range(1, args.seeds + 1)
+    cases = [_case(game, seats, seeds) for game, seats in CASES]
+    worst = min(c["speedup"] for c in cases)
+    print(json.dumps({
+        "bench": "simulate",
+        "case": "seeded games per second on one core, before and after issue 13; "
+                "banka-bever, 4 seats, --fast: median ms",
+        "cases": cases,
+        "min_speedup": worst,
+        "target_speedup": TARGET_SPEEDUP,
+        "meets_speedup": worst >= TARGET_SPEEDUP,
+        **_median_game(range(1, 21)),
+        "baseline": "the simulator before issue 13 (BeforeSimulation in this file) on the "
+                    "same engines, same seeds, interleaved",
     }))
 
 

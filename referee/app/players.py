@@ -9,12 +9,13 @@ players and the same game.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import random
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from referee.cards import Card, parse_card
+from referee.cards import Card, full_deck, parse_card
 from referee.model import Input
 
 DEFAULT_NAMES = ("Anna", "Bo", "Cia", "Dan", "Eva", "Frej", "Gun", "Hugo")
@@ -99,14 +100,31 @@ def slap_holds(state: dict[str, Any], bottom_match: bool = True) -> bool:
     """Whether a slap looks valid from the public state (what a player at the table sees:
     the two top cards, and the bottom card)."""
     pile = state.get("pile") or []
-    if len(pile) >= 2 and pile[-1] and pile[-2] and parse_card(pile[-1]).rank == parse_card(
-            pile[-2]).rank:
+    if len(pile) < 2 or not pile[-1]:
+        return False
+    top = _rank(pile[-1])
+    if pile[-2] and _rank(pile[-2]) == top:
         return True
     bottom = state.get("bottom")
-    return bool(bottom_match and bottom and len(pile) >= 2 and pile[-1]
-                and parse_card(pile[-1]).rank == parse_card(bottom).rank)
+    return bool(bottom_match and bottom and _rank(bottom) == top)
+
+
+#: The rank of each card's text as the engines' states spell it.
+_RANKS = {str(card): card.rank for card in full_deck()}
+
+
+def _rank(text: str) -> int:
+    """The rank of a card's text (any form :func:`parse_card` reads)."""
+    rank = _RANKS.get(text)
+    return parse_card(text).rank if rank is None else rank
+
+
+#: Every field of an input but its time, in the order :class:`Input` takes them after ``t``.
+_FIELDS = dataclasses.fields(Input)
+assert _FIELDS[0].name == "t" and all(f.init for f in _FIELDS)
+_REST = operator.attrgetter(*(f.name for f in _FIELDS[1:]))
 
 
 def stamped(inp: Input, t: int) -> Input:
     """The same input at time ``t``."""
-    return dataclasses.replace(inp, t=t)
+    return Input(t, *_REST(inp))

@@ -1,6 +1,8 @@
 """Simulation: seeded, complete, and its journal replays to the very same verdicts."""
 
+import hashlib
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -8,7 +10,7 @@ from hypothesis import strategies as st
 
 from referee.app.cli import main
 from referee.app.simulate import Simulation
-from referee.journal import read_journal
+from referee.journal import dump_journal, read_journal
 from referee.table import replay
 
 GAMES = [("beggar-my-neighbour", 3), ("banka-bever", 4), ("vandatta", 3)]
@@ -133,3 +135,69 @@ def test_the_full_stack_leaves_no_folder_and_starts_its_clock_near_zero(tmp_path
     assert not list(tmp_path.glob("referee-full-stack-*"))
     first = json.loads(run.stdout.splitlines()[0])
     assert 1_000_000_000 <= first["t"] < 600_000_000_000, first
+
+
+# -- issue 13.4: the faster simulator plays the very same games ------------------------------
+FINGERPRINTS = Path(__file__).resolve().parents[2] / "data" / "simulate" / "journal_sha256.json"
+
+
+def journal_sha256(sim: Simulation) -> str:
+    """What tests/data/simulate/journal_sha256.json holds for a played simulation."""
+    return hashlib.sha256(dump_journal(sim.header, sim.table.inputs).encode()).hexdigest()
+
+
+def _fingerprinted() -> list[tuple[str, int, dict, int, int, str]]:
+    games = json.loads(FINGERPRINTS.read_text())["games"]
+    return [(game, n, opts, seed, count, sha) for game, rows in games.items()
+            for n, opts, seed, count, sha in rows]
+
+
+@pytest.mark.parametrize("game", ["beggar-my-neighbour", "banka-bever", "vandatta"])
+def test_200_seeds_per_game_give_the_journals_of_the_simulator_before_issue_13(
+        game: str) -> None:
+    """The file was written by the simulator at 3a38d19 (a git worktree of that commit, run
+    with its own tree on PYTHONPATH): 200 seeds per game over several seat counts and options.
+    run() (no state per step) plays every seed; steps() (a state per step) every eighth."""
+    rows = [r for r in _fingerprinted() if r[0] == game]
+    assert len(rows) == 200 and len({r[1] for r in rows}) >= 3
+    differ = []
+    for _, n, opts, seed, count, sha in rows:
+        sim = Simulation(game, n, seed, options=opts)
+        if seed % 8 == 0:
+            for _step in sim.steps():
+                pass
+        else:
+            sim.run()
+        if journal_sha256(sim) != sha:
+            differ.append((n, opts, seed, count, len(sim.table.inputs)))
+    assert differ == []
+
+
+def test_the_fingerprint_is_the_journal_file_the_simulation_writes(tmp_path) -> None:
+    path = tmp_path / "g.jsonl"
+    sim = Simulation("banka-bever", 4, 7, journal_path=str(path))
+    sim.run()
+    sim.table.journal.close()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == journal_sha256(sim)
+
+
+@pytest.mark.parametrize("game, players", GAMES)
+def test_a_table_with_listeners_judges_through_its_own_release_and_plays_the_same(
+        game: str, players: int) -> None:
+    """The fast path judges without the table's state; with a listener the table's own
+    release() judges. Same inputs, same verdicts, and the listener sees every step."""
+    plain = Simulation(game, players, 21)
+    plain.run()
+    heard = Simulation(game, players, 21)
+    seen: list[int] = []
+    heard.table.listeners.append(lambda verdicts, state: seen.append(len(verdicts)))
+    heard.run()
+    assert heard.table.inputs == plain.table.inputs
+    assert verdict_lines(heard.table.verdicts) == verdict_lines(plain.table.verdicts)
+    assert len(seen) >= len(heard.table.inputs)
+
+
+def test_steps_give_the_tables_state_after_each_input() -> None:
+    sim = Simulation("banka-bever", 3, 2)
+    for step in sim.steps():
+        assert step.state == sim.table.state()
