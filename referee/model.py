@@ -186,6 +186,21 @@ class Verdict:
         return cls(t=obj["t"], verdict=obj["verdict"], data=data)
 
 
+#: The timing fields of slap verdicts (docs/timing.md), added to JOURNAL.md's verdict lines
+#: after it was written; a reader that does not know them ignores them. ``margin_ns``: this
+#: slap's edge minus the winning slap's edge (``slap_lost``; on a ``pile_won`` decided by the tie
+#: rule, the nearest other slap of its instant); ``reaction_ns``: this slap's edge minus the card
+#: that made the pile slappable (or, for a false slap, the last lay); ``tie``: the pile went by
+#: the clockwise tie rule.
+TIMING_FIELDS: tuple[str, ...] = ("margin_ns", "reaction_ns", "tie")
+
+
+def without_timing(obj: dict[str, Any]) -> dict[str, Any]:
+    """A verdict line (``to_json``) without :data:`TIMING_FIELDS`: the verdict as it read before
+    they were added."""
+    return {k: v for k, v in obj.items() if k not in TIMING_FIELDS}
+
+
 def illegal(t: int, seat: int, code: RefusalCode, reason: str) -> Verdict:
     """A refused input: ``code`` is the stable identifier, ``reason`` words for a person."""
     return Verdict(t, "illegal", {"seat": seat, "code": code, "reason": reason})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from referee.errors import OptionError, shown
@@ -28,14 +28,23 @@ class BeggarOptions:
     time_limit_s: float | None = None
 
 
+#: Field metadata of an option added after journals were first written: it is written into a
+#: journal header only when it differs from its default, so a journal of a table that does not
+#: use it reads (and is written) byte for byte as before.
+LATER = {"omit_default": True}
+
+
 @dataclass(frozen=True)
 class BankaOptions:
-    """Banka bäver options (RULES.md §2)."""
+    """Banka bäver options (RULES.md §2). ``slap_resolution_us`` (this referee's addition,
+    default 0: exact): slaps less than this many microseconds after the first slap of a race are
+    one instant, judged by the clockwise tie rule (docs/timing.md)."""
 
     false_slap_penalty: str = "none"
     collect_grace_ms: int = 1500
     slap_back_in: bool = False
     bottom_match: bool = True
+    slap_resolution_us: int = field(default=0, metadata=LATER)
 
 
 @dataclass(frozen=True)
@@ -67,9 +76,10 @@ def _check(key: str, kind: str, value: Any) -> Any:
         if not isinstance(value, bool):
             raise OptionError(key, f"must be true or false, got {shown(value)}")
         return value
-    if key == "collect_grace_ms":
+    if key in ("collect_grace_ms", "slap_resolution_us"):
+        unit = "milliseconds" if key.endswith("_ms") else "microseconds"
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise OptionError(key, "must be a whole number of milliseconds >= 0, "
+            raise OptionError(key, f"must be a whole number of {unit} >= 0, "
                               f"got {shown(value)}")
         return value
     if key == "time_limit_s":
@@ -99,8 +109,10 @@ def options_from(cls: type[_Options], game: str, raw: Any) -> _Options:
 
 
 def options_to_json(options: TableOptions) -> dict[str, Any]:
-    """Every option with its value, defaults included."""
-    return {f.name: getattr(options, f.name) for f in fields(options)}
+    """Every option with its value, defaults included (but for an option added later, see
+    :data:`LATER`, which is left out at its default)."""
+    return {f.name: getattr(options, f.name) for f in fields(options)
+            if not (f.metadata.get("omit_default") and getattr(options, f.name) == f.default)}
 
 
 #: The words a command line takes for a switch (any case).

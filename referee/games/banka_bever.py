@@ -62,6 +62,69 @@ from referee.options import BankaOptions
 NAME = "banka-bever"
 
 
+class _Chance:
+    """A slap chance: opened at ``t`` by the card that made the pile slappable, for the seats
+    then allowed to slap; ``slapped``: who slapped before it closed."""
+
+    __slots__ = ("t", "eligible", "slapped")
+
+    def __init__(self, t: int, eligible: frozenset[int]) -> None:
+        self.t = t
+        self.eligible = eligible
+        self.slapped: set[int] = set()
+
+    def copy(self) -> _Chance:
+        twin = _Chance(self.t, self.eligible)
+        twin.slapped = set(self.slapped)
+        return twin
+
+
+class _SeatTiming:
+    """One seat's slaps: counts and the reaction times of its slaps on a chance."""
+
+    __slots__ = ("slaps", "wins", "false_slaps", "races_lost", "missed", "reactions")
+
+    def __init__(self) -> None:
+        self.slaps = self.wins = self.false_slaps = self.races_lost = self.missed = 0
+        self.reactions: list[int] = []
+
+    def copy(self) -> _SeatTiming:
+        twin = _SeatTiming()
+        twin.slaps, twin.wins, twin.false_slaps = self.slaps, self.wins, self.false_slaps
+        twin.races_lost, twin.missed = self.races_lost, self.missed
+        twin.reactions = list(self.reactions)
+        return twin
+
+    def won(self, reaction: int | None) -> None:
+        self.slaps += 1
+        self.wins += 1
+        if reaction is not None:
+            self.reactions.append(reaction)
+
+    def lost(self, reaction: int | None) -> None:
+        self.slaps += 1
+        self.races_lost += 1
+        if reaction is not None:
+            self.reactions.append(reaction)
+
+    def false_slap(self) -> None:
+        self.slaps += 1
+        self.false_slaps += 1
+
+    def to_json(self) -> dict[str, Any]:
+        """``slaps`` (judged: won, lost or false), ``wins``, ``false_slaps``, ``races_lost``,
+        ``missed`` (chances this seat could have slapped and let pass), and over the slaps on a
+        chance (won or lost) ``median_reaction_ns`` (the lower middle for an even count) and
+        ``best_reaction_ns``, null before the first."""
+        ordered = sorted(self.reactions)
+        return {
+            "slaps": self.slaps, "wins": self.wins, "false_slaps": self.false_slaps,
+            "races_lost": self.races_lost, "missed": self.missed,
+            "median_reaction_ns": ordered[(len(ordered) - 1) // 2] if ordered else None,
+            "best_reaction_ns": ordered[0] if ordered else None,
+        }
+
+
 def dealing_counts(n: int) -> tuple[list[int], int]:
     """RULES.md §2: the same number of cards to every seat; the rest start the centre pile."""
     return [52 // n] * n, 52 % n
@@ -94,6 +157,7 @@ class BankaBever:
         self._burn = options.false_slap_penalty == "burn"
         self._back_in = options.slap_back_in
         self._bottom_match = options.bottom_match
+        self._resolution = options.slap_resolution_us * 1_000
 
         stacks: list[list[Card | None]]
         pile: list[Card | None]
@@ -127,8 +191,13 @@ class BankaBever:
         self._cl_reason = ""
         self._cl_until = 0
         self._slap_win: tuple[int, int] | None = None  # (seat, t) until the next lay
-        self._group: list[int] = []  # seats whose slaps at ``_group_t`` wait to be judged
+        #: (seat, t) of the slaps of one instant (``_group_t`` to ``_group_t`` + resolution),
+        #: waiting to be judged.
+        self._group: list[tuple[int, int]] = []
         self._group_t = 0
+        self._lay_t: int | None = None  # the last lay
+        self._chance: _Chance | None = None  # the slap chance open now, if any
+        self._timing = [_SeatTiming() for _ in range(n_seats)]
         self._last_t = 0
         self._over = False
         self._winners: list[int] | None = None
@@ -161,8 +230,9 @@ class BankaBever:
             if self._over:
                 out.append(illegal(t, seat, "game_over", "the game is over"))
             else:
-                self._group.append(seat)
-                self._group_t = t
+                if not self._group:
+                    self._group_t = t
+                self._group.append((seat, t))
             return out
         if inp.act == "lay":
             if self._group:  # out of judging order: slaps at this instant were already given
@@ -190,8 +260,9 @@ class BankaBever:
         return out
 
     def state(self) -> dict[str, Any]:
-        """A JSON-ready snapshot of the table (docs/engine-contract.md plus ``last_slap_win`` and
-        ``held_slaps``, the seats whose slaps wait for their instant to close)."""
+        """A JSON-ready snapshot of the table (docs/engine-contract.md plus ``last_slap_win``,
+        ``held_slaps``, the seats whose slaps wait for their instant to close, and ``timing``,
+        each seat's slap statistics: :meth:`_SeatTiming.to_json`)."""
         challenge = None
         if self._ch_by is not None:
             challenge = {"by": self._ch_by, "seat": self._turn, "owes": self._ch_owes}
@@ -215,7 +286,8 @@ class BankaBever:
             "bottom": card_text(self._pile[0]) if self._pile else None,
             "claim": claim,
             "last_slap_win": slap_win,
-            "held_slaps": list(self._group),
+            "held_slaps": [seat for seat, _ in self._group],
+            "timing": [timing.to_json() for timing in self._timing],
         }
 
     def legal_inputs(self, t: int) -> list[Input]:
@@ -273,6 +345,8 @@ class BankaBever:
         twin._known = set(self._known)
         twin._out = set(self._out)
         twin._group = list(self._group)
+        twin._timing = [timing.copy() for timing in self._timing]
+        twin._chance = None if self._chance is None else self._chance.copy()
         return twin
 
     def _legal(self, t: int) -> list[Input]:
@@ -303,7 +377,8 @@ class BankaBever:
         """Process, in time order, held slaps from before ``t`` (or at ``t``) and a claim whose
         grace ends by ``t``; at an equal instant the claim comes first."""
         while True:
-            group = self._group and (self._group_t < t or (group_at_t and self._group_t <= t))
+            end = self._group_t + self._resolution  # the instant's last nanosecond
+            group = self._group and (end < t or (group_at_t and end <= t))
             claim = self._cl_seat is not None and self._cl_until <= t
             if claim and (not group or self._cl_until <= self._group_t):
                 self._finalize_claim(self._cl_until, out)
@@ -325,50 +400,84 @@ class BankaBever:
 
     def _judge_slaps(self, out: list[Verdict]) -> None:
         """Judge every held slap of one instant (see the module notes)."""
-        t = self._group_t
         n = self.n_seats
         base = self._turn if self._turn is not None else 0
-        order = sorted(enumerate(self._group), key=lambda p: ((p[1] - base) % n, p[0]))
+        order = sorted(enumerate(self._group), key=lambda p: ((p[1][0] - base) % n, p[0]))
         self._group = []
-        seats = [s for _, s in order]
+        slaps = [slap for _, slap in order]  # (seat, t) in tie order
+        if self._chance is not None:
+            self._chance.slapped.update(seat for seat, _ in slaps)
         if not self._over and self._slap_win is None:
             reason = self.slap_reason()
             if reason is not None:
-                refusals = [self._slap_refusal(s, t) for s in seats]
+                refusals = [self._slap_refusal(s, t) for s, t in slaps]
                 win = next((i for i, r in enumerate(refusals) if r is None), None)
                 if win is not None:
-                    winner = seats[win]
-                    self._take_pile(winner, reason, t, out)
-                    self._slap_win = (winner, t)
-                    for i, s in enumerate(seats):
+                    winner, won_t = slaps[win]
+                    rest = [slap for i, slap in enumerate(slaps) if i != win]
+                    self._take_pile(winner, reason, won_t, out)
+                    self._slap_win = (winner, won_t)
+                    won = out[-1]
+                    won.data["reaction_ns"] = self._reaction(won_t)
+                    if rest:  # a tie: the others' slaps fell in the same instant
+                        won.data["tie"] = True
+                        won.data["margin_ns"] = min(abs(t - won_t) for s, t in rest)
+                    self._timing[winner].won(won.data["reaction_ns"])
+                    for i, (s, t) in enumerate(slaps):
                         if i != win:
-                            out.append(refusals[i] or self._lost(s, winner, t))
-                    self._after_win(winner, t, out)
+                            out.append(refusals[i] or self._lost(s, winner, won_t, t))
+                    self._after_win(winner, won_t, out)
                     return
-        for s in seats:
+        for s, t in slaps:
             refusal = self._slap_refusal(s, t)
             if refusal is not None:
                 out.append(refusal)
             elif self._slap_win is not None:
-                out.append(self._lost(s, self._slap_win[0], t))
+                out.append(self._lost(s, *self._slap_win, t))
             else:
                 self._false_slap(s, t, out)
 
-    @staticmethod
-    def _lost(seat: int, to: int, t: int) -> Verdict:
-        return Verdict(t, "slap_lost", {"seat": seat, "to": to})
+    def _reaction(self, t: int) -> int | None:
+        """The time from the card that made the pile slappable (or else the last lay) to ``t``."""
+        since = self._chance.t if self._chance is not None else self._lay_t
+        return None if since is None else t - since
+
+    def _lost(self, seat: int, to: int, won_t: int, t: int) -> Verdict:
+        reaction = self._reaction(t)
+        self._timing[seat].lost(reaction)
+        return Verdict(t, "slap_lost", {"seat": seat, "to": to, "margin_ns": t - won_t,
+                                        "reaction_ns": reaction})
+
+    def _open_chance(self, t: int) -> None:
+        """After the pile changed: a slap chance opens if a slap would now win it."""
+        if self._chance is None and self.slap_reason() is not None:
+            eligible = frozenset(s for s in range(self.n_seats) if self._slap_refusal(s, t) is None)
+            self._chance = _Chance(t, eligible)
+
+    def _close_chance(self) -> None:
+        """The chance is over (a lay, the pile taken, the end): who let it pass missed it."""
+        chance, self._chance = self._chance, None
+        if chance is None:
+            return
+        for seat in chance.eligible - chance.slapped:
+            self._timing[seat].missed += 1
 
     def _false_slap(self, seat: int, t: int, out: list[Verdict]) -> None:
         data: dict[str, Any] = {"seat": seat}
+        reaction = None if self._lay_t is None else t - self._lay_t
+        self._timing[seat].false_slap()
         stack = self._stacks[seat]
         if not (self._burn and stack):
+            data["reaction_ns"] = reaction
             out.append(Verdict(t, "false_slap", data))
             return
         card = stack.popleft()
         self._pile.insert(0, card)  # face up under the pile: the new bottom card
         if card is not None:
             data["card"] = str(card)
+        data["reaction_ns"] = reaction
         out.append(Verdict(t, "false_slap", data))
+        self._open_chance(t)  # the burned card may match the top
         if stack or self._cl_seat is not None or self._turn != seat:
             return
         if self._ch_by is not None:  # the payer burned their last card: the payment fails
@@ -423,10 +532,13 @@ class BankaBever:
             card = got
             self._known.add(card)  # type: ignore[arg-type]
         assert card is not None
+        self._close_chance()
         self._pile.append(card)
         self._laid += 1
         self.cards_played += 1
         self._slap_win = None
+        self._lay_t = t
+        self._open_chance(t)
         if self._ch_by is not None:
             if card.is_court:
                 self._start_challenge(seat, card, t, out)
@@ -483,6 +595,8 @@ class BankaBever:
 
     def _take_pile(self, seat: int, reason: str, t: int, out: list[Verdict]) -> None:
         """The pile, turned over as a whole, goes under ``seat``'s stack (bottom card first)."""
+        if reason not in ("double", "bottom_match"):  # a claim: the chance (if any) is gone
+            self._close_chance()
         cards = len(self._pile)
         self._stacks[seat].extend(self._pile)
         self._pile = []
@@ -543,6 +657,7 @@ class BankaBever:
             seat = self._next_in(seat)
 
     def _end(self, winner: int, t: int, out: list[Verdict]) -> None:
+        self._close_chance()
         self._over = True
         self._winners = [winner]
         self._turn = None

@@ -16,7 +16,7 @@ from referee.cards import Card, full_deck
 from referee.deal import PileDeal
 from referee.games import games, new_engine, seeded_deal
 from referee.games.banka_bever import BankaBever
-from referee.model import Input, Verdict
+from referee.model import Input, Verdict, without_timing
 from referee.options import BankaOptions
 
 MS = 1_000_000
@@ -74,10 +74,12 @@ def slap(e: BankaBever, ms: float, *seats: int) -> list[Verdict]:
 
 
 def vs(verdicts: list[Verdict]) -> list[tuple]:
-    """Verdicts as (kind, fields) without ``reason`` texts of refusals."""
+    """Verdicts as (kind, fields) without ``reason`` texts of refusals and without the timing
+    fields (tested on their own in tests/referee/games/test_slap_timing.py)."""
     out = []
     for v in verdicts:
-        data = {k: x for k, x in v.data.items() if not (v.verdict == "illegal" and k == "reason")}
+        data = {k: x for k, x in without_timing(v.data).items()
+                if not (v.verdict == "illegal" and k == "reason")}
         out.append((v.verdict, data))
     return out
 
@@ -145,7 +147,7 @@ def test_seed_example_anna_takes_the_pile_after_the_grace() -> None:
     assert e.state()["claim"] == {"seat": anna, "reason": "challenge", "until": 1800 * MS + GRACE}
     assert e.state()["turn"] == anna
     won = e.finish()
-    assert [(v.t, v.verdict, v.data) for v in won] == [
+    assert [(v.t, v.verdict, without_timing(v.data)) for v in won] == [
         (1800 * MS + GRACE, "pile_won", {"seat": anna, "reason": "challenge", "cards": 3})]
     assert e.state()["counts"] == [25 + 3, 24] and e.state()["pile"] == []
     assert e.stack(anna)[-3:] == cs("QH 8D 5S")
@@ -327,7 +329,7 @@ def test_slap_half_a_millisecond_before_the_card_is_false() -> None:
     lay(e, 1000, 0)
     assert e.apply(Input(int(1999.5 * MS), 2, "slap")) == []  # held until its instant closes
     out = lay(e, 2000, 1)
-    assert [(v.t, v.verdict, v.data) for v in out] == [(int(1999.5 * MS), "false_slap",
+    assert [(v.t, v.verdict, without_timing(v.data)) for v in out] == [(int(1999.5 * MS), "false_slap",
                                                         {"seat": 2})]
     assert e.state()["pile"] == ["8C", "8D"]
 
@@ -342,7 +344,7 @@ def test_slap_at_exactly_the_instant_of_the_lay_is_judged_after_it() -> None:
     for inp in arb.flush():
         out += e.apply(inp)
     out += e.finish()
-    assert [(v.t, v.verdict, v.data) for v in out] == [
+    assert [(v.t, v.verdict, without_timing(v.data)) for v in out] == [
         (2000 * MS, "pile_won", {"seat": 3, "reason": "double", "cards": 2})]
 
 
@@ -444,7 +446,10 @@ def test_false_slap_default_no_penalty_play_continues() -> None:
     lay(e, 10, 0)
     before = e.state()
     assert vs(slap(e, 20, 3)) == [("false_slap", {"seat": 3})]
-    assert e.state() == before
+    # The table is as it was; only the seat's slap statistics count the false slap.
+    after = e.state()
+    assert after.pop("timing")[3]["false_slaps"] == 1 and before.pop("timing")[3]["false_slaps"] == 0
+    assert after == before
     assert lay(e, 30, 1) == []
 
 
@@ -528,7 +533,7 @@ def test_input_after_grace_end_first_makes_claim_final() -> None:
 def test_claimant_lay_ends_grace_early_and_starts_new_pile() -> None:
     e = _grace_table()
     out = lay(e, 500, 0, "2S")
-    assert [(v.t, v.verdict, v.data) for v in out] == [
+    assert [(v.t, v.verdict, without_timing(v.data)) for v in out] == [
         (500 * MS, "pile_won", {"seat": 0, "reason": "challenge", "cards": 4})]
     assert e.state()["pile"] == ["2S"] and e.state()["bottom"] == "2S"
     assert e.state()["turn"] == 1 and e.state()["claim"] is None
