@@ -203,9 +203,10 @@ class Simulation:
         table.verdicts += verdicts
         return verdicts
 
-    def _moves(self) -> Iterator[tuple[int, Input | None, list[Verdict]]]:
-        """Play the game: each judged input with its time and verdicts; last, with no input,
-        the verdicts of the end of the input (a game stopped before its end)."""
+    def moves(self) -> Iterator[tuple[int, Input | None, list[Verdict]]]:
+        """Play the game: each judged input with its time and verdicts (no state: the fast
+        path); last, with no input, the verdicts of the end of the input (a game stopped
+        before its end)."""
         table = self.table
         engine = table.engine
         inputs = table.inputs
@@ -253,7 +254,7 @@ class Simulation:
     def steps(self) -> Iterator[Step]:
         """Play the game, one judged input at a time, each with the table's state after it."""
         seats = list(self.header.seats)
-        for t, inp, verdicts in self._moves():
+        for t, inp, verdicts in self.moves():
             state = dict(self._engine_state())
             state["seats"] = list(seats)
             yield Step(t, inp, verdicts, state)
@@ -264,6 +265,6 @@ class Simulation:
             for step in self.steps():
                 on_step(step)
         else:
-            for _ in self._moves():
+            for _ in self.moves():
                 pass
         return self.table.verdicts

@@ -135,17 +135,16 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
     view = _LiveView() if live else None
     last_t: int | None = None
     try:
+        if feed is None and not paced:  # nothing reads the state: the fast path
+            for _t, _inp, verdicts in sim.moves():
+                _print(verdicts, seats, as_json=args.json)
         if feed is not None:
             feed.publish(sim.table.state(), [])
-        for step in sim.steps():
+        for step in sim.steps() if feed is not None or paced else ():
             if feed is not None:
                 feed.publish(step.state, step.verdicts)
-            if args.json:
-                for v in step.verdicts:
-                    print(json.dumps(v.to_json(), ensure_ascii=False))
-            elif not live:
-                for v in step.verdicts:
-                    print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+            if args.json or not live:
+                _print(step.verdicts, seats, as_json=args.json)
             if paced:
                 if last_t is not None and args.speed > 0:
                     await asyncio.sleep(min((step.t - last_t) / 1e9 / args.speed, 2.0))
@@ -165,6 +164,15 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
         print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
     else:
         print(_summary(sim))
+
+
+def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool) -> None:
+    """Print verdicts as JSON lines or as words."""
+    for v in verdicts:
+        if as_json:
+            print(json.dumps(v.to_json(), ensure_ascii=False))
+        else:
+            print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
 
 
 def _summary(sim: Simulation) -> str:

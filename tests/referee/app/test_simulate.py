@@ -201,3 +201,20 @@ def test_steps_give_the_tables_state_after_each_input() -> None:
     sim = Simulation("banka-bever", 3, 2)
     for step in sim.steps():
         assert step.state == sim.table.state()
+
+
+def test_simulate_fast_and_json_take_the_fast_path(monkeypatch, capsys) -> None:
+    """Without a live view or a feed nothing reads the state: --fast and --json never call
+    steps() (which builds it after every input), and print what steps() would have."""
+    argv = ["simulate", "--game", "banka-bever", "--players", "3", "--seed", "4", "--json"]
+    assert main(argv) == 0
+    before = capsys.readouterr().out
+
+    def no_steps(self):
+        raise AssertionError("steps() called")
+
+    monkeypatch.setattr(Simulation, "steps", no_steps)
+    assert main(argv) == 0
+    assert capsys.readouterr().out == before
+    assert main(argv[:-1] + ["--fast"]) == 0
+    assert "winner" in capsys.readouterr().out
