@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from referee.app.display.follow import follow, show_live, show_once
+from referee.app.display.hall import run_hall
 from referee.app.display.view import TableView
 from referee.app.display.web import WebDisplay
 from referee.app.feed import BrokerAddress, Topics, resolve_broker
@@ -18,7 +19,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--broker", metavar="URL",
                    help="broker URL: mqtt://user:pass@host:1883, mqtts://…, ws://…, wss://… "
                    "(password also from $CARDTABLE_MQTT_PASSWORD)")
-    p.add_argument("--table", required=True, metavar="ID", help="the table id")
+    p.add_argument("--table", metavar="ID", help="the table id (not with --hall)")
+    p.add_argument("--hall", action="store_true",
+                   help="every table on the broker, one tile each (with --web, a tile opens "
+                   "that table's display, served under /table/<id>/)")
     p.add_argument("--username", help="broker user (overrides the URL's)")
     p.add_argument("--password", help="broker password (overrides the URL's)")
     p.add_argument("--once", action="store_true",
@@ -55,7 +59,11 @@ def register(
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``referee display`` with parsed arguments; the exit status."""
+    if args.hall:
+        return run_hall(args)
     try:
+        if args.table is None:
+            raise ValueError("--table is required (or --hall for every table)")
         Topics(args.table)
         if args.ws_url:
             raise ValueError("--ws-url is gone: the page now gets the table from `referee "
