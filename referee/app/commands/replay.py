@@ -1,5 +1,6 @@
 """``referee replay``: judge a table journal again and print its verdicts and final state, in
-words or as the JSON lines of JOURNAL.md."""
+words or as the JSON lines of JOURNAL.md; with ``--slaps`` its slap races (the dispute view,
+:mod:`referee.races`), with ``--stats`` each seat's slap statistics at its end."""
 
 from __future__ import annotations
 
@@ -9,9 +10,16 @@ import sys
 from typing import Any
 
 from referee.app.errors import CommandError
-from referee.describe import describe, format_time
+from referee.describe import describe, format_time, seat_name
 from referee.games import games
-from referee.journal import JournalError, read_before, read_journal
+from referee.journal import Journal, JournalError, read_before, read_journal
+from referee.races import (
+    Race,
+    journal_races,
+    margin_text,
+    ms_text,
+    seat_statistics,
+)
 from referee.table import replay
 
 
@@ -26,6 +34,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         journal, error = before, exc
     except OSError as exc:
         raise CommandError(f"cannot read {args.journal}: {exc.strerror}") from None
+    if args.slaps or args.stats:
+        _timing(args, journal)
+        if error is not None:
+            print(f"{args.journal}: {error}", file=sys.stderr)
+            return 1
+        return 0
     result = replay(journal, finish=error is None)
     seats = journal.header.seats
     for v in result.verdicts:
@@ -41,6 +55,81 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(f"{args.journal}: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _timing(args: argparse.Namespace, journal: Journal) -> None:
+    """``--slaps`` and ``--stats``: the races, then the statistics."""
+    seats = journal.header.seats
+    title = games[journal.header.game].title
+    if args.slaps:
+        found = journal_races(journal)
+        for number, race in enumerate(found, 1):
+            if args.json:
+                print(json.dumps(race.to_json(seats), ensure_ascii=False))
+            else:
+                print(race_text(race, seats, number))
+        if not found and not args.json:
+            print(f"No slap races: {title} has no slaps." if journal.header.game != "banka-bever"
+                  else "No slap races in this journal.")
+    if args.stats:
+        state = replay(journal).state
+        rows = seat_statistics(state)
+        if args.json:
+            print(json.dumps({"over": state.get("over"), "seats": rows}, ensure_ascii=False))
+        elif not rows:
+            print(f"No slap statistics: {title} has no slaps.")
+        else:
+            print(stats_text(rows, over=bool(state.get("over"))))
+
+
+def race_text(race: Race, seats: tuple[str, ...] | list[str], number: int | None = None) -> str:
+    """One race as a readable timeline: the card that opened it, each slap relative to it (ms
+    with µs precision) with its margin to the winner, the ruling and its reason."""
+    head = f"Race {number}" if number else "Race"
+    o = race.opening
+    if o is None:
+        head += ", before the first lay"
+    else:
+        card = o.card or "a card"
+        who = seat_name(seats, o.seat) if o.seat is not None else ""
+        what = {"lay": f"{who} laid {card}", "burn": f"{who} burned {card} under the pile"}.get(
+            o.how, f"{card} laid")
+        head += f" at {format_time(o.t)}: {what}"
+    lines = [head]
+    width = max((len(seat_name(seats, s.seat)) for s in race.slaps), default=4)
+    for s in race.slaps:
+        when = ms_text(s.offset_ns) if s.offset_ns is not None else format_time(s.t)
+        what = {"won": "WON", "lost": "lost", "false": "false slap",
+                "refused": f"refused ({str(s.code).replace('_', ' ')})"}[s.kind]
+        line = f"  {when:>13}  {seat_name(seats, s.seat):<{width}}  {what}"
+        if s.kind == "lost" and s.margin_ns is not None:
+            line += f"  {margin_text(s.margin_ns)} after {seat_name(seats, race.winner)}"
+        lines.append(line)
+    lines.append(f"  Ruling: {race.explanation(seats)}")
+    if race.photo_finish and race.deciding_margin_ns is not None:
+        by = margin_text(race.deciding_margin_ns, sign=False)
+        lines.append(f"  PHOTO FINISH: decided by {by}")
+    return "\n".join(lines) + "\n"
+
+
+def stats_text(rows: list[dict[str, Any]], *, over: bool) -> str:
+    """The per-seat slap statistics as a table."""
+    def ms(ns: Any) -> str:
+        return "-" if ns is None else ms_text(ns, sign=False)
+
+    head = ("Slap statistics at the end of the game" if over
+            else "Slap statistics so far (the game is not over)")
+    cols = ("seat", "slaps", "wins", "false", "lost", "missed", "median reaction",
+            "best reaction")
+    table = [cols] + [(r["name"], *(str(r[k]) for k in ("slaps", "wins", "false_slaps",
+                                                          "races_lost", "missed")),
+                       ms(r["median_reaction_ns"]), ms(r["best_reaction_ns"])) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
+    out = [head + ":"]
+    for row in table:
+        out.append("  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                                    for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
+    return "\n".join(out)
 
 
 def _state_text(state: dict[str, Any]) -> str:
@@ -67,5 +156,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("journal", help="path of the journal file")
     p.add_argument("--json", action="store_true",
-                   help="print the verdict lines and the final state line of JOURNAL.md")
+                   help="print the verdict lines and the final state line of JOURNAL.md "
+                   "(with --slaps: one JSON object per race; with --stats: one object)")
+    p.add_argument("--slaps", action="store_true",
+                   help="instead of the verdicts, print every slap race (Banka bäver): the "
+                   "card that opened it, each slap in ms after it, the margins to the winner, "
+                   "the ruling and its reason; PHOTO FINISH when decided by under 1 ms")
+    p.add_argument("--stats", action="store_true",
+                   help="instead of the verdicts, print each seat's slap statistics at the "
+                   "end of the journal: slaps, wins, false slaps, races lost, missed chances, "
+                   "median and best reaction time")
     p.set_defaults(func=_cmd_replay)
