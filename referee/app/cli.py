@@ -11,11 +11,20 @@ import os
 import sys
 from collections.abc import Sequence
 
-from referee.app.commands import beggar, deck, display, history, replay, run, simulate
+from referee.app.commands import (
+    analyse,
+    beggar,
+    deck,
+    display,
+    history,
+    replay,
+    run,
+    simulate,
+)
 from referee.app.errors import CommandError
 
 #: The subcommands, in the order ``referee --help`` lists them.
-COMMANDS = (replay, history, beggar, simulate, display, run, deck)
+COMMANDS = (replay, history, beggar, simulate, analyse, display, run, deck)
 
 
 def build_parser() -> argparse.ArgumentParser:
