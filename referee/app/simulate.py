@@ -40,6 +40,8 @@ from referee.options import VandattaOptions
 from referee.table import Table
 
 MS = 1_000_000
+#: The table time at which a simulated game starts (its first plan is made then).
+START_NS = 1_000 * MS
 #: A game that has not ended after this many inputs is stopped (Beggar can loop for ever).
 MAX_INPUTS = 200_000
 #: A plan that is not a seat's turn (a slap): never made stale by a newer turn.
@@ -93,7 +95,7 @@ class Simulation:
         self._order = 0
         self._version = 0
         self._live = 0  # plans in the heap of the current turn version
-        self.t = 1_000 * MS
+        self.t = START_NS
         self._slaps = "slap" in spec.acts
         self._vandatta = game == "vandatta"
         self._turn_ms = TURN_MS[game]
