@@ -22,6 +22,7 @@ from referee.app.commands import (
     simulate,
 )
 from referee.app.errors import CommandError
+from referee.app.logs import error_line
 
 #: The subcommands, in the order ``referee --help`` lists them.
 COMMANDS = (replay, history, beggar, simulate, analyse, display, run, deck)
@@ -51,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except CommandError as exc:
-        print(f"referee: {exc}", file=sys.stderr)
+        print(error_line(f"referee: {exc}"), file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
         return 130
@@ -60,8 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one clear line; the traceback with REFEREE_DEBUG=1
         if os.environ.get("REFEREE_DEBUG"):
             raise
-        print(f"referee: unexpected error ({type(exc).__name__}: {exc}); run again with "
-              "REFEREE_DEBUG=1 for the details, and please report it", file=sys.stderr)
+        print(error_line(f"referee: unexpected error ({type(exc).__name__}: {exc}); run again "
+                         "with REFEREE_DEBUG=1 for the details, and please report it"),
+              file=sys.stderr)
         return 70
 
 

@@ -158,7 +158,9 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
         raise ConfigError(path, "table.settle_ms", "must be between 0 and 1000")
     seed = _get(table, "seed", int, path, "table", None)
     socket_name = _get(table, "console_socket", str, path, "table", None)
-    base = Path(path).parent if path != "<config>" else Path(".")
+    # Absolute now: lgpio makes LG_WD the working directory when it is imported (after this),
+    # and a relative journal would then land on /run's tmpfs, emptied at every stop.
+    base = (Path(path).parent if path != "<config>" else Path(".")).absolute()
     journal_dir = base / _get(table, "journal_dir", str, path, "table", "journals")
     try:
         options = spec.parse_options(raw.get("options", {}))

@@ -1,10 +1,15 @@
-"""The table program's errors, members of the one family (:class:`referee.errors.RefereeError`)."""
+"""The table program's errors, members of the one family (:class:`referee.errors.RefereeError`),
+and the one classification of what stops ``referee run`` from starting (:func:`startup_failure`).
+"""
 
 from __future__ import annotations
 
+import errno
+
 from referee.errors import ConfigError, RefereeError
 
-__all__ = ["CommandError", "ConfigError", "EdgeError", "TableBusyError", "TemporaryFailure"]
+__all__ = ["CommandError", "ConfigError", "EdgeError", "PERMANENT_ERRNOS", "TableBusyError",
+           "TemporaryFailure", "startup_failure"]
 
 
 class CommandError(RefereeError):
@@ -22,8 +27,67 @@ class TemporaryFailure(CommandError):
 
 
 class EdgeError(RefereeError, RuntimeError):
-    """An edge (GPIO pads, the board, the console, the feed) could not start."""
+    """An edge (GPIO pads, the board, the console, the feed) could not start; its
+    ``__cause__`` is what stopped it."""
 
 
 class TableBusyError(RefereeError, RuntimeError):
     """Another referee holds the journal folder: a temporary failure, worth a retry later."""
+
+
+#: The ``errno`` values of an :class:`OSError` at start that no waiting can mend: a path that
+#: names a file where a folder must be (or the other way round), or cannot be a path at all.
+#: Every other one (permission denied, busy, no such device or file yet, a full, read-only or
+#: failing disk) may be the boot still going on: udev has not yet given ``/dev/gpiochip*`` to
+#: the group ``gpio``, a drive is not mounted yet, another program still holds a GPIO line.
+PERMANENT_ERRNOS = frozenset({errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG,
+                              errno.ELOOP, errno.EINVAL})
+
+
+def startup_failure(exc: BaseException, where: str = "") -> CommandError:
+    """What an exception that stopped ``referee run`` from starting means for its exit status:
+    a :class:`CommandError` (2, which the systemd unit never restarts) for what only a person
+    can fix — the configuration, a missing package, a path that cannot be a folder — or a
+    :class:`TemporaryFailure` (75, restarted a second later) for what may pass by itself.
+
+    ======================================================  ======
+    the failure                                              status
+    ======================================================  ======
+    a configuration error (:class:`ConfigError`, a bad value)  2
+    a package that is not installed (``ImportError``)          2
+    an ``OSError`` whose errno is in :data:`PERMANENT_ERRNOS`  2
+    any other ``OSError``: the GPIO chip cannot be opened,     75
+    permission denied, GPIO busy, lgpio's ``.lgd-nfy`` FIFO
+    missing, the journal folder cannot be made, a full or
+    read-only disk
+    another referee holds the journal folder                   75
+    an edge that could not start: what its cause is            —
+    ======================================================  ======
+
+    ``where`` (e.g. ``"table.toml: table.journal_dir: cannot use /x"``) is put before the
+    reason of an ``OSError``. Anything else is a bug and is raised again, for the command line
+    to report as one (exit 70, which the unit restarts too).
+    """
+    if isinstance(exc, CommandError):
+        return exc
+    if isinstance(exc, EdgeError) and exc.__cause__ is not None:
+        try:
+            inner = startup_failure(exc.__cause__)
+        except Exception:
+            raise exc from exc.__cause__
+        return type(inner)(str(exc))
+    if isinstance(exc, TableBusyError):
+        return TemporaryFailure(str(exc))
+    if isinstance(exc, OSError):
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, RefereeError):  # an edge's own words (hardware.pads.GpioUnavailable)
+            reason = str(exc)
+        text = f"{where}: {reason}" if where else reason
+        if exc.errno in PERMANENT_ERRNOS:
+            return CommandError(text)
+        return TemporaryFailure(text)
+    if isinstance(exc, ImportError):
+        return CommandError(f"{exc} (a package is missing: see docs/install.md)")
+    if isinstance(exc, (ConfigError, ValueError)):
+        return CommandError(str(exc))
+    raise exc

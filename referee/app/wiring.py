@@ -71,15 +71,12 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
             raise ConfigError(config.path, "seats",
                               f"{len(hw.seats)} [[seats]] pin entries for "
                               f"{len(config.seats)} seats in table.seats")
-        try:
+        try:  # lgpio missing, no /dev/gpiochip yet, no permission, busy: hardware.pads says
             factory = pin_factory or make_pin_factory(hw)
-        except Exception as exc:  # lgpio missing, no /dev/gpiochip, no permission …
-            raise ConfigError(
-                config.path, "hardware.pin_factory",
-                f"the {hw.factory_name()!r} GPIO backend cannot start here ({exc}); on the Pi "
-                "install it with pip install 'card-referee[pi]' and add the user to the gpio "
-                "group; without GPIO use pin_factory = \"mock\" (or GPIOZERO_PIN_FACTORY=mock)"
-            ) from None
+        except ConfigError as exc:  # what a person must fix; the rest may pass (exit 75)
+            raise ConfigError(config.path, exc.key,
+                              f"{exc.reason}; without GPIO use pin_factory = \"mock\" (or "
+                              "GPIOZERO_PIN_FACTORY=mock)") from None
         edges.append(GpioEdge(hw, pin_factory=factory))
         if any(seat.led is not None for seat in hw.seats):
             outputs.append(SeatLeds(hw, pin_factory=factory))

@@ -6,56 +6,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import errno
-import logging
 import signal
 import sys
-from pathlib import Path
 from typing import Any
 
 from referee.app.clash import clash_message, live_referee
 from referee.app.config import load_config
 from referee.app.console import console_client
-from referee.app.errors import (
-    CommandError,
-    ConfigError,
-    EdgeError,
-    TableBusyError,
-    TemporaryFailure,
-)
+from referee.app.errors import CommandError, ConfigError, TemporaryFailure, startup_failure
 from referee.app.feed import resolve_broker
+from referee.app.logs import setup_logging
 from referee.app.wiring import build_service
-
-#: Errors of the journal folder that a person must fix in the configuration (exit 2); any other
-#: (a full or read-only disk, an I/O error) may pass and is a temporary failure (exit 75).
-_CONFIG_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST,
-                            errno.ENAMETOOLONG, errno.ELOOP})
-
-
-def _logging(journal_dir: Path, verbose: bool, *, terminal: bool) -> None:
-    """Log records to standard error (journald under systemd); with the console on a terminal,
-    the person there reads verdicts in plain words instead, so the records go to
-    ``<journal_dir>/referee.log`` and only warnings reach the terminal, as one short line."""
-    level = logging.DEBUG if verbose else logging.INFO
-    full = logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
-    root = logging.getLogger()
-    root.setLevel(level)
-    if not terminal:
-        handler = logging.StreamHandler()
-        handler.setFormatter(full)
-        root.addHandler(handler)
-        return
-    short = logging.StreamHandler()
-    short.setLevel(logging.WARNING)
-    short.setFormatter(logging.Formatter("referee: %(message)s"))
-    root.addHandler(short)
-    try:
-        journal_dir.mkdir(parents=True, exist_ok=True)
-        to_file = logging.FileHandler(journal_dir / "referee.log", encoding="utf-8")
-    except OSError:
-        return  # the journal folder's own trouble is reported when the game opens
-    to_file.setFormatter(full)
-    root.addHandler(to_file)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -63,8 +24,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
-    _logging(config.journal_dir, args.verbose,
-             terminal=not args.no_console and sys.stdin.isatty())
+    setup_logging(config.journal_dir, args.verbose,
+                  terminal=not args.no_console and sys.stdin.isatty())
     if config.card_source == "console" and args.no_console:
         raise CommandError(f"{config.path}: table.card_source: \"console\" needs the console "
                            "(leave out --no-console, or use \"board\" or \"virtual\")")
@@ -81,17 +42,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         try:
             service = build_service(config, console=not args.no_console)
+        except Exception as exc:  # the GPIO, the deck file, the pin map: one classification
+            raise startup_failure(exc) from None
+        try:
             service.open_game()
-        except TableBusyError as exc:
-            raise TemporaryFailure(str(exc)) from None
-        except (ConfigError, ValueError) as exc:
-            raise CommandError(str(exc)) from None
-        except OSError as exc:
-            where = (f"{config.path}: table.journal_dir: cannot use {config.journal_dir}: "
-                     f"{exc.strerror or exc}")
-            if exc.errno in _CONFIG_ERRNOS:
-                raise CommandError(where) from None
-            raise TemporaryFailure(where) from None
+        except Exception as exc:  # the journal folder: busy, not a folder, a full disk …
+            raise startup_failure(exc, f"{config.path}: table.journal_dir: cannot use "
+                                  f"{config.journal_dir}") from None
 
         async def serve() -> None:
             loop = asyncio.get_running_loop()
@@ -102,8 +59,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         try:
             asyncio.run(serve())
-        except EdgeError as exc:
-            raise CommandError(str(exc)) from None
+        except Exception as exc:  # an edge that could not start (GPIO busy, …)
+            raise startup_failure(exc) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     return 0
