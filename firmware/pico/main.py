@@ -157,11 +157,15 @@ class Firmware:
     """The board end of the link. ``ticks()`` gives 32-bit µs, ``ms()`` a millisecond clock
     (any origin, never wrapping), ``write(bytes)`` sends; commands go to ``on_led(seat, r, g,
     b, pattern, period_ms)``, ``on_buzzer(pattern, freq, duration_ms)``, ``on_reader(reader,
-    on)``."""
+    on)``.
+
+    The retransmission timeout is smoothed from measured round trips (RFC 6298), clamped to
+    10 ms .. 1 s, ``rto_ms`` before the first measurement (docs/protocol.md §4). Every loop
+    pass is cheap with a full window: resends are looked for only once one is due."""
 
     def __init__(self, ticks, ms, write, boot_id, readers=1, buttons=8, seats=8, name="pico",
                  on_led=None, on_buzzer=None, on_reader=None, heartbeat_ms=200, lost_ms=1200,
-                 rto_ms=40):
+                 rto_ms=50):
         self.ticks, self.ms, self.write = ticks, ms, write
         self.boot_id = boot_id & 0xFFFFFFFF
         self.readers, self.buttons, self.seats, self.name = readers, buttons, seats, name
@@ -171,7 +175,10 @@ class Firmware:
         self.useq = 0
         self.next_seq = 0
         self.queue = []  # messages not yet sent: (type, payload)
-        self.unacked = {}  # seq -> [wire, deadline_ms, tries, tx]
+        self.unacked = {}  # seq -> [wire, deadline_ms, tries, tx, sent_ms]
+        self.next_due = None  # the earliest resend deadline (None: none in flight)
+        self.srtt = None
+        self.rttvar = 0
         self.tx = 0
         self.dropped = 0
         self.reported = 0
@@ -231,11 +238,13 @@ class Firmware:
 
     # -- receiving --
 
-    def on_bytes(self, data):
+    def on_bytes(self, data, rx_ticks=None):
+        """Bytes from the host; ``rx_ticks``: the ticks once they had all arrived (the
+        time-sync receive stamp; default: now)."""
         acks = []
         for mtype, seq, payload in self.dec.feed(data):
             self.last_rx = self.ms()
-            self._frame(mtype, seq, payload, acks)
+            self._frame(mtype, seq, payload, acks, rx_ticks)
         if acks:
             above = []
             for s in acks:
@@ -245,7 +254,7 @@ class Firmware:
             for chunk in chunks:
                 self._send(ACK, struct.pack("<" + "H" * (1 + len(chunk)), self.base, *chunk))
 
-    def _frame(self, mtype, seq, p, acks):
+    def _frame(self, mtype, seq, p, acks, rx_ticks=None):
         if mtype == HELLO and len(p) >= 17:
             ver, minv, role, reply, boot, nseq = struct.unpack("<BBBBIH", p[:10])
             if role != 0:
@@ -260,20 +269,31 @@ class Firmware:
             self.handshaken = True
             if not reply:
                 self._send(HELLO, self._hello(True))
+                # The host (re)starts its handshake: it came back, perhaps after an outage
+                # this board did not notice. Everything unacknowledged goes out again at once,
+                # oldest first, right behind the HELLO.
+                self._resend_all()
         elif mtype == SYNC_REQ:
-            rx = self.ticks()
+            rx = self.ticks() if rx_ticks is None else rx_ticks
             self._send(SYNC_REP, struct.pack("<HII", seq, rx, self.ticks()))
         elif mtype == ACK and p and len(p) % 2 == 0:
             vals = struct.unpack("<" + "H" * (len(p) // 2), p)
+            cum, listed = vals[0], vals[1:]
             newest = 0
+            now = self.ms()
             for s in list(self.unacked):
-                if _diff(s, vals[0]) < 0 or s in vals[1:]:
-                    newest = max(newest, self.unacked.pop(s)[3])
+                if ((s - cum + 0x8000) & 0xFFFF) >= 0x8000 and s not in listed:
+                    continue  # at or above the cumulative point and not listed
+                item = self.unacked.pop(s)
+                if item[3] > newest:
+                    newest = item[3]
+                if item[2] == 1:
+                    self._rtt(now - item[4])
             if newest:
-                now = self.ms()
                 for item in self.unacked.values():
                     if item[3] < newest:
                         item[1] = now  # lost: the line keeps order
+                        self.next_due = now
         elif mtype == HEARTBEAT and len(p) == 10:
             if struct.unpack("<I", p[:4])[0] != self.host_boot:
                 self.handshaken = False
@@ -289,6 +309,23 @@ class Firmware:
             while self.base in self.held:
                 self._apply(*self.held.pop(self.base))
                 self.base = (self.base + 1) & 0xFFFF
+
+    def _rtt(self, sample):
+        if self.srtt is None:
+            self.srtt, self.rttvar = sample, sample / 2
+        else:
+            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - sample)
+            self.srtt = 0.875 * self.srtt + 0.125 * sample
+        self.rto_ms = int(min(max(self.srtt + max(1, 4 * self.rttvar), 10), 1000))
+
+    def _resend_all(self):
+        now = self.ms()
+        for item in self.unacked.values():
+            item[1] = now
+            if item[2] < 2:
+                item[2] = 2  # no round-trip sample from a resend
+        if self.unacked:
+            self.next_due = now
 
     def _ask_hello(self):
         now = self.ms()
@@ -320,27 +357,41 @@ class Firmware:
             self._send(ERROR, struct.pack("<BH", E_OVERFLOW, 0) + text)
         online = self.online()
         if online and not self.was_online:
-            for item in self.unacked.values():
-                item[1] = now
+            self._resend_all()
         self.was_online = online
         if not online:
             return
-        while self.queue and (not self.unacked
-                              or _diff(self.next_seq, self.oldest()) < WINDOW):
-            mtype, payload = self.queue.pop(0)
-            wire = encode(mtype, self.next_seq, payload)
-            self.tx += 1
-            self.unacked[self.next_seq] = [wire, now + self.rto_ms, 1, self.tx]
-            self.next_seq = (self.next_seq + 1) & 0xFFFF
-            self.write(wire)
-        for seq in sorted(self.unacked, key=lambda s: _diff(s, self.next_seq)):
-            item = self.unacked[seq]
-            if now - item[1] >= 0:
+        # Resends that are due first, oldest first, then new messages: a host that comes back
+        # gets what this board kept in the order it happened.
+        if self.next_due is not None and now - self.next_due >= 0:
+            due = [s for s, item in self.unacked.items() if now - item[1] >= 0]
+            if len(due) > 1:
+                due.sort(key=lambda s: _diff(s, self.next_seq))
+            for seq in due:
+                item = self.unacked[seq]
                 item[2] += 1
                 item[1] = now + 2 * self.rto_ms
                 self.tx += 1
                 item[3] = self.tx
                 self.write(item[0])
+            self.next_due = None
+            for item in self.unacked.values():
+                if self.next_due is None or item[1] - self.next_due < 0:
+                    self.next_due = item[1]
+        if self.queue:
+            oldest = self.oldest()
+            while self.queue and (not self.unacked or _diff(self.next_seq, oldest) < WINDOW):
+                if not self.unacked:
+                    oldest = self.next_seq
+                mtype, payload = self.queue.pop(0)
+                wire = encode(mtype, self.next_seq, payload)
+                self.tx += 1
+                deadline = now + self.rto_ms
+                self.unacked[self.next_seq] = [wire, deadline, 1, self.tx, now]
+                if self.next_due is None or deadline - self.next_due < 0:
+                    self.next_due = deadline
+                self.next_seq = (self.next_seq + 1) & 0xFFFF
+                self.write(wire)
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,7 +432,9 @@ def selftest(vectors):
 
 class Readers:
     """Card readers: ``poll()`` returns ``[(reader, tag_bytes), ...]`` for tags that just
-    arrived (once per presence). Plug a reader driver in here."""
+    arrived (once per presence); ``count`` readers, ``enabled`` one flag each. This one has no
+    reader. A driver (MFRC522, PN532, ...) is a module ``card_readers.py`` next to ``main.py``
+    with a class ``Readers`` of the same shape: :func:`run` uses it when it is there."""
 
     def __init__(self, count=1):
         self.count = count
@@ -445,7 +498,11 @@ def run(button_pins=(2, 3, 4, 5, 6, 7, 8, 9), led_pin=16, seats=8, buzzer_pin=15
 
     buzzer = machine.PWM(machine.Pin(buzzer_pin))
     buzz_until = [None]
-    readers = Readers()
+    try:  # the board's card reader driver, when one is installed next to main.py
+        from card_readers import Readers as Driver
+    except ImportError:
+        Driver = Readers
+    readers = Driver()
 
     def on_led(seat, r, g, b, pattern, period):
         for s in (range(seats) if seat == 0xFF else (seat,)):
@@ -481,9 +538,16 @@ def run(button_pins=(2, 3, 4, 5, 6, 7, 8, 9), led_pin=16, seats=8, buzzer_pin=15
             if readers.enabled[reader]:
                 fw.card(reader, tag)
         if poller.poll(2):
+            # Everything that has arrived, in one go (up to 64 bytes: a USB packet): one pass
+            # of the loop per byte would leave the host's frames waiting behind each other.
             data = stdin.read(1)
+            while data and len(data) < 64 and poller.poll(0):
+                more = stdin.read(1)
+                if not more:
+                    break
+                data += more
             if data:
-                fw.on_bytes(data)
+                fw.on_bytes(data, ticks())
         if buzz_until[0] is not None and ms() >= buzz_until[0]:
             buzzer.duty_u16(0)
             buzz_until[0] = None
