@@ -83,14 +83,17 @@ class RaceSlap:
     reaction_ns: int | None = None
     margin_ns: int | None = None
     code: str | None = None  # the refusal code of a refused slap
+    burned: str | None = None  # the card a false slap burned under the pile
 
     def to_json(self) -> dict[str, Any]:
-        """Every field; ``code`` only for a refused slap."""
+        """Every field; ``code`` only for a refused slap, ``burned`` only for a burn."""
         out: dict[str, Any] = {"seat": self.seat, "t": self.t, "kind": self.kind,
                                "offset_ns": self.offset_ns, "reaction_ns": self.reaction_ns,
                                "margin_ns": self.margin_ns}
         if self.code is not None:
             out["code"] = self.code
+        if self.burned is not None:
+            out["burned"] = self.burned
         return out
 
 
@@ -155,7 +158,8 @@ class Race:
                         f"{margin_text(apart, sign=False)} apart, within the table's "
                         "slap_resolution_us")
                 return (f"{head} by the tie rule: {who} and {others} slapped in the same "
-                        f"instant ({when}); the seat first clockwise from the seat to lay wins")
+                        f"instant ({when}); it goes to the seat first clockwise from the seat "
+                        "to lay")
             if not any(s.kind == "won" for s in self.slaps):
                 return f"{head}; these slaps came too late"
             if not lost:
@@ -167,7 +171,9 @@ class Race:
             return (f"{head}: first slap, {margin_text(self.deciding_margin_ns, sign=False)} "
                     f"ahead of {seat_name(names, runner.seat)}")
         if self.ruling == "false_slap":
-            return "false slap: the pile could not be won (no double, no bottom match)"
+            burns = "".join(f"; {seat_name(names, s.seat)} burned {s.burned}"
+                            for s in self.slaps if s.burned)
+            return "false slap: the pile could not be won (no double, no bottom match)" + burns
         codes = {s.code for s in self.slaps}
         why = ("holds no cards" if codes == {"no_cards"} else
                "is out of the game" if codes == {"out_of_game"} else "may not slap")
@@ -256,10 +262,11 @@ class RaceTracker:
                 race.winner_t = None if margin is None else t - margin
             race._add(RaceSlap(seat, t, "lost", offset, reaction, margin))
         else:
-            race._add(RaceSlap(seat, t, "false", offset, reaction, None))
             card = v.get("card")
-            if isinstance(card, str):  # a burn: it may open a race of its own
-                self._burns[t] = Opening(t, seat, card, "burn")
+            burned = card if isinstance(card, str) else None
+            race._add(RaceSlap(seat, t, "false", offset, reaction, None, burned=burned))
+            if burned is not None:  # a burn: it may open a race of its own
+                self._burns[t] = Opening(t, seat, burned, "burn")
         return race
 
     def refused(self, v: Mapping[str, Any]) -> Race | None:

@@ -103,13 +103,25 @@ def race_text(race: Race, seats: tuple[str, ...] | list[str], number: int | None
                 "refused": f"refused ({str(s.code).replace('_', ' ')})"}[s.kind]
         line = f"  {when:>13}  {seat_name(seats, s.seat):<{width}}  {what}"
         if s.kind == "lost" and s.margin_ns is not None:
-            line += f"  {margin_text(s.margin_ns)} after {seat_name(seats, race.winner)}"
+            line += f"  {lost_text(s.margin_ns, seat_name(seats, race.winner))}"
+        if s.burned:
+            line += f", burned {s.burned}"
         lines.append(line)
     lines.append(f"  Ruling: {race.explanation(seats)}")
     if race.photo_finish and race.deciding_margin_ns is not None:
         by = margin_text(race.deciding_margin_ns, sign=False)
         lines.append(f"  PHOTO FINISH: decided by {by}")
     return "\n".join(lines) + "\n"
+
+
+def lost_text(margin_ns: int, winner: str) -> str:
+    """How a lost slap stands to the winner's: ``+500 µs after Cia``, or (the tie rule) ``3 µs
+    before Cia, same instant``."""
+    if margin_ns > 0:
+        return f"{margin_text(margin_ns)} after {winner}"
+    if margin_ns == 0:
+        return f"at the same nanosecond as {winner} (tie rule)"
+    return f"{margin_text(-margin_ns, sign=False)} before {winner}, same instant (tie rule)"
 
 
 def stats_text(rows: list[dict[str, Any]], *, over: bool) -> str:
