@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from firmware_bridge.deck import synthetic_deck
+from firmware_bridge.deck import Deck, synthetic_deck
 from firmware_bridge.edge import BoardEdge
 from firmware_bridge.emulator import VirtualBoard
 from hardware.mock import MonotonicClock, VirtualMockFactory
@@ -79,10 +79,11 @@ class VirtualPlayers:
     """The seated players: they watch the table like people do and act through the edges."""
 
     def __init__(self, service: RefereeService, board: Any, pins: Any, *, seed: int,
-                 speed: float = 1.0) -> None:
+                 speed: float = 1.0, board_slaps: bool = False) -> None:
         self.service = service
         self.board = board
         self.pins = pins
+        self.board_slaps = board_slaps
         self.rng = random.Random(f"full-stack-{seed}")
         self.speed = max(speed, 0.01)
         self.reactions = Reactions(self.rng, len(service.config.seats))
@@ -128,6 +129,10 @@ class VirtualPlayers:
 
     # -- acting through the edges -------------------------------------------------------------
     def _press(self, seat: int, button: str) -> None:
+        if button == "slap" and self.board_slaps:  # the board's button n is seat n's
+            self.board.press(seat, True)
+            self.loop.call_later(0.06, self.board.press, seat, False)
+            return
         pin = self.pins[seat][0 if button == "slap" else 1]
         pin.drive_low()
         self.loop.call_later(0.06, pin.drive_high)
@@ -190,10 +195,17 @@ class VirtualPlayers:
 async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
                          outputs: list[Any] | None = None,
                          on_ready: Callable[[RefereeService], None] | None = None,
-                         timeout_s: float | None = None) -> RefereeService:
-    """Run one simulated table to the end of its game (or ``timeout_s``); returns the service."""
+                         timeout_s: float | None = None,
+                         board_factory: Callable[[Deck], Any] | None = None,
+                         board_slaps: bool = False) -> RefereeService:
+    """Run one simulated table to the end of its game (or ``timeout_s``); returns the service.
+
+    ``board_factory(deck)``: another table board than the emulator, with its ``start()``,
+    ``lay(card, reader)``, ``press(button, pressed)`` and ``close()`` (the firmware on
+    MicroPython, tests/firmware); ``board_slaps``: slaps are pressed on the board's buttons
+    instead of the GPIO pads."""
     deck = synthetic_deck(seed)
-    board = VirtualBoard(deck=deck, seed=seed)
+    board = board_factory(deck) if board_factory else VirtualBoard(deck=deck, seed=seed)
     port = await board.start()
     doc = json.loads(json.dumps(doc))
     doc["board"]["port"] = port
@@ -209,7 +221,8 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     service.open_game(keep_finished=True)
     pins = [(factory.pin(SLAP_PINS[i]), factory.pin(CALL_PINS[i]))
             for i in range(len(config.seats))]
-    players = VirtualPlayers(service, board, pins, seed=seed, speed=speed)
+    players = VirtualPlayers(service, board, pins, seed=seed, speed=speed,
+                             board_slaps=board_slaps)
     service.outputs.append(players)
     service.outputs.extend(outputs or [])
     task = asyncio.create_task(service.run())
