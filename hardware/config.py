@@ -11,6 +11,7 @@ are left alone; the arbiter's settle window is ``[table] settle_ms``, see ``refe
     stuck_ms = 5000              # a button held this long is reported stuck and ignored
     max_presses_per_s = 8        # more presses (or raw edges) than these within a second: the
     max_edges_per_s = 500        #   line chatters, and is ignored until still for a second
+    delivery_bound_ms = 2        # lgpio: an edge reaches its callback within this of its stamp
 
     [[seats]]
     name = "Anna"
@@ -60,7 +61,7 @@ MAX_SEATS = 8
 
 _HARDWARE_KEYS = {
     "pin_factory", "pull_up", "active_state", "bounce_lockout_ms", "stuck_ms", "led_active_high",
-    "lgpio_workdir", "gpiochip", "max_presses_per_s", "max_edges_per_s",
+    "lgpio_workdir", "gpiochip", "max_presses_per_s", "max_edges_per_s", "delivery_bound_ms",
 }
 _SEAT_KEYS = {"name", "slap", "call", "led"}
 
@@ -97,6 +98,13 @@ class HardwareConfig:
     max_edges_per_s: int = DEFAULT_MAX_EDGES_PER_S
     lgpio_workdir: str | None = None
     gpiochip: int | None = None
+    delivery_bound_ms: float = 2.0
+
+    @property
+    def delivery_bound_ns(self) -> int:
+        """How late (at most) an lgpio edge reaches its callback, in nanoseconds: the promise
+        behind the pads' progress (``hardware.pads.SeatPads.progress``)."""
+        return round(self.delivery_bound_ms * 1_000_000)
 
     @property
     def lockout_ns(self) -> int:
@@ -337,6 +345,7 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
         max_edges_per_s=max_edges,
         lgpio_workdir=workdir,
         gpiochip=chip,
+        delivery_bound_ms=_number(raw, "delivery_bound_ms", 2.0, 0.05, 100),
     )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import random
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -155,6 +156,23 @@ class VirtualMockFactory(MockFactory):  # type: ignore[misc]  # gpiozero is unty
         self.state_history = state_history
         super().__init__(revision=revision, pin_class=pin_class or VirtualMockPin)
         self.clock: Clock = clock if clock is not None else VirtualClock()
+        self._queues: list[PendingEdges] = []
+
+    def track(self, queue: PendingEdges) -> None:
+        """Let :meth:`delivered_until` see the edges ``queue`` has not delivered yet."""
+        self._queues.append(queue)
+
+    def delivered_until(self, now_ns: int) -> int:
+        """The time up to which every edge has reached its pin's callback (the mock's answer to
+        "a read of the event queue found nothing older"): ``now_ns``, or just before the
+        oldest edge a tracked queue (:class:`EdgeScheduler`, :class:`EdgeFeeder`) still holds.
+        An edge driven with :meth:`VirtualMockPin.drive_at` is delivered as it is driven."""
+        until = now_ns
+        for queue in self._queues:
+            oldest = queue.oldest_undelivered()
+            if oldest is not None and oldest <= until:
+                until = oldest - 1
+        return until
 
     def ticks(self) -> int:
         """The clock's current time in nanoseconds."""
@@ -164,6 +182,13 @@ class VirtualMockFactory(MockFactory):  # type: ignore[misc]  # gpiozero is unty
     def ticks_diff(later: int, earlier: int) -> float:
         """Seconds from ``earlier`` to ``later``."""
         return (later - earlier) / 1e9
+
+
+class PendingEdges(Protocol):
+    """Something that holds edges not yet delivered (see :meth:`VirtualMockFactory.track`)."""
+
+    def oldest_undelivered(self) -> int | None:
+        """The earliest edge time still to be delivered (or being delivered), if any."""
 
 
 @dataclass(frozen=True, order=True)
@@ -258,6 +283,10 @@ class EdgeScheduler:
             d = delay(edge) if callable(delay) else delay
             self.schedule(pin, edge, edge.t + d)
 
+    def oldest_undelivered(self) -> int | None:
+        """The earliest edge time still queued, if any (:meth:`VirtualMockFactory.track`)."""
+        return min((edge.t for _, _, _, edge in self._queue), default=None)
+
     def next_at(self) -> int | None:
         """When the next delivery is due, if any."""
         return self._queue[0][0] if self._queue else None
@@ -287,3 +316,69 @@ class EdgeScheduler:
             now = self.step()
             if on_step is not None and now is not None:
                 on_step(now)
+
+
+class EdgeFeeder:
+    """Delivers edges to mock pins from a thread of its own, each at its own delivery time on the
+    real monotonic clock: lgpio's notification thread, with the callback delays a bench chooses.
+
+    The feeder is tracked by its factory (:meth:`VirtualMockFactory.track`), so the pads'
+    progress waits for an edge until its callback has returned. :meth:`close` stops the thread
+    (edges still queued are dropped).
+    """
+
+    def __init__(self, factory: VirtualMockFactory) -> None:
+        self._wake = threading.Condition()
+        self._queue: list[tuple[int, int, VirtualMockPin, bool, int]] = []
+        self._seq = 0
+        self._current: int | None = None  # the edge time whose callback is running
+        self._stop = False
+        self.delivered = 0
+        factory.track(self)
+        self._thread = threading.Thread(target=self._run, name="edge-feeder", daemon=True)
+        self._thread.start()
+
+    def schedule(self, pin: VirtualMockPin, level: bool, t_ns: int, deliver_at_ns: int) -> None:
+        """Drive ``pin`` to ``level`` as an edge stamped ``t_ns``, once the monotonic clock
+        reaches ``deliver_at_ns`` (at once if it has)."""
+        with self._wake:
+            self._seq += 1
+            heapq.heappush(self._queue, (max(deliver_at_ns, t_ns), self._seq, pin, level, t_ns))
+            self._wake.notify()
+
+    def oldest_undelivered(self) -> int | None:
+        """The earliest edge time queued or being delivered, if any."""
+        with self._wake:
+            times = [t for *_, t in self._queue]
+            if self._current is not None:
+                times.append(self._current)
+            return min(times, default=None)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._stop:
+                    if self._queue:
+                        wait = (self._queue[0][0] - time.monotonic_ns()) / 1e9
+                        if wait <= 0:
+                            break
+                        self._wake.wait(wait)
+                    else:
+                        self._wake.wait()
+                if self._stop:
+                    return
+                _, _, pin, level, t = heapq.heappop(self._queue)
+                self._current = t
+            try:
+                pin.drive_at(level, t)
+            finally:
+                with self._wake:
+                    self._current = None
+                    self.delivered += 1
+
+    def close(self) -> None:
+        """Stop delivering and end the thread."""
+        with self._wake:
+            self._stop = True
+            self._wake.notify()
+        self._thread.join(5)

@@ -67,7 +67,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from gpiozero import LED, InputDevice
 from gpiozero.pins import Factory
@@ -110,6 +110,12 @@ DEFAULT_STUCK_NS = round(DEFAULT_STUCK_MS * 1_000_000)
 DEFAULT_MAX_PRESSES = DEFAULT_MAX_PRESSES_PER_S
 DEFAULT_MAX_EDGES = DEFAULT_MAX_EDGES_PER_S
 CHATTER_WINDOW_NS = 1_000_000_000
+#: On lgpio, the longest an edge may take from its kernel stamp to its pad's callback: the
+#: promise behind the pads' progress (:meth:`SeatPads.progress`). lgpio's thread reads the line's
+#: event queue and runs the callbacks one after the other; on a Pi the callback delay is
+#: typically well under 1 ms (docs/timing.md). An edge later than this is restamped, counted
+#: (``arbiter.late``) and judged in its new place; ``hardware.delivery_bound_ms`` sets it.
+DEFAULT_DELIVERY_BOUND_NS = 2_000_000
 CHATTER_QUIET_NS = 1_000_000_000
 
 #: An edge stamp further than this from ``time.monotonic_ns()`` when it arrives cannot be on
@@ -127,6 +133,14 @@ def ticks_to_ns(ticks: int | float) -> int:
     if isinstance(ticks, int):
         return ticks
     return round(ticks * 1e9)
+
+
+@runtime_checkable
+class DeliveryTracker(Protocol):
+    """A pin factory that knows which edges it has not delivered to their callbacks yet."""
+
+    def delivered_until(self, now_ns: int) -> int:
+        """The time up to which every edge stamped at or before it has been delivered."""
 
 
 class Change(NamedTuple):
@@ -272,6 +286,11 @@ class ButtonLogic:
         if self.pressed and not self.stuck and self.press_t is not None:
             due.append(self.press_t + self.stuck_ns)
         return min(due) if due else None
+
+    def waiting_since(self) -> int | None:
+        """The edge time of a press this line may still report (a press inside a lockout, or
+        on a chattering line, reported once the lockout is over or the line settles), if any."""
+        return self.raw_t if self.raw and not self.pressed and not self.stuck else None
 
     def _transition(self, t: int, active: bool) -> list[Change]:
         if active:
@@ -427,6 +446,12 @@ class Pad(InputDevice):  # type: ignore[misc]  # gpiozero is untyped: InputDevic
         with self._lock:
             return self.logic.next_due()
 
+    def waiting_since(self) -> int | None:
+        """The edge time (pin factory clock) of a press this pad may still hand in late, if
+        any (:meth:`ButtonLogic.waiting_since`)."""
+        with self._lock:
+            return self.logic.waiting_since()
+
     def _deliver(self, changes: Iterable[Change]) -> None:
         for change in changes:
             t = change.t if self.table_time is None else self.table_time(change.t)
@@ -488,6 +513,7 @@ class SeatPads:
     ) -> None:
         self.config = config
         self.pin_factory = pin_factory if pin_factory is not None else make_pin_factory(config)
+        self.table_time = table_time
         self.slap: dict[int, SlapPad] = {}
         self.call: dict[int, CallPad] = {}
         common: dict[str, Any] = dict(
@@ -523,6 +549,27 @@ class SeatPads:
         """Let time pass on every pad (stuck detection); call it from the service loop."""
         for pad in self.pads:
             pad.check(now_ns)
+
+    def progress(self, now_ns: int | None = None) -> int:
+        """The time (on the table clock when the pads map onto one) up to which the pads have
+        handed in every press: the GPIO source's progress for the arbiter.
+
+        Edges are stamped by the kernel, so what matters is which of them have not reached a
+        callback yet. The mock pin factory knows (its delivery queue,
+        :meth:`hardware.mock.VirtualMockFactory.delivered_until`); on lgpio the promise is that
+        an edge reaches its callback within ``hardware.delivery_bound_ms`` of its stamp. A
+        press that a pad still holds back (inside its bounce lockout, on a chattering line)
+        holds the progress just before it."""
+        now = ticks_to_ns(self.pin_factory.ticks()) if now_ns is None else now_ns
+        if isinstance(self.pin_factory, DeliveryTracker):
+            until = self.pin_factory.delivered_until(now)
+        else:
+            until = now - self.config.delivery_bound_ns
+        for pad in self.pads:
+            since = pad.waiting_since()
+            if since is not None and since <= until:
+                until = since - 1
+        return until if self.table_time is None else self.table_time(until)
 
     def next_due(self) -> int | None:
         """The earliest :meth:`Pad.next_due` of all pads, if any."""

@@ -11,9 +11,11 @@ such slaps until time has moved past their instant, which ``table.release`` does
 ``engine.advance``). When input ends, :meth:`SlapDriver.flush` ends it as a replay does
 (``table.flush(finish=True)``: a pending collect grace runs out).
 
-So a verdict on a slap leaves :meth:`SlapDriver.poll` one settle window after the *latest* slap
-edge it depends on: that is the price of fairness, and the window (default 20 ms, see
-docs/wiring.md) is far below what a person notices between a slap and a lamp.
+The pads are a *source* of the arbiter (``referee.arbiter``): at each :meth:`SlapDriver.poll`
+they say how far they have delivered (:meth:`hardware.pads.SeatPads.progress`), and a slap is
+judged as soon as the pads are past it, typically well under a millisecond after its edge's
+callback (``bench/slaps.py``), and at the latest one settle window (default 20 ms,
+docs/wiring.md) after its edge. ``progress=False`` judges by the window alone.
 
 Two ways to use it:
 
@@ -44,6 +46,11 @@ from referee.table import Table
 
 VerdictSink = Callable[[list[Verdict], dict[str, Any]], object]
 
+#: The arbiter's name for the GPIO pads as a source (``referee.arbiter``).
+GPIO_SOURCE = "gpio"
+#: While inputs are held, how often the loop asks the pads how far they have delivered.
+PROGRESS_POLL_NS = 200_000
+
 
 class SlapDriver:
     """A :class:`referee.table.Table` behind a lock: inputs from any thread in, verdicts out in
@@ -72,8 +79,10 @@ class SlapDriver:
         leds: SeatLeds | None = None,
         on_verdicts: VerdictSink | None = None,
         pads: SeatPads | None = None,
+        progress: bool = True,
     ) -> None:
         self.table = table
+        self.progress = progress
         self.leds = leds
         self.on_verdicts = on_verdicts
         self.pads = pads
@@ -119,10 +128,15 @@ class SlapDriver:
     def poll(self, now_ns: int) -> list[Verdict]:
         """Judge everything the settle window lets go at ``now_ns`` and let the game's time
         pass to ``now_ns - settle`` (``table.release``); returns the verdicts (notices first)."""
+        gpio = None
         if self.pads is not None:
             self.pads.check(now_ns)
+            if self.progress:
+                gpio = self.pads.progress(now_ns)
         with self._lock:
             out, self._notices = self._notices, []
+            if gpio is not None:
+                self.table.progress(GPIO_SOURCE, gpio)
             out += self.table.release(now_ns)
             state = self.table.state() if out and self._listening() else None
         if state is not None:
@@ -174,6 +188,8 @@ class SlapDriver:
                     continue
                 due = [d for d in (self.table.arbiter.next_due(), self._pads_due())
                        if d is not None]
+                if self.progress and self.pads is not None and len(self.table.arbiter):
+                    due.append(clock() + PROGRESS_POLL_NS)  # the pads may be past them soon
                 wait = min([idle_s, *(max(0, d - clock()) / 1e9 for d in due)])
                 if wait > 0:
                     self._wake.wait(wait)

@@ -29,7 +29,8 @@ Sources and their progress (watermarks)
     progressed past an input, and never later than one settle window after its ``t``. A source
     that has never reported, or whose progress lags more than a window behind, simply does not
     count: every release falls back to the window while it lags (a board that stops talking
-    costs the window, not the game). With no source registered, the limit is the settle window alone, as before.
+    costs the window, not the game). With no source registered, the limit is the settle window
+    alone, as before.
 
 The guarantee, precisely: if every input is pushed less than one settle window after its own
 ``t`` and no source breaks its promise, and :meth:`Arbiter.release` is called with the current

@@ -499,3 +499,61 @@ def test_lgpio_pad_uses_the_kernel_timestamp_to_the_nanosecond(
     finally:
         factory.close()
         monkeypatch.setattr(pads_module, "_LGPIO_CLASSES", None)
+
+
+# -- the pads' progress (the GPIO source of the arbiter) ------------------------------------
+
+TWO_SEATS = "[hardware]\npin_factory='mock'\n[[seats]]\nslap=17\n[[seats]]\nslap=5\n"
+
+
+def test_progress_waits_for_an_edge_still_on_its_way() -> None:
+    """A tracked delivery queue holds the progress just before its oldest undelivered edge;
+    once delivered, the pads are as far as the clock."""
+    clock, factory = _mock(0)
+    sched = EdgeScheduler(clock)
+    factory.track(sched)
+    got: list[Input] = []
+    with SeatPads(loads_config(TWO_SEATS), got.append, pin_factory=factory) as pads:
+        clock.advance_to(10 * MS)
+        assert pads.progress() == 10 * MS
+        sched.schedule(factory.pin(5), Edge(11 * MS, False), 13 * MS)
+        sched.schedule(factory.pin(17), Edge(12 * MS, False), 12 * MS + 100 * US)
+        clock.advance_to(12 * MS + 500 * US)
+        sched.step()  # seat 0's edge (stamped 12 ms) first: seat 1's (11 ms) is still queued
+        assert [i.seat for i in got] == [0]
+        assert pads.progress() == 11 * MS - 1
+        sched.step()
+        assert pads.progress() == 13 * MS and [i.t for i in got] == [12 * MS, 11 * MS]
+
+
+def test_progress_stops_before_a_press_held_in_a_lockout() -> None:
+    """A press made inside the release lockout is handed in when the lockout ends, stamped with
+    its own edge: until then the pads' progress stays before that edge."""
+    clock, factory = _mock(0)
+    got: list[Input] = []
+    with SeatPads(loads_config(TWO_SEATS), got.append, pin_factory=factory) as pads:
+        pin = factory.pin(17)
+        pin.drive_at(False, 100 * MS)  # press
+        pin.drive_at(True, 150 * MS)  # release: a 30 ms lockout until 180 ms
+        pin.drive_at(False, 160 * MS)  # pressed again inside it
+        clock.advance_to(170 * MS)
+        assert pads.progress() == 160 * MS - 1
+        pads.check(181 * MS)
+        assert [i.t for i in got] == [100 * MS, 160 * MS]
+        clock.advance_to(181 * MS)
+        assert pads.progress() == 181 * MS
+
+
+def test_progress_on_a_factory_that_cannot_see_its_queue_is_now_minus_the_bound() -> None:
+    """lgpio (here gpiozero's plain MockFactory, which tracks nothing) promises delivery within
+    ``hardware.delivery_bound_ms``; the progress is the clock minus that bound, on the table
+    clock the pads map onto."""
+    from gpiozero.pins.mock import MockFactory
+
+    factory = MockFactory()
+    cfg = loads_config(TWO_SEATS.replace("pin_factory='mock'",
+                                         "pin_factory='mock'\ndelivery_bound_ms = 1.5"))
+    assert cfg.delivery_bound_ns == 1_500_000
+    with SeatPads(cfg, lambda i: None, pin_factory=factory,
+                  table_time=lambda t: t + 7) as pads:
+        assert pads.progress(10 * MS) == 10 * MS - 1_500_000 + 7

@@ -9,14 +9,14 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from hardware.config import loads_config
+from hardware.config import HardwareConfig, SeatPins, loads_config
 from hardware.mock import Edge, EdgeScheduler, VirtualClock, VirtualMockFactory
-from hardware.pads import PadEvent, SeatLeds, SlapPad
+from hardware.pads import PadEvent, SeatLeds, SeatPads, SlapPad
 from hardware.slaps import GpioEdge, SlapDriver
 from referee.arbiter import DEFAULT_SETTLE_NS
 from referee.cards import Card, parse_card
@@ -74,6 +74,8 @@ class Rig:
     sched: EdgeScheduler
     verdicts: list[Verdict]
     late_before: int = 0  # late inputs of the tables (games) the driver judged before this one
+    progress: bool = False  # the pads report their progress: poll after every delivery
+    times: list[int] = field(default_factory=list)  # the clock when each verdict came out
 
     @property
     def late(self) -> int:
@@ -81,7 +83,9 @@ class Rig:
         return self.late_before + self.driver.table.arbiter.late
 
     def poll(self, now: int) -> None:
-        self.verdicts += self.driver.poll(now)
+        out = self.driver.poll(now)
+        self.verdicts += out
+        self.times += [now] * len(out)
 
     def press(self, seat: int, t: int, delay: int, hold: int | None = 60 * MS) -> None:
         """Seat's button goes down at ``t`` (delivered ``delay`` later) and, unless ``hold`` is
@@ -107,19 +111,35 @@ class Rig:
                 self.poll(due)
             elif edge_at is not None and edge_at <= t:
                 self.sched.step()
+                if self.progress:  # the service polls after every input it is handed
+                    self.poll(self.clock.now_ns())
             else:
                 break
         self.clock.advance_to(t)
         self.poll(t)
 
 
-def rig(n_pads: int = 8, leds: SeatLeds | None = None) -> Rig:
+def rig(n_pads: int = 8, leds: SeatLeds | None = None, *, progress: bool = False,
+        factory_class: type[VirtualMockFactory] = VirtualMockFactory) -> Rig:
+    """Pads on mock pins, edges delivered by a scheduler on a virtual clock. With ``progress``
+    the pads are the driver's :class:`SeatPads` and report how far they have delivered (the
+    factory tracks the scheduler's queue); without, the driver judges by the window alone."""
     clock = VirtualClock(0)
-    factory = VirtualMockFactory(clock)
-    driver = SlapDriver(table(2, 0), leds=leds)
-    pads = [SlapPad(SLAP_PINS[s], seat=s, on_input=driver.submit, pin_factory=factory)
-            for s in range(n_pads)]
-    return Rig(clock, factory, driver, pads, EdgeScheduler(clock), [])
+    factory = factory_class(clock)
+    sched = EdgeScheduler(clock)
+    driver = SlapDriver(table(2, 0), leds=leds, progress=progress)
+    if progress:
+        config = HardwareConfig(
+            seats=tuple(SeatPins(s, f"Seat {s}", SLAP_PINS[s]) for s in range(n_pads)),
+            pin_factory="mock")
+        seat_pads = SeatPads(config, driver.submit, driver.notice, pin_factory=factory)
+        driver.pads = seat_pads
+        pads = [seat_pads.slap[s] for s in range(n_pads)]
+        factory.track(sched)
+    else:
+        pads = [SlapPad(SLAP_PINS[s], seat=s, on_input=driver.submit, pin_factory=factory)
+                for s in range(n_pads)]
+    return Rig(clock, factory, driver, pads, sched, [], progress=progress)
 
 
 def new_position(r: Rig, n: int, dealer: int, base: int) -> int:
@@ -134,11 +154,15 @@ def new_position(r: Rig, n: int, dealer: int, base: int) -> int:
     return (dealer + 3) % n
 
 
-def test_hundred_thousand_pairs_one_microsecond_apart_go_to_the_earliest_edge() -> None:
+@pytest.mark.parametrize("progress", [False, True], ids=["window", "progress"])
+def test_hundred_thousand_pairs_one_microsecond_apart_go_to_the_earliest_edge(
+        progress: bool) -> None:
     """100 000 pairs of slaps 1 µs apart, from random seats of random tables (2-8 seats), each
     edge delivered 0-19 ms late (inside the 20 ms settle window), so the later edge is often
-    delivered first: the pile goes to the earlier edge every time."""
-    r = rig()
+    delivered first: the pile goes to the earlier edge every time, judged by the window alone
+    or by the pads' progress. With progress, each verdict leaves at the very delivery that lets
+    it: the pile as soon as every edge up to the winner's is in, the lost race once both are."""
+    r = rig(progress=progress)
     rng = random.Random(1_000_003)
     window = r.driver.settle_ns
     wrong = 0
@@ -157,17 +181,74 @@ def test_hundred_thousand_pairs_one_microsecond_apart_go_to_the_earliest_edge() 
         r.press(first, t, d1, hold=None)
         r.press(second, t + US, d2, hold=None)
         r.verdicts = []
+        r.times = []
         r.run_until(t + 2 * window)
         r.release(first, t + 60 * MS)
         r.release(second, t + 60 * MS)
+        if progress:
+            wrong += r.times != [t + d1, max(t + d1, t + US + d2)]
         expect = [
-            Verdict(t, "pile_won", {"seat": first, "reason": "double", "cards": 2}),
-            Verdict(t + US, "slap_lost", {"seat": second, "to": first}),
+            Verdict(t, "pile_won", {"seat": first, "reason": "double", "cards": 2,
+                                    "reaction_ns": t - base}),
+            Verdict(t + US, "slap_lost", {"seat": second, "to": first, "margin_ns": US,
+                                          "reaction_ns": t + US - base}),
         ]
         wrong += r.verdicts != expect
     assert wrong == 0
     assert swapped > pairs // 3  # delivery order was often the wrong way round
     assert r.late == 0
+
+
+class Overconfident(VirtualMockFactory):
+    """A pin factory that breaks the promise: it says every edge is delivered when some are
+    still on their way."""
+
+    def delivered_until(self, now_ns: int) -> int:
+        return now_ns
+
+
+@pytest.mark.parametrize("case", ["quiet_board", "progress_ahead"])
+def test_pairs_with_a_quiet_source_or_one_whose_progress_runs_ahead(case: str) -> None:
+    """20 000 pairs 1 µs apart, delivered 0-19 ms late, judged by the pads' progress:
+
+    - ``quiet_board``: each table also has a board source that never reports (unplugged): every
+      verdict waits the full window, and the pile still goes to the earlier edge every time;
+    - ``progress_ahead``: the pads claim every edge delivered at once, so an edge delivered
+      after a rival's was judged is late: restamped (and counted), it loses the race it may have
+      won, and a replay of what the table journaled gives exactly the verdicts it gave live."""
+    factory_class = Overconfident if case == "progress_ahead" else VirtualMockFactory
+    r = rig(progress=True, factory_class=factory_class)
+    rng = random.Random(20_011)
+    window = r.driver.settle_ns
+    wrong = replays_differ = 0
+    for k in range(20_000):
+        base = (k + 1) * 1_000 * MS
+        n = rng.randint(2, 8)
+        dealer = rng.randrange(n)
+        new_position(r, n, dealer, base)
+        if case == "quiet_board":
+            r.driver.table.add_source("board")
+        first, second = rng.sample(range(n), 2)
+        t = base + 200 * MS + rng.randrange(MS)
+        d1, d2 = rng.randrange(window - US), rng.randrange(window - US)
+        r.press(first, t, d1, hold=None)
+        r.press(second, t + US, d2, hold=None)
+        r.verdicts, r.times = [], []
+        r.run_until(t + 2 * window)
+        r.release(first, t + 60 * MS)
+        r.release(second, t + 60 * MS)
+        if case == "quiet_board":
+            wrong += [(v.verdict, v["seat"]) for v in r.verdicts] != [
+                ("pile_won", first), ("slap_lost", second)]
+            wrong += r.times != [t + window, t + US + window]
+        else:
+            played = Journal(r.driver.table.header, r.driver.judged)
+            replays_differ += replay(played).verdicts[-len(r.verdicts):] != r.verdicts
+    assert wrong == 0 and replays_differ == 0
+    if case == "progress_ahead":
+        assert r.late > 1_000  # the broken promise shows: late edges, restamped and counted
+    else:
+        assert r.late == 0
 
 
 def test_exact_ties_follow_the_clockwise_rule() -> None:
@@ -196,8 +277,10 @@ def test_exact_ties_follow_the_clockwise_rule() -> None:
         lose = b if win == a else a
         wins_by_late_delivery += (win == a and da > db) or (win == b and db > da)
         assert r.verdicts == [
-            Verdict(t, "pile_won", {"seat": win, "reason": "double", "cards": 2}),
-            Verdict(t, "slap_lost", {"seat": lose, "to": win}),
+            Verdict(t, "pile_won", {"seat": win, "reason": "double", "cards": 2,
+                                    "reaction_ns": t - base, "tie": True, "margin_ns": 0}),
+            Verdict(t, "slap_lost", {"seat": lose, "to": win, "margin_ns": 0,
+                                     "reaction_ns": t - base}),
         ]
     assert wins_by_late_delivery > 2_000
 
