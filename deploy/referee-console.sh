@@ -13,14 +13,18 @@ set -eu
 CONFIG=${1:-/etc/card-referee/table.toml}
 VENV=${CARD_REFEREE_VENV:-/opt/card-referee}
 UNIT=card-referee.service
-RUNDIR=/run/card-referee
-STATEDIR=/var/lib/card-referee
+RUNDIR=${CARD_REFEREE_RUNDIR:-/run/card-referee}
+STATEDIR=${CARD_REFEREE_STATEDIR:-/var/lib/card-referee}
+ENVFILE=${CARD_REFEREE_ENVFILE:-/etc/card-referee/environment}
 
 if [ "$(id -u)" != 0 ]; then
   echo "run as root: sudo sh $0 $*" >&2
   exit 1
 fi
 [ -r "$CONFIG" ] || { echo "cannot read $CONFIG" >&2; exit 1; }
+# Its real path: the referee runs in $STATEDIR (and lgpio moves into $RUNDIR), where a
+# relative name would mean another file.
+CONFIG=$(readlink -f -- "$CONFIG")
 [ -x "$VENV/bin/referee" ] || { echo "$VENV/bin/referee not found (docs/install.md)" >&2; exit 1; }
 
 was_active=no
@@ -45,10 +49,10 @@ trap ':' INT
 install -d -o referee -g referee -m 0750 "$RUNDIR" "$STATEDIR"
 
 # The unit's EnvironmentFile= (KEY=VALUE lines), exported to the referee only.
-if [ -r /etc/card-referee/environment ]; then
+if [ -r "$ENVFILE" ]; then
   set -a
-  # shellcheck disable=SC1091
-  . /etc/card-referee/environment
+  # shellcheck disable=SC1090
+  . "$ENVFILE"
   set +a
 fi
 export LG_WD="$RUNDIR"
