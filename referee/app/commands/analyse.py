@@ -14,9 +14,11 @@ import html
 import importlib.util
 import json
 import multiprocessing
+import multiprocessing.pool
 import os
 import signal
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -86,7 +88,20 @@ def play_all(game: str, players: int, variants: list[dict[str, Any]],
             context = multiprocessing.get_context(
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
             with context.Pool(jobs, initializer=_ignore_sigint) as pool, start():
-                for done in pool.imap_unordered(play_chunk, tasks):
+                # A few tasks ahead of the workers, not all of them: stopping the pool then
+                # has little to throw away, and the main process waits in short steps, so
+                # Ctrl-C is seen at once.
+                waiting: deque[multiprocessing.pool.AsyncResult[list[GameRecord]]] = deque()
+                queue = iter(tasks)
+                while True:
+                    while len(waiting) < 3 * jobs and (ahead := next(queue, None)) is not None:
+                        waiting.append(pool.apply_async(play_chunk, (ahead,)))
+                    if not waiting:
+                        break
+                    oldest = waiting.popleft()
+                    while not oldest.ready():
+                        oldest.wait(0.1)
+                    done = oldest.get()
                     records += done
                     on_games(len(done))
     except KeyboardInterrupt:
