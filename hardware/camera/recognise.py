@@ -80,58 +80,160 @@ def _order(quad: Array) -> Array:
 
 
 _KERNEL = np.ones((3, 3), np.uint8)
+_OPEN = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
+#: A card's long side over its short side, seen from above (poker 1.40, bridge 1.56), with
+#: room for a camera a little off vertical.
+ASPECT = (1.25, 1.75)
+
+
+def _rect_fit(pts: Array) -> tuple[float, float, float]:
+    """Hull area, hull area over its minimum rectangle's area, and that rectangle's aspect."""
+    hull = cv2.convexHull(pts.reshape(-1, 1, 2).astype(np.float32))
+    area = float(cv2.contourArea(hull))
+    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+    if rw < 1 or rh < 1:
+        return area, 0.0, 0.0
+    return area, area / (rw * rh), max(rw, rh) / min(rw, rh)
+
+
+def _quad(pts: Array) -> Array | None:
+    """The four corners of a card-shaped hull, ordered, or None."""
+    hull = cv2.convexHull(pts.reshape(-1, 1, 2).astype(np.float32))
+    for eps in (0.02, 0.03, 0.045):
+        approx = cv2.approxPolyDP(hull, eps * cv2.arcLength(hull, True), True)
+        if len(approx) == 4:
+            break
+    else:
+        box = cv2.boxPoints(cv2.minAreaRect(hull))
+        return _order(box)
+    return _order(approx)
+
+
+def _snap(quad: Array, canny: Array) -> Array | None:
+    """Move each side of ``quad`` outwards onto the card's edge: the regions stop short of
+    it (an index or a pip near the edge cuts a strip off). None if the sides do not meet."""
+    h, w = canny.shape
+    c = quad.mean(axis=0)
+    lines = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        d = b - a
+        length = float(np.linalg.norm(d))
+        if length < 4:
+            return None
+        nrm = np.array([d[1], -d[0]]) / length
+        if np.dot(nrm, (a + b) / 2 - c) < 0:
+            nrm = -nrm
+        ts = np.linspace(0.15, 0.85, 24)
+        base = a[None, :] + ts[:, None] * d[None, :]
+        best, best_off = -1, 0.0
+        for off in range(-2, 19):
+            pts = np.rint(base + off * nrm).astype(np.int64)
+            ok = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
+            hits = 0
+            if ok.any():
+                p = pts[ok]
+                near = canny[p[:, 1], p[:, 0]] | canny[np.clip(p[:, 1] + 1, 0, h - 1), p[:, 0]]
+                hits = int((near > 0).sum())
+            if hits > best + 2 or (hits >= best and off < best_off and hits > 0.6 * 24):
+                best, best_off = hits, float(off)
+        lines.append((a + best_off * nrm, d))
+    out = []
+    for i in range(4):
+        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
+        m = np.array([d1, -d2]).T
+        if abs(np.linalg.det(m)) < 1e-6:
+            return None
+        t = np.linalg.solve(m, p2 - p1)
+        out.append(p1 + t[0] * d1)
+    return np.array(out, np.float32)
 
 
 def find_cards(frame: Array) -> list[Array]:
-    """The whole cards in a frame (ordered corners), largest first."""
-    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    h, w = gray.shape
+    """The whole cards in a frame (ordered corners), largest first.
+
+    Paper (bright, unsaturated) not on an edge falls apart into regions: the white of a card
+    between its pips, its index and its picture. The regions of one card together fill a
+    rectangle of a card's proportions; a card beneath, offset and turned, does not fit that
+    rectangle. So regions are grown into groups while their hull stays such a rectangle."""
+    h0, w0 = frame.shape[:2]
     scale = 1.0
-    if w > 800:  # big photos: find the card on a smaller copy
-        scale = 640.0 / w
-        gray = cv2.resize(gray, (640, round(h * scale)), interpolation=cv2.INTER_AREA)
-        h, w = gray.shape
-    blur = cv2.GaussianBlur(gray, (5, 5), 0)
+    if w0 > 800:  # big photos: find the card on a smaller copy
+        scale = 640.0 / w0
+        frame = cv2.resize(frame, (640, round(h0 * scale)), interpolation=cv2.INTER_AREA)
+    h, w = frame.shape[:2]
+    hsv = cv2.cvtColor(frame, cv2.COLOR_BGR2HSV)
+    sat, val = hsv[..., 1], hsv[..., 2]
+    bright = float(np.percentile(val, 99))
+    paper = (sat < 70) & (val > max(90.0, 0.45 * bright))
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    canny = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 25, 75)
+    edges = cv2.dilate(canny, _KERNEL)
+    regions = cv2.morphologyEx((paper & (edges == 0)).astype(np.uint8), cv2.MORPH_OPEN,
+                               _OPEN)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(regions, connectivity=4)
+    min_area = 0.0004 * w * h
+    frags = []
+    for i in range(1, n):
+        x, y, bw, bh, a = (int(v) for v in stats[i])
+        if a < min_area:
+            continue
+        cnts, _ = cv2.findContours((labels[y:y + bh, x:x + bw] == i).astype(np.uint8),
+                                   cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        pts = cv2.convexHull(np.concatenate(cnts)).reshape(-1, 2) + np.array([x, y])
+        frags.append((a, x, y, bw, bh, pts.astype(np.float32)))
+    frags.sort(key=lambda f: -f[0])
     found: list[tuple[float, Array]] = []
-    for lo, hi, grow in ((20, 60, 1), (40, 120, 1), (20, 60, 2)):
-        edges = cv2.dilate(cv2.Canny(blur, lo, hi), _KERNEL, iterations=grow)
-        contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
-        for cnt in contours:
-            area = cv2.contourArea(cnt)
-            if not 0.01 * w * h < area < 0.7 * w * h:
-                continue
-            # The hull: an index or a picture touching the card's edge only notches it.
-            hull = cv2.convexHull(cnt)
-            harea = cv2.contourArea(hull)
-            if area < 0.6 * harea:
-                continue
-            approx = cv2.approxPolyDP(hull, 0.02 * cv2.arcLength(hull, True), True)
-            if len(approx) != 4:
-                continue
-            qarea = cv2.contourArea(approx)
-            if qarea <= 0 or harea / qarea < 0.95:
-                continue
-            pts = _order(approx)
-            sides = np.linalg.norm(np.roll(pts, -1, axis=0) - pts, axis=1)
-            short = (sides[0] + sides[2]) / 2
-            long = (sides[1] + sides[3]) / 2
-            if not 0.5 < short / max(long, 1.0) < 0.85:
-                continue
-            if abs(sides[0] - sides[2]) > 0.2 * short or abs(sides[1] - sides[3]) > 0.2 * long:
-                continue
-            v = np.roll(pts, -1, axis=0) - pts
-            cos = np.abs((v * np.roll(v, -1, axis=0)).sum(1)) / (
-                np.linalg.norm(v, axis=1) * np.linalg.norm(np.roll(v, -1, axis=0), axis=1))
-            if cos.max() > 0.25:
-                continue
-            # the outline of an edge band lies on its outer side or its inner side
-            found.append((qarea, pts / scale))
+    tried: set[frozenset[int]] = set()
+    for k in range(len(frags)):
+        group = {k}
+        pts = frags[k][5]
+        gx0, gy0 = frags[k][1], frags[k][2]
+        gx1, gy1 = gx0 + frags[k][3], gy0 + frags[k][4]
+        grown = True
+        while grown:
+            grown = False
+            best: tuple[float, int, Array] | None = None
+            for j, (_, x, y, bw, bh, fp) in enumerate(frags):
+                if j in group or x > gx1 + 6 or y > gy1 + 6 or x + bw < gx0 - 6 \
+                        or y + bh < gy0 - 6:
+                    continue
+                both = np.concatenate([pts, fp])
+                area, rect, aspect = _rect_fit(both)
+                if rect < 0.9 or aspect > ASPECT[1] or area > 0.6 * w * h:
+                    continue
+                if best is None or rect > best[0]:
+                    best = (rect, j, both)
+            if best is not None:
+                group.add(best[1])
+                pts = cv2.convexHull(best[2].reshape(-1, 1, 2)).reshape(-1, 2)
+                _, x, y, bw, bh, _ = frags[best[1]]
+                gx0, gy0 = min(gx0, x), min(gy0, y)
+                gx1, gy1 = max(gx1, x + bw), max(gy1, y + bh)
+                grown = True
+        key = frozenset(group)
+        if key in tried:
+            continue
+        tried.add(key)
+        area, rect, aspect = _rect_fit(pts)
+        if rect < 0.9 or not ASPECT[0] <= aspect <= ASPECT[1] or area < 0.01 * w * h:
+            continue
+        fill = sum(frags[j][0] for j in group) / max(area, 1.0)
+        if fill < 0.35:
+            continue
+        quad = _quad(pts)
+        if quad is None:
+            continue
+        quad = _snap(quad, canny)
+        if quad is None:
+            continue
+        found.append((area, quad / scale))
     found.sort(key=lambda x: -x[0])
     unique: list[Array] = []
-    for _, pts in found:
-        if all(np.abs(pts - u).max() > 8 and np.abs(np.roll(pts, 2, axis=0) - u).max() > 8
+    for _, q in found:
+        if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
                for u in unique):
-            unique.append(pts)
+            unique.append(q.astype(np.float32))
     return unique
 
 

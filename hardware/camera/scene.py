@@ -178,7 +178,11 @@ def render(scene: Scene) -> Image:
         shadow = cv2.GaussianBlur(alpha[..., 0], (0, 0), 2.5)
         shadow = np.roll(shadow, (2, 2), axis=(0, 1))[..., None]
         frame = frame * (1 - 0.45 * shadow)
-        frame = frame * (1 - alpha) + warped[..., :3].astype(np.float32) * alpha
+        face = warped[..., :3].astype(np.float32)
+        # the card's cut edge: a thin grey line all round (paper seen edge-on, dust, wear)
+        rim = alpha[..., 0] - cv2.erode(alpha[..., 0], np.ones((3, 3), np.uint8))
+        face = face * (1 - 0.35 * rim[..., None])
+        frame = frame * (1 - alpha) + face * alpha
     for hand in scene.hands:
         m = _hand_mask(hand)[..., None]
         tone = np.array(hand.tone, np.float32)

@@ -1,0 +1,153 @@
+"""The camera as a card source of ``referee.app.service.RefereeService``.
+
+A thread reads frames from the source, the recogniser reads each one, the
+:class:`~hardware.camera.lays.LayTracker` turns the reads into lays, and each lay becomes an
+input on the service's loop, stamped with the capture time of the first frame that showed the
+card (on the table clock): a ``lay`` of the seat the card came from when the referee knows it,
+else of the seat whose turn it is (the pile games), a one-card ``play`` in Vändåtta (the
+camera films the discard pile). A top card that stays unreadable for ``unclear_s`` while
+something new seems to lie there is reported once as an ``ignored`` notice asking the operator
+to type the card at the console. A source that fails (unplugged, the video ended) is logged;
+a device is opened again every second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from hardware.camera.lays import FRAMES, Lay, LayTracker
+from hardware.camera.recognise import Read, Recogniser
+from hardware.camera.sources import Frame, SourceError
+from referee.games import games
+from referee.model import Input
+
+log = logging.getLogger("hardware.camera.edge")
+
+
+class FrameSource(Protocol):
+    """Anything with frames (each with its CLOCK_MONOTONIC capture time) and a close."""
+
+    def frames(self) -> Any:
+        """An iterator of :class:`~hardware.camera.sources.Frame`."""
+
+    def close(self) -> None:
+        """Release the camera."""
+
+
+class CameraEdge:
+    """Lays seen by the camera, as inputs of the service."""
+
+    def __init__(self, open_source: Callable[[], FrameSource], recogniser: Recogniser, *,
+                 frames: int = FRAMES, unclear_s: float = 1.5,
+                 to_table: Callable[[int], int] | None = None) -> None:
+        self.open_source = open_source
+        self.recogniser = recogniser
+        self.tracker = LayTracker(frames)
+        self.unclear_s = unclear_s
+        self.to_table = to_table
+        self.service: Any = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._source: FrameSource | None = None
+        self._unclear_since: int | None = None
+        self._asked = False
+        #: (capture time, lay) of each lay seen, and delivery delay in ns (for benches)
+        self.seen: list[tuple[Lay, int]] = []
+        self.frames_read = 0
+
+    async def start(self, service: Any) -> None:
+        """Start the reading thread."""
+        self.service = service
+        self.loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
+        self._thread.start()
+
+    async def stop(self) -> None:
+        """Stop reading and release the camera."""
+        self._stop.set()
+        if self._thread is not None:
+            await asyncio.to_thread(self._thread.join, 5)
+
+    # -- the reading thread -------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._source = self.open_source()
+            except (SourceError, OSError) as exc:
+                log.warning("the camera cannot be opened: %s", exc)
+                if self._stop.wait(1.0):
+                    return
+                continue
+            try:
+                for frame in self._source.frames():
+                    if self._stop.is_set():
+                        break
+                    self.process(frame, self.recogniser.read(frame.image))
+            except Exception as exc:  # a camera failing mid-stream: log it, open it again
+                log.warning("the camera stopped: %s", exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    self._source.close()
+            if self._stop.wait(1.0):
+                return
+
+    def process(self, frame: Frame, read: Read) -> Lay | None:
+        """One frame's read; hands a completed lay to the service's loop."""
+        self.frames_read += 1
+        lay = self.tracker.feed(frame.t, read.card)
+        if read.card is None and read.quad is not None:
+            if self._unclear_since is None:
+                self._unclear_since = frame.t
+            elif (not self._asked
+                  and frame.t - self._unclear_since > self.unclear_s * 1e9):
+                self._asked = True
+                self._call(self.service.notice, "ignored",
+                           reason="the camera cannot read the top card; if a card was laid, "
+                           "type it at the console")
+        elif read.card is not None:
+            self._unclear_since, self._asked = None, False
+        if lay is not None:
+            self.seen.append((lay, time.monotonic_ns() - frame.t))
+            self._call(self._deliver, lay)
+        return lay
+
+    def _call(self, fn: Callable[..., Any], *args: Any, **kw: Any) -> None:
+        if self.loop is None:
+            fn(*args, **kw)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop has closed
+            self.loop.call_soon_threadsafe(lambda: fn(*args, **kw))
+
+    # -- on the service's loop ----------------------------------------------------------------
+    def _deliver(self, lay: Lay) -> None:
+        svc = self.service
+        inp = self.to_input(lay, svc.state())
+        if inp is not None:
+            svc.submit(inp)
+
+    def table_time(self, mono_ns: int) -> int:
+        """A capture time on the table clock."""
+        if self.to_table is not None:
+            return self.to_table(mono_ns)
+        return int(self.service.clock.from_monotonic(mono_ns))
+
+    def to_input(self, lay: Lay, state: dict[str, Any]) -> Input | None:
+        """The journal input for a lay given the table state (None: nobody is to play)."""
+        t = self.table_time(lay.t)
+        table = getattr(self.service, "table", None)
+        seat = None if table is None else table.engine.holder(lay.card)
+        if seat is None:
+            seat = state.get("turn")
+        if seat is None:
+            self.service.notice("ignored", card=str(lay.card), reason="nobody is to play")
+            return None
+        if games[str(state.get("game"))].in_rounds:
+            return Input(t, seat, "play", cards=(lay.card,))
+        return Input(t, seat, "lay", card=lay.card)

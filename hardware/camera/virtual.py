@@ -1,0 +1,142 @@
+"""The virtual camera over a virtual table: cards land on the pile, hands pass over it, the
+pile is taken away; :meth:`VirtualTable.frame` films the table at any time. Seeded and
+deterministic: the same events, the same frames."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from hardware.camera.recognise import Array
+from hardware.camera.scene import FRAME_H, FRAME_W, Hand, Placed, Scene, _hand_mask, render
+from hardware.camera.sources import Frame
+from referee.cards import Card
+from referee.model import Input, Verdict
+
+
+@dataclass
+class _Events:
+    lays: list[tuple[int, Placed]] = field(default_factory=list)
+    clears: list[int] = field(default_factory=list)
+    hands: list[tuple[int, int, Hand]] = field(default_factory=list)
+
+
+class VirtualTable:
+    """A table filmed from above by a fixed camera."""
+
+    def __init__(self, deck: str, seed: int, *, fps: float = 30.0,
+                 card_height: float = 210.0) -> None:
+        self.deck = deck
+        self.fps = fps
+        self.rng = random.Random(f"virtual-table-{seed}")
+        self.card_height = card_height
+        self.events = _Events()
+        self.look = Scene(deck=deck, background=self.rng.randrange(8), seed=seed,
+                          tilt=(self.rng.uniform(-0.04, 0.04), self.rng.uniform(-0.04, 0.04)),
+                          light=(self.rng.uniform(0.85, 1.1), self.rng.uniform(-0.3, 0.3),
+                                 self.rng.uniform(-0.3, 0.3)))
+        self.cx, self.cy = FRAME_W / 2, FRAME_H / 2
+        nrng = np.random.default_rng(seed)
+        self._noise = [nrng.normal(0, 3.0, (FRAME_H, FRAME_W, 3)).astype(np.float32)
+                       for _ in range(6)]
+        self._cache: tuple[tuple[int, int], Array] | None = None
+
+    # -- what happens on the table ----------------------------------------------------------
+    def lay(self, card: Card, t: int) -> None:
+        """``card`` lands on the pile at ``t`` (ns)."""
+        h = self.card_height
+        p = Placed(card, self.cx + self.rng.gauss(0, 0.1 * h),
+                   self.cy + self.rng.gauss(0, 0.08 * h), h,
+                   self.rng.uniform(-30, 30) + self.rng.choice((0, 90, 180)))
+        self.events.lays.append((t, p))
+
+    def clear(self, t: int) -> None:
+        """The pile is taken away at ``t`` (a hand sweeps it just before)."""
+        self.hand_over(t - 250_000_000, t + 100_000_000)
+        self.events.clears.append(t)
+
+    def hand_over(self, t0: int, t1: int) -> None:
+        """A hand over the pile from ``t0`` to ``t1`` (a slap)."""
+        a = self.rng.uniform(0, 2 * math.pi)
+        tone = self.rng.choice(((120, 150, 205), (90, 120, 170), (60, 80, 120)))
+        hand = Hand(self.cx + 20 * math.cos(a), self.cy + 20 * math.sin(a),
+                    math.degrees(a) + 180, self.rng.uniform(60, 80), tone)
+        self.events.hands.append((t0, t1, hand))
+
+    # -- the camera ---------------------------------------------------------------------------
+    def pile_at(self, t: int) -> list[Placed]:
+        """The cards on the pile at ``t``, the top one last."""
+        last_clear = max((c for c in self.events.clears if c <= t), default=None)
+        return [p for lt, p in self.events.lays
+                if lt <= t and (last_clear is None or lt > last_clear)]
+
+    def frame(self, t: int) -> Array:
+        """The camera's picture at ``t``."""
+        pile = self.pile_at(t)
+        key = (len(pile), sum(1 for c in self.events.clears if c <= t))
+        if self._cache is None or self._cache[0] != key:
+            scene = Scene(deck=self.deck, background=self.look.background, seed=self.look.seed,
+                          cards=pile[-4:], tilt=self.look.tilt, light=self.look.light)
+            self._cache = (key, render(scene).astype(np.float32))
+        img = self._cache[1]
+        hands = [h for t0, t1, h in self.events.hands if t0 <= t <= t1]
+        if hands:
+            img = img.copy()
+            for hand in hands:
+                m = _hand_mask(hand)[..., None]
+                img = img * (1 - m) + np.array(hand.tone, np.float32) * m
+        n = int(t * self.fps // 1_000_000_000)
+        out = np.clip(img + self._noise[n % len(self._noise)], 0, 255).astype(np.uint8)
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, 85])
+        return np.asarray(cv2.imdecode(buf, cv2.IMREAD_COLOR)) if ok else out
+
+    def frames(self, t0: int, t1: int) -> Iterator[Frame]:
+        """The frames of a 30 fps (``fps``) video from ``t0`` to ``t1``."""
+        period = 1e9 / self.fps
+        k = math.ceil(t0 / period)
+        while k * period <= t1:
+            t = round(k * period)
+            yield Frame(t, self.frame(t))
+            k += 1
+
+
+@dataclass(frozen=True)
+class FilmedGame:
+    """A simulated game filmed: the table, the true lays, and the time it ends."""
+
+    table: VirtualTable
+    lays: list[tuple[int, Card]]
+    end: int
+
+
+def film_game(moves: Iterable[tuple[int, Input | None, Sequence[Verdict]]], deck: str,
+              seed: int, *, max_lays: int | None = None, fps: float = 30.0) -> FilmedGame:
+    """Film a game from its judged moves (``referee.app.simulate.Simulation.moves()``): each
+    card laid or played lands on the pile, each slap puts a hand over it for 0.2 s, a pile won
+    is swept away (the camera stays with the discard pile in Vändåtta)."""
+    table = VirtualTable(deck, seed, fps=fps)
+    lays: list[tuple[int, Card]] = []
+    end = 0
+    for t, inp, verdicts in moves:
+        end = max(end, t)
+        if inp is not None:
+            card = inp.card if inp.act == "lay" else (
+                inp.cards[0] if inp.act == "play" and inp.cards and len(inp.cards) == 1
+                else None)
+            if card is not None:
+                table.lay(card, inp.t)
+                lays.append((inp.t, card))
+            elif inp.act == "slap":
+                table.hand_over(inp.t, inp.t + 200_000_000)
+        for v in verdicts:
+            if v.verdict == "pile_won":
+                table.clear(v.t + 300_000_000)
+                end = max(end, v.t + 300_000_000)
+        if max_lays is not None and len(lays) >= max_lays:
+            break
+    return FilmedGame(table, lays, end + 1_000_000_000)
