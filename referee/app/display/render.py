@@ -12,6 +12,7 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.app.display.race import draw_race, draw_timing
 from referee.app.display.scene import GAME_TITLES, play_words, scene, table_alerts
 from referee.app.display.standings import draw_standings
 from referee.cards import SUIT_SYMBOLS, parse_card
@@ -119,6 +120,9 @@ def draw(sc: Mapping[str, Any]) -> RenderableType:
     for notice in sc["notices"]:
         parts.append(Text(notice["text"], style="bold yellow" if notice["kind"] == "challenge"
                           else "yellow"))
+    race = draw_race(sc.get("race"))  # display/race.py
+    if race is not None:
+        parts.append(race)
 
     grid = RichTable(show_edge=False, pad_edge=False)
     grid.add_column("Seat")
@@ -145,6 +149,9 @@ def draw(sc: Mapping[str, Any]) -> RenderableType:
         for j, words in enumerate(sc["verdicts"][:6]):
             parts.append(Text(("» " if j == 0 else "  ") + words,
                               style="bold" if j == 0 else "dim"))
+    timing = draw_timing(sc.get("timing"))
+    if timing is not None:
+        parts.append(timing)
     standings = draw_standings(sc.get("standings"))
     if standings is not None:
         parts.append(standings)

@@ -14,7 +14,8 @@ top last; ``count``), ``bottom``, ``match`` (``rank``, ``suit``, ``stock``), ``l
 (``name``, and ``cards`` and ``declared``, or ``drew``, or ``passed``), ``notices``, ``calls``,
 ``seats`` (``name``, ``count``, ``turn``, ``out``, ``winner``, ``called``, ``total``,
 ``notes``), ``out``, ``round_result`` and ``verdicts`` (words, newest change first and, within
-one change, the one that matters most first). Cards are spelled ``QH``, ``10D``; ``None`` is a
+one change, the one that matters most first); ``race`` (the latest slap race) and ``timing``
+(the seats' slap statistics, at game end): :mod:`.race`. Cards are spelled ``QH``, ``10D``; ``None`` is a
 face-down card.
 """
 
@@ -24,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from referee.app.display.check import Unreadable, check_event, check_state
+from referee.app.display.race import RaceWatch, race_scene, timing_scene
 from referee.cards import RANK_TEXT
 from referee.describe import describe, round_scores, seat_name, seat_names
 
@@ -200,7 +202,7 @@ def scene(
         "connected": connected, "seq": 0, "session": None, "banners": [], "stale": False,
         "waiting": checked is None, "headline": None, "pile": None, "bottom": None,
         "match": None, "last_play": None, "notices": [], "calls": [], "seats": [], "out": [],
-        "round_result": None, "verdicts": [],
+        "round_result": None, "verdicts": [], "race": None, "timing": None,
         "subtitle": {"online": "referee online", "offline": "referee OFFLINE"}.get(
             status or "", "referee status unknown"),
     }
@@ -296,4 +298,6 @@ def scene(
     out["round_result"] = _round_result(good, names)
     out["verdicts"] = [_words(v, names) for v in verdict_order(good)
                        if v.get("verdict") != "round_over"]
+    out["race"] = race_scene(RaceWatch().feed(good).latest, names)  # display/race.py
+    out["timing"] = timing_scene(s)
     return out

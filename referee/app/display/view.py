@@ -19,6 +19,7 @@ from referee.app.display.check import (
     check_state,
     read_json,
 )
+from referee.app.display.race import RaceWatch, race_scene
 from referee.app.display.render import draw
 from referee.app.display.scene import derive_play, scene
 from referee.app.display.standings import read_history, standings_scene
@@ -68,6 +69,8 @@ class TableView:
     max_payload: int = MAX_PAYLOAD
     #: The newest readable ``history`` (the evening's games and standings), if any.
     history: dict[str, Any] | None = None
+    #: The slap races seen (display/race.py): the latest one is shown.
+    races: RaceWatch = field(default_factory=RaceWatch)
 
     def on_message(self, topic: str, payload: bytes) -> bool:
         """Take one message of the table's topics; True when the state must be re-read.
@@ -126,6 +129,9 @@ class TableView:
         elif seq < self.seq and self.state is not None:
             return  # older than what this display already shows
         self.seq = max(self.seq, seq)
+        if (previous or {}).get("cards_played", 0) > (state.get("cards_played") or 0):
+            self.races = RaceWatch()  # a new game: the last race was another game's
+        self.races.on_state(state)
         self.state = state
         play = derive_play(previous, state)
         if play is not None or previous is None or not _same_table(previous, state):
@@ -137,6 +143,7 @@ class TableView:
         merged.sort(key=lambda e: e.get("seq") or 0)
         self.events.clear()
         self.events.extend(merged[-RECENT:])
+        self.races.feed(self.events)
 
     def on_event(self, event: Any) -> bool:
         """One verdict; True when it shows that this display missed something (a ``seq`` gap,
@@ -151,9 +158,11 @@ class TableView:
             return False
         if session != self.session or seq > self.seq + 1:
             self.events.append(event)
+            self.races.on_verdict(event)
             return True
         if _event_key(event) not in {_event_key(e) for e in self.events}:
             self.events.append(event)
+            self.races.on_verdict(event)
         self.seq = max(self.seq, seq)
         return False
 
@@ -163,6 +172,8 @@ class TableView:
                     connected=self.connected, error=self.error, problem=self.problem,
                     last_play=self.last_play)
         out["standings"] = standings_scene(self.history)
+        if not out["waiting"]:
+            out["race"] = race_scene(self.races.latest, [s["name"] for s in out["seats"]])
         return out
 
     def render(self) -> RenderableType:
