@@ -46,7 +46,9 @@ class Reactions:
     def ns(self, seat: int, base_ms: float, spread: float = SPREAD) -> int:
         """One reaction in ns on a virtual table clock, plus up to 1000 ns of jitter (so two
         reactions rarely fall on the same instant)."""
-        return int(self.ms(seat, base_ms, spread) * _NS_PER_MS) + self.rng.randrange(1000)
+        rng = self.rng
+        return (int(rng.lognormvariate(0, spread) * base_ms * self.skill[seat] * _NS_PER_MS)
+                + rng.randrange(1000))
 
     def seconds(self, seat: int, base_ms: float, spread: float = SPREAD, *,
                 speed: float = 1.0) -> float:

@@ -133,7 +133,11 @@ class Simulation:
             return
         for lay in engine.legal_inputs(now):
             if lay.act == "lay":
-                self._plan(now + self.reactions.ns(lay.seat, self._turn_ms, 0.3), lay)
+                self._order += 1
+                self._live += 1
+                heapq.heappush(self._plans, (now + self.reactions.ns(lay.seat, self._turn_ms, 0.3),
+                                             self._order, lay, self._version,
+                                             len(self.table.inputs)))
                 return
 
     def _plan_slaps(self, now: int, state: dict[str, Any]) -> None:
