@@ -81,6 +81,7 @@ def _order(quad: Array) -> Array:
 
 _KERNEL = np.ones((3, 3), np.uint8)
 _OPEN = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
+_CLOSE = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (15, 15))
 #: A card's long side over its short side, seen from above (poker 1.40, bridge 1.56), with
 #: room for a camera a little off vertical.
 ASPECT = (1.25, 1.75)
@@ -228,6 +229,19 @@ def find_cards(frame: Array) -> list[Array]:
         if quad is None:
             continue
         found.append((area, quad / scale))
+    # A card alone (the first of a pile, a card being enrolled): its whole paper blob.
+    blobs, _ = cv2.findContours(cv2.morphologyEx(paper.astype(np.uint8), cv2.MORPH_CLOSE,
+                                                 _CLOSE), cv2.RETR_EXTERNAL,
+                                cv2.CHAIN_APPROX_SIMPLE)
+    for blob in blobs:
+        if cv2.contourArea(blob) < 0.01 * w * h:
+            continue
+        pts = blob.reshape(-1, 2).astype(np.float32)
+        area, rect, aspect = _rect_fit(pts)
+        if rect >= 0.93 and ASPECT[0] <= aspect <= ASPECT[1] and area < 0.6 * w * h:
+            quad = _quad(pts)
+            if quad is not None:
+                found.append((area, quad / scale))
     found.sort(key=lambda x: -x[0])
     unique: list[Array] = []
     for _, q in found:

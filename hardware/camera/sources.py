@@ -146,10 +146,10 @@ class ImagesSource:
 
 def read_image(path: str | Path) -> Array:
     """A BGR image from a file (SourceError if it is not an image)."""
+    if not Path(path).is_file():
+        raise SourceError(f"{path}: no such file")
     image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if image is None:
-        if not Path(path).exists():
-            raise SourceError(f"{path}: no such file")
         raise SourceError(f"{path}: not an image OpenCV can read")
     return image
 

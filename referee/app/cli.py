@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from referee.app.commands import (
     analyse,
     beggar,
+    camera,
     deck,
     display,
     history,
@@ -25,7 +26,7 @@ from referee.app.errors import CommandError
 from referee.app.logs import error_line
 
 #: The subcommands, in the order ``referee --help`` lists them.
-COMMANDS = (replay, history, beggar, simulate, analyse, display, run, deck)
+COMMANDS = (replay, history, beggar, simulate, analyse, display, run, deck, camera)
 
 
 def build_parser() -> argparse.ArgumentParser:
