@@ -58,6 +58,7 @@ class CameraEdge:
         self._source: FrameSource | None = None
         self._unclear_since: int | None = None
         self._asked = False
+        self._progress: int | None = None
         #: (capture time, lay) of each lay seen, and delivery delay in ns (for benches)
         self.seen: list[tuple[Lay, int]] = []
         self.frames_read = 0
@@ -116,6 +117,9 @@ class CameraEdge:
         if lay is not None:
             self.seen.append((lay, time.monotonic_ns() - frame.t))
             self._call(self._deliver, lay)
+        # Every lay still to come is stamped at or after this (handed in after the lays above).
+        pending = self.tracker.pending_since
+        self._call(self._advance, frame.t if pending is None else pending - 1)
         return lay
 
     def _call(self, fn: Callable[..., Any], *args: Any, **kw: Any) -> None:
@@ -126,6 +130,17 @@ class CameraEdge:
             self.loop.call_soon_threadsafe(lambda: fn(*args, **kw))
 
     # -- on the service's loop ----------------------------------------------------------------
+    #: The name of this edge as a source of the arbiter (``referee.app.service.Source``).
+    source = "camera"
+
+    def progress(self) -> int | None:
+        """The table time up to which every lay this camera will see has been submitted (None
+        before the first frame)."""
+        return None if self._progress is None else self.table_time(self._progress)
+
+    def _advance(self, mono_ns: int) -> None:
+        self._progress = mono_ns if self._progress is None else max(self._progress, mono_ns)
+
     def _deliver(self, lay: Lay) -> None:
         svc = self.service
         inp = self.to_input(lay, svc.state())

@@ -46,6 +46,11 @@ class LayTracker:
         self.top = self.under = self._card = None
         self._count = self._unclear = 0
 
+    @property
+    def pending_since(self) -> int | None:
+        """The first frame of a run that may still become a lay, or None."""
+        return self._first_t if self._card is not None else None
+
     def feed(self, t: int, card: Card | None) -> Lay | None:
         """One frame's read (None: unclear or no card); the lay it completes, if any."""
         if card is None:

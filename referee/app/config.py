@@ -3,8 +3,9 @@
 Every error names the file and the key. Sections:
 
 ``[table]``  ``id``, ``game``, ``seats`` (names, clockwise), ``dealer``, ``card_source``
-(``virtual``, ``console`` or ``board``), ``journal_dir``, ``settle_ms``, ``seed`` (virtual deck),
-``console_socket`` (a Unix socket for ``referee console`` when the referee runs as a service).
+(``virtual``, ``console``, ``board`` or ``camera``), ``journal_dir``, ``settle_ms`` (default 20, a
+camera table 150), ``seed`` (virtual deck), ``console_socket`` (a Unix socket for ``referee
+console`` when the referee runs as a service).
 ``[options]`` table options by the names of RULES.md.
 ``[broker]`` ``url`` (``mqtt://host:port`` or ``ws://…``), ``username``, ``password`` or
 ``password_file``. Leave the section out to run without a feed.
@@ -12,6 +13,7 @@ Every error names the file and the key. Sections:
 ``buttons`` (the seat of each board button, default button n = seat n) and ``stock_reader``
 (Vändåtta: the reader by the stock, whose reads are draws; default 1).
 ``[hardware]`` and ``[[seats]]``: the GPIO pin map, read by :mod:`hardware.config`.
+``[camera]``: the camera of ``card_source = "camera"``, read by :mod:`hardware.camera.config`.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hardware.camera.config import CAMERA_SETTLE_MS
 from referee.errors import ConfigError, OptionError, shown
 from referee.games import games
 from referee.options import TableOptions
 
-CARD_SOURCES = ("virtual", "console", "board")
+CARD_SOURCES = ("virtual", "console", "board", "camera")
 
 #: MQTT carries a topic of at most 65 535 bytes of UTF-8; the longest topic of a table is
 #: ``cardtable/<id>/status`` (as long as ``…/events`` and ``…/seat/<n>``, n < 10).
@@ -118,7 +121,7 @@ def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     """Validate a parsed TOML document."""
-    known = {"table", "options", "broker", "board", "hardware", "seats"}
+    known = {"table", "options", "broker", "board", "hardware", "seats", "camera"}
     for key in raw:
         if key not in known:
             raise ConfigError(path, key, f"unknown section (known: {', '.join(sorted(known))})")
@@ -153,7 +156,9 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     if source not in CARD_SOURCES:
         raise ConfigError(path, "table.card_source",
                           f"must be one of {', '.join(CARD_SOURCES)}, got {shown(source)}")
-    settle = _get(table, "settle_ms", (int, float), path, "table", 20.0)
+    # A camera sees a card a few frames after it landed (hardware.camera.config).
+    settle = _get(table, "settle_ms", (int, float), path, "table",
+                  CAMERA_SETTLE_MS if source == "camera" else 20.0)
     if not 0 <= settle <= 1000:
         raise ConfigError(path, "table.settle_ms", "must be between 0 and 1000")
     seed = _get(table, "seed", int, path, "table", None)

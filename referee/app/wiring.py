@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from firmware_bridge.deck import Deck, DeckError
@@ -48,8 +50,34 @@ def board_edge(config: TableConfig, deck: Deck | None = None) -> BoardEdge:
                      stock_reader=config.stock_reader)
 
 
+def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = None) -> Any:
+    """The camera edge of ``card_source = 'camera'`` (``[camera]``; ``open_source`` instead of
+    the configured source). The camera extra missing, or a deck file that cannot be read, is a
+    :class:`ConfigError`."""
+    from hardware.camera.config import parse_camera
+
+    base = Path(config.path).resolve().parent if config.path != "<config>" else None
+    cam = parse_camera(config.raw, config.path, base)
+    try:
+        from hardware.camera.edge import CameraEdge
+        from hardware.camera.recognise import EnrolledDeck, Recogniser
+        from hardware.camera.sources import open_source as open_named
+    except ImportError as exc:
+        raise ConfigError(config.path, "table.card_source", "card_source = \"camera\" needs the "
+                          f"camera extra: pip install 'card-referee[camera]' ({exc})") from None
+    enrolled = None
+    if cam.deck is not None:
+        try:
+            enrolled = EnrolledDeck.load(cam.deck)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(config.path, "camera.deck", str(exc)) from None
+    return CameraEdge(open_source or (lambda: open_named(cam.source)), Recogniser(enrolled),
+                      frames=cam.frames)
+
+
 def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any = None,
-                  deck: Deck | None = None) -> RefereeService:
+                  deck: Deck | None = None,
+                  camera_source: Callable[[], Any] | None = None) -> RefereeService:
     """The service with the edges and outputs the configuration names: the console, the GPIO
     pads and seat LEDs (``[hardware]``/``[[seats]]``), the board (``[board]``; ``deck``
     replaces its deck file), the MQTT feed (``[broker]``)."""
@@ -84,6 +112,8 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
         board = board_edge(config, deck)
         edges.append(board)
         outputs.append(board)
+    if config.card_source == "camera":  # camera_source: the full stack's virtual camera
+        edges.append(camera_edge(config, camera_source))
     if config.broker is not None:
         feed = FeedOutput(config)
         edges.append(feed)

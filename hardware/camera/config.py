@@ -1,0 +1,54 @@
+"""The ``[camera]`` section of a table configuration (``card_source = "camera"``).
+
+``source``: ``/dev/video0`` (default), a device number, ``picamera`` (the Pi camera) or a
+video file or URL; ``deck``: a deck file from ``referee camera enroll`` (relative to the
+configuration's folder); ``frames``: reads of the same new card that make a lay (default 3).
+Standard library only, so a configuration is checked without OpenCV installed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.errors import ConfigError, shown
+
+#: The settle window a camera table gets unless it sets ``settle_ms``: a lay reaches the
+#: referee (frames - 1) frame periods after the first frame that showed it, plus the time to
+#: read a frame (docs/camera.md gives the measurement; bench/camera_latency.py measures it).
+CAMERA_SETTLE_MS = 150.0
+KEYS = ("source", "deck", "frames")
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    """Where the frames come from and how they are read."""
+
+    source: str = "/dev/video0"
+    deck: Path | None = None
+    frames: int = 3
+
+
+def parse_camera(raw: dict[str, Any], path: str = "<config>",
+                 base: Path | None = None) -> CameraConfig:
+    """The ``[camera]`` section (defaults when it is absent); errors name file and key."""
+    section = raw.get("camera", {})
+    if not isinstance(section, dict):
+        raise ConfigError(path, "camera", "must be a section")
+    for key in section:
+        if key not in KEYS:
+            raise ConfigError(path, f"camera.{key}",
+                              f"unknown key (known: {', '.join(sorted(KEYS))})")
+    source = section.get("source", "/dev/video0")
+    if not isinstance(source, str) or not source:
+        raise ConfigError(path, "camera.source", f"must be text, got {shown(source)}")
+    deck = section.get("deck")
+    if deck is not None and not isinstance(deck, str):
+        raise ConfigError(path, "camera.deck", f"must be text, got {shown(deck)}")
+    frames = section.get("frames", 3)
+    if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= 30:
+        raise ConfigError(path, "camera.frames", f"must be a whole number 1..30, "
+                          f"got {shown(frames)}")
+    root = base if base is not None else Path(".")
+    return CameraConfig(source, None if deck is None else root / deck, frames)
