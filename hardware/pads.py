@@ -821,7 +821,14 @@ def check_gpiozero(chip: int | None, version: str | None = None,
 
 def gpio_failure(exc: BaseException, *, chip: int | None = None) -> BaseException:
     """``exc`` in words, if it is lgpio's ``lgpio.error`` (returned unchanged otherwise):
-    a :class:`GpioUnavailable` whose ``errno`` says what went wrong."""
+    a :class:`GpioUnavailable` whose ``errno`` says what went wrong. gpiozero's
+    ``PinUnknownPi`` (no Raspberry Pi revision in ``/proc``) is a
+    :class:`~referee.errors.ConfigError`: this machine has no Pi header."""
+    from gpiozero.exc import PinUnknownPi
+
+    if isinstance(exc, PinUnknownPi):
+        return ConfigError(None, "hardware.pin_factory",
+                           f"the lgpio pin factory needs a Raspberry Pi's GPIO header: {exc}")
     if not (type(exc).__module__ == "lgpio" and type(exc).__name__ == "error"):
         return exc
     text = str(exc.args[0]) if exc.args else str(exc)

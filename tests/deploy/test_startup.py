@@ -15,6 +15,7 @@ import errno
 import importlib.util
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -120,6 +121,23 @@ def test_lgpio_not_installed_is_a_configuration_error(tmp_path: Path) -> None:
                     _env(standin=False))
     assert proc.returncode == 2, proc.stderr
     assert "hardware.pin_factory" in proc.stderr and "python3-lgpio" in proc.stderr
+
+
+def test_a_machine_without_a_pi_header_is_a_configuration_error(tmp_path: Path) -> None:
+    # lgpio imports, but gpiozero finds no Raspberry Pi revision in /proc (a laptop, a VM).
+    cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    if Path("/proc/device-tree/system/linux,revision").exists() or "\nRevision" in cpuinfo:
+        pytest.skip("this is a Raspberry Pi")
+    only_lgpio = tmp_path / "lgpio-only"
+    only_lgpio.mkdir()
+    shutil.copy(STANDIN / "lgpio.py", only_lgpio / "lgpio.py")
+    config = _table(tmp_path / "etc")
+    (tmp_path / "run").mkdir()
+    env = _env(LG_WD=str(tmp_path / "run"))
+    env["PYTHONPATH"] = os.pathsep.join([str(only_lgpio), str(ROOT)])
+    proc = _referee(["run", "--config", str(config), "--no-console"], tmp_path, env)
+    assert proc.returncode == 2, proc.stderr
+    assert "hardware.pin_factory" in proc.stderr and "Raspberry Pi" in proc.stderr
 
 
 def test_a_bad_pin_map_is_a_configuration_error(tmp_path: Path) -> None:
@@ -396,6 +414,7 @@ def test_a_relative_configuration_from_another_directory_keeps_its_journal(
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     journal = tmp_path / "etc" / "journals" / "current.jsonl"
     _wait_for_game(journal.parent, proc)
+    time.sleep(0.2)  # its loop's signal handlers are in place a moment after the journal
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
