@@ -3,9 +3,14 @@
 Path: a mock GPIO edge (stamped by the pad) → ``RefereeService`` (journal synced to disk, the
 arbiter's settle window, the Banka bäver engine) → ``TableFeed`` → a private Mosquitto → a paho
 subscriber in its own process. Each press is judged a false slap (nothing on the pile), whose
-verdict carries the edge's own time, so arrival minus ``t`` is the latency. The baseline in the
-same run is the settle window itself, the wait that fairness costs by design: ``beyond_settle``
-is what the rest of the path adds.
+verdict carries the edge's own time, so arrival minus ``t`` is the latency. Two runs: ``progress``
+(the service releases a slap as soon as the GPIO pads are past it, ``[table] release =
+"progress"``, the default) and the baseline ``window`` (``release = "window"``: every slap waits
+the whole settle window, the service as it was); ``beyond_settle`` is what the rest of the path
+adds to the window. Every input is synced to disk before it is judged, so the disk's own fsync
+time is measured beside them (``fsync_ms``: a bare ``os.fsync`` of one journal line, p50/p99, on
+the journal's disk), and ``progress_tmpfs`` runs the progress case with the journal on
+``/dev/shm`` (when there is one), where fsync costs nothing: what the referee itself adds.
 
     python3 bench/slap_to_display.py [--n 200]
 """
@@ -15,9 +20,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from feed_latency import SUBSCRIBER, PrivateBroker
@@ -30,7 +37,7 @@ SLAP_PINS = (17, 5, 23, 16)
 SETTLE_MS = 20.0
 
 
-async def _measure(broker: PrivateBroker, n: int, journal_dir: str) -> dict:
+async def _measure(broker: PrivateBroker, n: int, journal_dir: str, release: str) -> dict:
     sub = await asyncio.create_subprocess_exec(
         sys.executable, "-c", SUBSCRIBER, str(broker.port), broker.passwords["display"],
         str(n), "tcp", str(n * 0.05 + 30), stdout=asyncio.subprocess.PIPE)
@@ -40,7 +47,7 @@ async def _measure(broker: PrivateBroker, n: int, journal_dir: str) -> dict:
     config = parse_config({
         "table": {"id": "bench", "game": "banka-bever", "seats": ["Anna", "Bo", "Cia", "Dag"],
                   "card_source": "virtual", "seed": 1, "journal_dir": journal_dir,
-                  "settle_ms": SETTLE_MS},
+                  "settle_ms": SETTLE_MS, "release": release},
         "hardware": {"pin_factory": "mock"},
         "seats": [{"name": f"s{i}", "slap": pin} for i, pin in enumerate(SLAP_PINS)],
         "broker": {"url": f"mqtt://127.0.0.1:{broker.port}", "username": "referee",
@@ -69,15 +76,27 @@ async def _measure(broker: PrivateBroker, n: int, journal_dir: str) -> dict:
         sys.exit("slap_to_display: no verdict arrived")
     q = statistics.quantiles(lat, n=100, method="inclusive")
     return {
-        "bench": "slap_to_display",
-        "path": "GPIO edge -> pads -> journal (fsync) -> arbiter -> engine -> feed -> Mosquitto "
-                "-> subscriber",
         "n": len(lat), "lost": n - len(lat),
         "p50_ms": round(q[49], 3), "p99_ms": round(q[98], 3), "max_ms": round(lat[-1], 3),
-        "baseline_settle_ms": SETTLE_MS,
         "beyond_settle_p50_ms": round(q[49] - SETTLE_MS, 3),
         "beyond_settle_p99_ms": round(q[98] - SETTLE_MS, 3),
     }
+
+
+def fsync_times(folder: Path, n: int = 200) -> dict[str, float]:
+    """p50/p99 of appending one journal line and syncing it, in ``folder``."""
+    fd = os.open(folder / "fsync-probe", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    times = []
+    try:
+        for _ in range(n):
+            os.write(fd, b'{"t": 1234567890123, "seat": 1, "act": "slap"}\n')
+            start = time.perf_counter()
+            os.fsync(fd)
+            times.append((time.perf_counter() - start) * 1e3)
+    finally:
+        os.close(fd)
+    q = statistics.quantiles(times, n=100, method="inclusive")
+    return {"p50": round(q[49], 3), "p99": round(q[98], 3)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,9 +104,22 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=200, help="slaps measured (default 200)")
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="slap-display-") as tmp, \
-            PrivateBroker(Path(tmp)) as broker:
-        result = asyncio.run(_measure(broker, args.n, str(Path(tmp) / "journals")))
+    result: dict = {
+        "bench": "slap_to_display",
+        "path": "GPIO edge -> pads -> journal (fsync) -> arbiter -> engine -> feed -> Mosquitto "
+                "-> subscriber",
+        "settle_ms": SETTLE_MS,
+    }
+    runs = [("progress", "progress", None), ("window", "window", None)]
+    if Path("/dev/shm").is_dir():
+        runs.append(("progress_tmpfs", "progress", "/dev/shm"))
+    for name, release, where in runs:
+        with tempfile.TemporaryDirectory(prefix="slap-display-") as tmp, \
+                PrivateBroker(Path(tmp)) as broker, \
+                tempfile.TemporaryDirectory(prefix="slap-journal-", dir=where) as jdir:
+            if name == "progress":
+                result["fsync_ms"] = fsync_times(Path(jdir))
+            result[name] = asyncio.run(_measure(broker, args.n, jdir, release))
     print(json.dumps(result))
     return 0
 

@@ -34,7 +34,15 @@ OFF_RGB = (0, 0, 0)
 
 
 class BoardEdge:
-    """Reads cards and buttons from the board; lights its seat LEDs."""
+    """Reads cards and buttons from the board; lights its seat LEDs.
+
+    A source of the arbiter (``referee.arbiter``): its events are stamped on the board, so it
+    says how far it has handed them in (:meth:`progress`): up to a heartbeat that found nothing
+    pending on the board, less the clock sync's error bound. Heartbeats come every 200 ms, so
+    a board at the table keeps most releases at the settle window (docs/timing.md)."""
+
+    #: The arbiter's name for this source.
+    source = "board"
 
     def __init__(self, port: str, *, deck: Deck | None = None,
                  buttons: tuple[int, ...] = (), stock_reader: int = 1,
@@ -83,6 +91,13 @@ class BoardEdge:
                 continue
             self.link = link  # its board_online event resumes the game
             return
+
+    def progress(self) -> int | None:
+        """The table time up to which the board has handed in every event it stamped, or None
+        while it cannot say (no link, offline, no quiet heartbeat yet)."""
+        if self.link is None or not self.link.online:
+            return None
+        return self.link.progress_ns
 
     async def stop(self) -> None:
         """Close the link (and stop trying to open it)."""

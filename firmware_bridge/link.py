@@ -199,6 +199,9 @@ class LinkCore:
         self.board: BoardInfo | None = None
         self.handshaken = False
         self.online = False
+        #: The table time up to which the board has handed over every event it stamped (the
+        #: arbiter's progress of this source), once a heartbeat said nothing was pending.
+        self.progress_ns: int | None = None
         self._offline_said = False  # board_offline was emitted since the last board_online
         self._started_at: int | None = None
         self._reported: dict[str, tuple[int, int]] = {}  # refusal kind -> (last report, since)
@@ -331,7 +334,13 @@ class LinkCore:
             if self.board is not None and msg.boot_id != self.board.boot_id and self.handshaken:
                 self._lose(now, "the board restarted")
             elif self.handshaken:
-                self.clock.unwrap(msg.ticks)
+                ticks = self.clock.unwrap(msg.ticks)
+                if msg.pending == 0 and self.online and self.clock.synced:
+                    # The board had sent, and we had acknowledged, every event it stamped
+                    # before this heartbeat's ticks: nothing stamped earlier can come.
+                    mark = self.clock.host_ns(ticks) - self.clock.error_bound_ns(ticks)
+                    if self.progress_ns is None or mark > self.progress_ns:
+                        self.progress_ns = mark
         elif isinstance(msg, TimeSyncReply):
             self._on_sync(msg, now)
         elif isinstance(msg, CardRead | Button):
@@ -642,6 +651,12 @@ class Link:
     def set_reader(self, reader: int, on: bool) -> None:
         """Switch card reader ``reader`` (``protocol.ALL`` for every one) on or off."""
         self.send(Reader(reader, on))
+
+    @property
+    def progress_ns(self) -> int | None:
+        """The table time up to which the board has handed over every event (see
+        :attr:`LinkCore.progress_ns`), or None before the first quiet heartbeat."""
+        return self.core.progress_ns
 
     def table_ns(self, raw_ticks: int) -> int:
         """Table-clock nanoseconds of a raw board tick value (needs the clock synced)."""

@@ -206,6 +206,9 @@ class GpioEdge:
     ``check_s`` seconds (stuck buttons, settled lines).
     """
 
+    #: The arbiter's name for this source (``referee.arbiter``).
+    source = GPIO_SOURCE
+
     def __init__(
         self,
         config: HardwareConfig,
@@ -248,6 +251,11 @@ class GpioEdge:
                 now = ticks_to_ns(self.pads.pin_factory.ticks())
                 wait = min(wait, max(0.0, (due - now) / 1e9))
             await asyncio.sleep(wait)
+
+    def progress(self) -> int | None:
+        """The table time up to which the pads have handed in every press
+        (:meth:`hardware.pads.SeatPads.progress`), None before they are open."""
+        return None if self.pads is None else self.pads.progress()
 
     async def stop(self) -> None:
         """Stop checking and release the pins."""

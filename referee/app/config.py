@@ -29,6 +29,8 @@ from referee.games import games
 from referee.options import TableOptions
 
 CARD_SOURCES = ("virtual", "console", "board", "camera")
+#: ``[table] release``: by the edges' progress (and the window at the latest), or the window alone.
+RELEASES = ("progress", "window")
 
 #: MQTT carries a topic of at most 65 535 bytes of UTF-8; the longest topic of a table is
 #: ``cardtable/<id>/status`` (as long as ``…/events`` and ``…/seat/<n>``, n < 10).
@@ -98,6 +100,9 @@ class TableConfig:
     console_socket: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
     path: str = "<config>"
+    #: How held inputs are released: ``progress`` (as soon as every edge is past them, the
+    #: settle window at the latest) or ``window`` (the settle window alone).
+    release: str = "progress"
 
 
 def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str,
@@ -129,7 +134,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     if not isinstance(table, dict):
         raise ConfigError(path, "table", "the [table] section is required")
     table_keys = {"id", "game", "seats", "dealer", "card_source", "journal_dir", "settle_ms",
-                  "seed", "console_socket"}
+                  "seed", "console_socket", "release"}
     for key in table:
         if key not in table_keys:
             raise ConfigError(path, f"table.{key}",
@@ -161,6 +166,10 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
                   CAMERA_SETTLE_MS if source == "camera" else 20.0)
     if not 0 <= settle <= 1000:
         raise ConfigError(path, "table.settle_ms", "must be between 0 and 1000")
+    release = _get(table, "release", str, path, "table", "progress")
+    if release not in RELEASES:
+        raise ConfigError(path, "table.release",
+                          f"must be one of {', '.join(RELEASES)}, got {shown(release)}")
     seed = _get(table, "seed", int, path, "table", None)
     socket_name = _get(table, "console_socket", str, path, "table", None)
     # Absolute now: lgpio makes LG_WD the working directory when it is imported (after this),
@@ -215,7 +224,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     console_socket = None if socket_name is None else base / socket_name
     return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
                        float(settle), seed, broker, board_port, deck, buttons, stock_reader,
-                       console_socket, raw, path)
+                       console_socket, raw, path, release)
 
 
 def load_config(path: str | Path) -> TableConfig:

@@ -103,6 +103,9 @@ class ConsoleEdge:
     and shows every verdict of the table as a line in plain words (it is then also an output
     of the service)."""
 
+    #: Lines are stamped with the service clock as they are read: nothing of it comes late.
+    own_stamps = False
+
     def __init__(self, stream: Any = None, echo: Callable[[str], None] | None = None) -> None:
         self.stream = stream or sys.stdin
         self.echo = echo or (lambda text: print(text, flush=True))
@@ -287,6 +290,9 @@ class SocketConsole:
     :attr:`max_clients` connections at once (one more is told so and closed), a connection
     idle for :attr:`idle_s` seconds is closed, and a line longer than :attr:`max_line`
     bytes is refused with an answer and the connection closed."""
+
+    #: Lines are stamped with the service clock as they are read: nothing of it comes late.
+    own_stamps = False
 
     END = "."
 

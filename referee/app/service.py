@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from referee.app.clock import TableClock
 from referee.app.config import TableConfig
@@ -81,8 +81,32 @@ class Edge(Protocol):
         """Stop delivering inputs and release the device."""
 
 
+@runtime_checkable
+class Source(Protocol):
+    """An edge that stamps its inputs with times of its own (kernel edge stamps, board ticks)
+    and says how far it has handed them in: a source of the arbiter (``referee.arbiter``)."""
+
+    source: str
+
+    def progress(self) -> int | None:
+        """The table time up to which every input this edge stamped has been submitted, or
+        None while it cannot say (its inputs then wait the settle window)."""
+
+
+#: While inputs are held and edges report progress, how often the loop asks them again.
+PROGRESS_POLL_S = 0.0002
+
+
 class RefereeService:
-    """One table: the journal on disk, the arbiter, the engine and the outputs."""
+    """One table: the journal on disk, the arbiter, the engine and the outputs.
+
+    Edges are of two kinds for the arbiter. A :class:`Source` says how far it has handed in
+    its inputs, and a held input is judged once every source is past it. An edge with
+    ``own_stamps = False`` stamps what it submits with the service clock as it submits (the
+    console) or submits nothing (the feed): nothing of it can come late. Any other edge is a
+    source that cannot say, and keeps every release at the settle window. ``[table] release
+    = "window"`` judges by the window alone.
+    """
 
     def __init__(self, config: TableConfig, *, clock: TableClock | None = None,
                  outputs: Iterable[Output] = (), edges: Iterable[Edge] = (),
@@ -426,12 +450,30 @@ class RefereeService:
         return inp
 
     def step(self) -> list[Verdict]:
-        """Take what edges handed in, judge what the settle window lets go, publish."""
+        """Take what edges handed in, judge what the sources' progress (or the settle window)
+        lets go, publish."""
         self._check_journal()
+        progress = self._progress()  # before taking: what they say is in is then pushed
         self._take_pending()
         if self.table is None:
             return []
+        for source, value in progress:
+            self.table.add_source(source)
+            if value is not None:
+                self.table.progress(source, value)
         return self.table.release(self.clock.now())
+
+    def _progress(self) -> list[tuple[str, int | None]]:
+        """Every edge's progress as a source: ``None`` for one that cannot say now."""
+        if self.config.release != "progress":
+            return []
+        out: list[tuple[str, int | None]] = []
+        for edge in self.edges:
+            if isinstance(edge, Source):
+                out.append((edge.source, edge.progress()))
+            elif getattr(edge, "own_stamps", True):  # not known to stamp at hand-in
+                out.append((type(edge).__name__, None))
+        return out
 
     def _publish(self, verdicts: list[Verdict]) -> None:
         state = self.state()
@@ -542,10 +584,14 @@ class RefereeService:
                 self.step()
                 due = self._next_deadline()
                 wait = IDLE_WAIT_S if due is None else max(0.0, (due - self.clock.now()) / 1e9)
+                if self.table is not None and len(self.table.arbiter) and self._progress():
+                    wait = min(wait, PROGRESS_POLL_S)  # a source may be past them any moment
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
+                    # Just past what is due (not just before it), unless polling the sources.
+                    late = 0.0 if wait <= PROGRESS_POLL_S else 0.0005
                     await asyncio.wait_for(self._wake.wait(),
-                                           timeout=min(wait, IDLE_WAIT_S) + 0.0005)
+                                           timeout=min(wait, IDLE_WAIT_S) + late)
         finally:
             for edge in reversed(self.edges):
                 with contextlib.suppress(Exception):

@@ -124,6 +124,9 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
 class FeedOutput:
     """The MQTT feed as an output of the service (and started/stopped with it)."""
 
+    #: It submits no input (referee.app.service.Source).
+    own_stamps = False
+
     def __init__(self, config: TableConfig) -> None:
         assert config.broker is not None
         self.feed = TableFeed(config.broker.url, config.table_id,

@@ -403,3 +403,36 @@ def test_board_event_to_input() -> None:
     press = BoardEvent("button", 6_000, 78, button=3, pressed=True)
     assert press.to_input(0).to_json() == {"t": 6_000, "seat": 0, "act": "slap"}
     assert press.to_input(0, "call").act == "call"
+
+
+def test_board_progress_never_passes_an_event_still_to_come() -> None:
+    """The board as an arbiter source: with 1 % corrupted and 1 % dropped bytes (so events are
+    resent and come late), every event the link delivers is stamped after the progress the link
+    reported before it; and the progress keeps up with the heartbeats (200 ms apart)."""
+    sim = SimulatedLink(faults=Faults(corrupt=0.01, drop=0.01), drift_ppm=50, seed=11)
+    assert sim.run_for(3, lambda: sim.link.online)
+    t0 = sim.t
+    for i in range(1500):
+        sim.at(t0 + i * 7 * MS, lambda i=i: sim.board.button(i % 4, bool(i % 2)))
+    seen = 0
+    before: list[int | None] = [sim.link.progress_ns]
+    violations = []
+    lags = []
+
+    def check() -> bool:
+        nonlocal seen
+        new = [e for e in sim.events[seen:] if isinstance(e, BoardEvent)]
+        seen = len(sim.events)
+        p = before[-1]
+        violations.extend(e for e in new if p is not None and e.t <= p)
+        if sim.link.progress_ns is not None:
+            lags.append(sim.t - sim.link.progress_ns)
+        before.append(sim.link.progress_ns)
+        return False
+
+    sim.run_until(t0 + 12 * 1_000 * MS, check)
+    delivered = [e for e in sim.events if isinstance(e, BoardEvent)]
+    assert len(delivered) == 1500 and not violations
+    assert sim.link.progress_ns is not None and sim.link.progress_ns > t0 + 10_000 * MS
+    lags.sort()
+    assert lags[len(lags) // 2] < 400 * MS  # typically within two heartbeats of now

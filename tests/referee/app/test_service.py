@@ -826,3 +826,86 @@ async def _release(svc, now: FakeTime) -> None:
         await asyncio.sleep(0.01)
         now.t += 30 * MS
         svc.step()
+
+
+# -- release by the edges' progress (issue 11) --------------------------------------------
+
+class StubSource:
+    """An edge that stamps its inputs itself and says how far it has handed them in."""
+
+    source = "stub"
+
+    def __init__(self) -> None:
+        self.at: int | None = None
+
+    async def start(self, service) -> None:  # pragma: no cover - never started here
+        pass
+
+    async def stop(self) -> None:  # pragma: no cover
+        pass
+
+    def progress(self) -> int | None:
+        return self.at
+
+
+class Silent:
+    """An edge that says nothing about its stamps (a new card source, say)."""
+
+    async def start(self, service) -> None:  # pragma: no cover
+        pass
+
+    async def stop(self) -> None:  # pragma: no cover
+        pass
+
+
+def _cards_after_one_lay(tmp_path, edges, extra="") -> tuple[int, int]:
+    """A lay stamped now, then a step 1 ms later with the source 2 ms past it, then one 25 ms
+    later: the cards played after each step."""
+    now = FakeTime()
+    svc = service(config(tmp_path, extra=extra), now, edges=edges)
+    t = now.t
+    svc.submit(Input(t, svc.state()["turn"], "slap"))  # the virtual deck's turn button: a lay
+    for edge in edges:
+        if isinstance(edge, StubSource):
+            edge.at = t + 2 * MS
+    now.t = t + 1 * MS
+    svc.step()
+    early = svc.state()["cards_played"]
+    now.t = t + 25 * MS
+    svc.step()
+    return early, svc.state()["cards_played"]
+
+
+def test_an_input_is_judged_as_soon_as_every_source_is_past_it(tmp_path) -> None:
+    assert _cards_after_one_lay(tmp_path, [StubSource()]) == (1, 1)
+
+
+def test_a_source_that_cannot_say_keeps_the_settle_window(tmp_path) -> None:
+    """An edge that is no source and does not stamp at hand-in, or a source that has not
+    reported (an unplugged board), holds every input for the whole window."""
+    for name, edges in (("silent", [Silent()]), ("quiet", [StubSource(), Quiet()])):
+        (tmp_path / name).mkdir()
+        assert _cards_after_one_lay(tmp_path / name, edges) == (0, 1), name
+
+
+class Quiet(StubSource):
+    """A second source that never reports."""
+
+    source = "quiet"
+
+    def progress(self) -> int | None:
+        return None
+
+
+def test_release_window_ignores_the_sources(tmp_path) -> None:
+    assert _cards_after_one_lay(tmp_path, [StubSource()],
+                                extra='release = "window"') == (0, 1)
+
+
+def test_a_console_stamps_at_hand_in_and_holds_nothing_back(tmp_path) -> None:
+    assert _cards_after_one_lay(tmp_path, [StubSource(), ConsoleEdge()]) == (1, 1)
+
+
+def test_the_release_key_is_checked(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="table.release.*progress, window"):
+        config(tmp_path, extra='release = "soon"')
