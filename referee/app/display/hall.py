@@ -56,8 +56,6 @@ REREAD_S = 0.5
 #: The shortest time (s) between two hall scenes sent to the pages (the newest is sent).
 HALL_INTERVAL_S = 0.2
 
-#: Files of ``web/`` a table's page under ``/table/<id>/`` loads.
-TABLE_FILES = ("display.js", "style.css", "standings.js", "standings.css")
 #: Files of ``web/`` the hall page loads.
 HALL_FILES = ("hall.js", "hall.css")
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -357,8 +355,8 @@ class _HallHandler(_WebHandler):
             return
         if sub in ("", "index.html"):
             self._file("index.html")
-        elif sub in TABLE_FILES:
-            self._file(sub)
+        elif "/" not in sub and sub.endswith((".js", ".css")) and (WEB_DIR / sub).is_file():
+            self._file(sub)  # whatever the table's page loads (display.js, style.css, …)
         elif sub == "events":
             self.broadcast = self.web.table_broadcast(table_id)
             self._stream()

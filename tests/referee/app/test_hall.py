@@ -207,6 +207,11 @@ def test_the_web_hall_in_chromium(mosquitto: Broker, chromium: Chromium,
         status, body = get(base + "table/t04/scene.json")
         assert status == 200 and json.loads(body)["table"] == "t04"
         assert get(base + "table/t04")[0] == 200  # redirected to table/t04/
+        page = get(base + "table/t04/")[1].decode()
+        assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+        assert "display.js" in assets and "standings.js" in assets
+        for name in assets:  # everything the table's page loads is served under table/<id>/
+            assert get(base + "table/t04/" + name)[0] == 200, name
         chromium.goto(base)
         chromium.wait(f"document.querySelectorAll('a.tile').length === {n}")
         chromium.wait("document.getElementById('summary').textContent === "
