@@ -115,7 +115,7 @@ class CameraEdge:
         elif read.card is not None:
             self._unclear_since, self._asked = None, False
         if lay is not None:
-            self.seen.append((lay, time.monotonic_ns() - frame.t))
+            self.seen.append((lay, time.monotonic_ns() - lay.t))
             self._call(self._deliver, lay)
         # Every lay still to come is stamped at or after this (handed in after the lays above).
         pending = self.tracker.pending_since

@@ -4,10 +4,14 @@ deterministic: the same events, the same frames."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
+import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
@@ -140,3 +144,87 @@ def film_game(moves: Iterable[tuple[int, Input | None, Sequence[Verdict]]], deck
         if max_lays is not None and len(lays) >= max_lays:
             break
     return FilmedGame(table, lays, end + 1_000_000_000)
+
+
+class LiveCamera:
+    """The virtual camera as a live source: frames of a :class:`VirtualTable` at ``fps`` in
+    real time (CLOCK_MONOTONIC), dropping frames the reader is too slow for, as a camera
+    does."""
+
+    def __init__(self, table: VirtualTable) -> None:
+        self.table = table
+        self._closed = threading.Event()
+
+    def frames(self) -> Iterator[Frame]:
+        """Frames until closed."""
+        period = 1e9 / self.table.fps
+        while not self._closed.is_set():
+            now = time.monotonic_ns()
+            k = math.ceil(now / period)
+            t = round(k * period)
+            time.sleep(max(0.0, (t - now) / 1e9))
+            yield Frame(t, self.table.frame(t))
+
+    def close(self) -> None:
+        """Stop filming."""
+        self._closed.set()
+
+
+class CameraTable:
+    """Where the full stack's virtual players lay their cards when the camera is the card
+    source: on a :class:`VirtualTable` that the camera films (``lay`` as the board emulator's).
+    A draw from the stock, which the camera does not film, is typed at the console; a card the
+    camera has not read within ``operator_s`` is typed by the operator, as at a real table
+    (``typed`` counts them). As an output of the service it sweeps a won pile away."""
+
+    def __init__(self, service: Any, deck: str, seed: int, *, fps: float = 30.0,
+                 operator_s: float = 2.0) -> None:
+        self.service = service
+        self.table = VirtualTable(deck, seed, fps=fps)
+        self.operator_s = operator_s
+        self.typed = 0
+        self.laid = 0
+        #: The camera edge, told of a card the operator typed (it is on top now).
+        self.edge: Any = None
+
+    def source(self) -> LiveCamera:
+        """A new live camera over the table (the edge's ``open_source``)."""
+        return LiveCamera(self.table)
+
+    def lay(self, card: Card, reader: int | None = None) -> None:
+        """A player lays ``card`` on the pile (``reader`` given: draws it from the stock)."""
+        svc = self.service
+        state = svc.state()
+        if reader is not None:
+            seat = state.get("must_draw") if state.get("must_draw") is not None \
+                else state.get("turn")
+            svc.submit(Input(svc.clock.now(), seat, "draw", card=card))
+            return
+        self.laid += 1
+        self.table.lay(card, time.monotonic_ns())
+        played = state.get("cards_played")
+        asyncio.get_running_loop().call_later(self.operator_s, self._check, card, played)
+
+    def _check(self, card: Card, played: Any) -> None:
+        svc = self.service
+        if svc.table is None or svc.table.engine.over:
+            return
+        state = svc.state()
+        if state.get("cards_played") != played:
+            return
+        seat = svc.table.engine.holder(card)
+        seat = state.get("turn") if seat is None else seat
+        if seat is None:
+            return
+        self.typed += 1
+        if self.edge is not None:
+            tracker = self.edge.tracker
+            tracker.under, tracker.top = tracker.top, card
+        in_rounds = state.get("game") == "vandatta"
+        svc.submit(Input(svc.clock.now(), seat, "play", cards=(card,)) if in_rounds
+                   else Input(svc.clock.now(), seat, "lay", card=card))
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Sweep the pile away when it is won."""
+        if any(v.verdict == "pile_won" for v in verdicts):
+            self.table.clear(time.monotonic_ns() + 150_000_000)

@@ -57,12 +57,13 @@ CALL_PINS = (27, 6, 24, 20, 18, 25, 13, 21)
 def full_stack_config(game: str, players: int, seed: int, *, journal_dir: str,
                       options: dict[str, Any] | None = None, dealer: int = 0,
                       broker: str | None = None, table_id: str = "sim",
-                      settle_ms: float = 20.0) -> dict[str, Any]:
+                      settle_ms: float = 20.0, card_source: str = "board") -> dict[str, Any]:
     """The TOML document (as a dict) of a simulated table: mock GPIO pads per seat, the board
-    (its port is filled in once the emulator runs), the feed if a broker is given."""
+    (its port is filled in once the emulator runs), the feed if a broker is given;
+    ``card_source = "camera"``: the cards are laid under the virtual camera instead."""
     doc: dict[str, Any] = {
         "table": {"id": table_id, "game": game, "seats": list(DEFAULT_NAMES[:players]),
-                  "dealer": dealer, "card_source": "board", "seed": seed,
+                  "dealer": dealer, "card_source": card_source, "seed": seed,
                   "journal_dir": journal_dir, "settle_ms": settle_ms},
         "options": dict(options or {}),
         "hardware": {"pin_factory": "mock"},
@@ -197,7 +198,8 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
                          on_ready: Callable[[RefereeService], None] | None = None,
                          timeout_s: float | None = None,
                          board_factory: Callable[[Deck], Any] | None = None,
-                         board_slaps: bool = False) -> RefereeService:
+                         board_slaps: bool = False,
+                         camera_deck: str = "touati") -> RefereeService:
     """Run one simulated table to the end of its game (or ``timeout_s``); returns the service.
 
     ``board_factory(deck)``: another table board than the emulator, with its ``start()``,
@@ -211,7 +213,13 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     doc["board"]["port"] = port
     config: TableConfig = parse_config(doc, "<full-stack>")
     factory = VirtualMockFactory(MonotonicClock())
-    service = build_service(config, console=False, pin_factory=factory, deck=deck)
+    camera = None
+    if config.card_source == "camera":  # the virtual camera films a table of camera_deck
+        from hardware.camera.virtual import CameraTable
+
+        camera = CameraTable(None, camera_deck, seed)
+    service = build_service(config, console=False, pin_factory=factory, deck=deck,
+                            camera_source=None if camera is None else camera.source)
     board_edge = next(e for e in service.edges if isinstance(e, BoardEdge))
     service.fsync = True
     # The game's time starts near 0:01, not at the machine's uptime (a resumed game goes on
@@ -224,6 +232,11 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     players = VirtualPlayers(service, board, pins, seed=seed, speed=speed,
                              board_slaps=board_slaps)
     service.outputs.append(players)
+    if camera is not None:  # the players lay their cards under the camera
+        camera.service = service
+        camera.edge = next(e for e in service.edges if type(e).__name__ == "CameraEdge")
+        players.board = camera
+        service.outputs.append(camera)
     service.outputs.extend(outputs or [])
     task = asyncio.create_task(service.run())
     try:
