@@ -31,6 +31,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError("--table names the feed's table id: give --broker too")
     if args.overwrite and not args.journal:
         raise CommandError("--overwrite goes with --journal PATH")
+    if args.camera and not args.full_stack:
+        raise CommandError("--camera goes with --full-stack")
     if args.journal_dir and not args.full_stack:
         raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
     if args.table is not None and (problem := table_id_problem(args.table)) is not None:
@@ -81,13 +83,18 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
     temporary = args.journal_dir is None  # a folder of our own: removed once the game is told
     doc = full_stack_config(args.game, args.players, args.seed, journal_dir=journal_dir,
                             options=options, dealer=args.dealer, broker=args.broker,
-                            table_id=args.table or "sim", settle_ms=args.settle_ms)
+                            table_id=args.table or "sim",
+                            settle_ms=150.0 if args.camera and args.settle_ms == 20.0
+                            else args.settle_ms,
+                            card_source="camera" if args.camera else "board")
     live = not (args.json or args.fast)
-    speed = args.speed if live or args.speed != 1.0 else 25.0
+    # The camera films in real time: its players do not hurry.
+    speed = args.speed if live or args.speed != 1.0 or args.camera else 25.0
     view = _LiveView() if live else None
     try:
         service = asyncio.run(run_full_stack(doc, seed=args.seed, speed=speed,
-                                             outputs=[view] if view else []))
+                                             outputs=[view] if view else [],
+                                             camera_deck=args.camera or "touati"))
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     except TableBusyError as exc:
@@ -258,4 +265,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "temporary folder)")
     p.add_argument("--settle-ms", type=float, default=20.0,
                    help="with --full-stack: the arbiter's settle window (default 20)")
+    p.add_argument("--camera", metavar="DECK", choices=("touati", "anglo", "gnomangelo"),
+                   help="with --full-stack: the cards are laid under a virtual camera filming "
+                   "this deck (touati, anglo, gnomangelo; docs/camera.md) and read by the "
+                   "recogniser, in real time (the settle window defaults to 150 ms)")
     p.set_defaults(func=_cmd_simulate)
