@@ -38,7 +38,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         live = asyncio.run(live_referee(broker, config.table_id))
         if live is not None:
             raise TemporaryFailure(clash_message(live, broker))
-    previous = signal.signal(signal.SIGTERM, early_stop)
+    # SIGINT too: the unit stops the referee with it, and a stop while it starts is a stop.
+    previous = {sig: signal.signal(sig, early_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         try:
             service = build_service(config, console=not args.no_console)
@@ -62,7 +63,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except Exception as exc:  # an edge that could not start (GPIO busy, …)
             raise startup_failure(exc) from None
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
 
 
