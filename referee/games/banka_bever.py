@@ -13,7 +13,17 @@ How the engine reads the points of RULES.md §2 that need a reading (each is pin
   further slap can share that instant: at the next input with a later ``t``, at ``advance(t)``
   with a later ``t``, at ``finish()``, or (out of judging order) before a lay at the same ``t``.
   Its verdicts carry the slap's own ``t`` and come first in the list that call returns. A slap
-  refused because the game is over is refused at once.
+  refused because the game is over is refused at once. An *instant* is one ``t`` exactly (RULES.md
+  §2), or, with the table option ``slap_resolution_us`` = R > 0 (this referee's addition, for
+  stamps whose real resolution is coarser than a nanosecond: docs/timing.md), every slap less
+  than R µs after the first slap of the group; the group is judged against the pile as it was at
+  that first slap.
+* **Timing of each slap** (docs/timing.md): ``reaction_ns`` (from the card that made the pile
+  slappable, or the last lay), ``margin_ns`` of a lost race (from the winning edge), ``tie`` on a
+  pile won by the tie rule; ``state()["timing"]`` counts each seat's slaps, wins, false slaps,
+  lost races and missed chances (a chance: from the card that made the pile slappable until the
+  next lay or the pile taken, for the seats then allowed to slap; one that did not slap missed
+  it). They never change a ruling: the golden replays strip them and still match.
 * **Judging a group.** All slaps of one instant are judged against the pile as it was at that
   instant. If the pile can be won, the first seat in tie order allowed to slap wins (verdict
   first); every other slap of the instant lost the race (``slap_lost``, or its refusal), in tie
