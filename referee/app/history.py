@@ -356,6 +356,18 @@ class HistoryPublisher:
             self._running = True
         threading.Thread(target=self._work, name="history", daemon=True).start()
 
+    async def settle(self, timeout: float = 3.0) -> None:
+        """Wait (on the loop) until no reading runs and its summary was handed over, at most
+        ``timeout`` seconds: the last game's result goes out before the feed stops."""
+        deadline = self.loop.time() + timeout
+        while self.loop.time() < deadline:
+            with self._lock:
+                busy = self._running
+            if not busy:
+                await asyncio.sleep(0)  # the hand-over scheduled by the worker runs
+                return
+            await asyncio.sleep(0.01)
+
     def _work(self) -> None:
         while True:
             try:

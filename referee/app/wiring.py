@@ -150,7 +150,9 @@ class FeedOutput:
             self.history.update(verdicts)
 
     async def stop(self) -> None:
-        """Publish ``offline`` and disconnect."""
+        """Publish the last history and ``offline``, and disconnect."""
+        if self.history is not None:
+            await self.history.settle()
         self.feed.stop()
         if self._task is not None:
             with contextlib.suppress(Exception):
