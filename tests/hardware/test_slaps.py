@@ -251,10 +251,12 @@ def test_pairs_with_a_quiet_source_or_one_whose_progress_runs_ahead(case: str) -
         assert r.late == 0
 
 
-def test_exact_ties_follow_the_clockwise_rule() -> None:
+@pytest.mark.parametrize("progress", [False, True], ids=["window", "progress"])
+def test_exact_ties_follow_the_clockwise_rule(progress: bool) -> None:
     """Two slaps with the same timestamp: the seat met first clockwise from the seat whose turn
-    it is wins (RULES.md §2), whichever was delivered first."""
-    r = rig()
+    it is wins (RULES.md §2), whichever was delivered first, judged by the window or by the
+    pads' progress."""
+    r = rig(progress=progress)
     rng = random.Random(77)
     window = r.driver.settle_ns
     wins_by_late_delivery = 0
