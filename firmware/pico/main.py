@@ -9,8 +9,14 @@ alike: the host's tests run it against ``firmware_bridge/vectors.json`` (:func:`
 against the host link in virtual time. The hardware part (:func:`run`) is for the rp2 port:
 USB CDC for the link (``kbd_intr(-1)``: a 0x03 byte in a frame must not stop the program),
 buttons on pins with edge interrupts stamped in the handler, WS2812 seat LEDs (``neopixel``),
-a PWM buzzer. Card readers are a hook (:class:`Readers`): plug an MFRC522/PN532 driver in its
-``poll``. This file has not run on a real Pico yet; the protocol part has run on CPython only.
+a PWM buzzer. Card readers are a driver module ``card_readers.py`` next to this file
+(:class:`Readers` says its shape; without one the board has no reader).
+
+Targets MicroPython v1.27. The whole file, :func:`run` included, runs in the tests on the
+MicroPython v1.27 VM (the WebAssembly port, ``firmware/harness``) with only ``machine``,
+``neopixel``, the reader driver, the crystal and USB replaced, against the host's real link;
+CI compiles it with ``mpy-cross`` 1.27. It has not run on a real Pico yet
+(docs/protocol.md §9 says what only a Pico can show).
 
 On the Pico: copy this ``main.py`` and ``firmware_bridge/vectors.json`` to the board; at boot
 it runs the self-test (LED 0 red if it fails) and then the board.
