@@ -70,6 +70,11 @@ class RaceWatch:
         """The newest race, if any."""
         return self.tracker.latest
 
+    def forget(self) -> None:
+        """A new game: forget the races (the verdicts already taken stay taken)."""
+        self.tracker = RaceTracker(keep=KEPT)
+        self._piles.clear()
+
     def on_state(self, state: Mapping[str, Any]) -> None:
         """A checked state: its pile is kept (by ``session`` and ``seq``) for naming cards."""
         pile = state.get("pile")
@@ -109,7 +114,8 @@ def race_scene(race: Race | None, names: Sequence[str]) -> dict[str, Any] | None
     first lay), ``slaps`` (``seat``, ``name``, ``kind``, ``offset_ns``, ``offset`` in words,
     ``margin_ns``, ``margin`` in words), ``winner`` (a name), ``reason``, ``tie``,
     ``ruling``, ``explanation``, ``deciding`` (the deciding margin in words),
-    ``photo_finish``; None without a race."""
+    ``photo_finish``, ``timed`` (False: the verdicts had no timing fields); None without a
+    race."""
     if race is None:
         return None
     o = race.opening
@@ -132,7 +138,7 @@ def race_scene(race: Race | None, names: Sequence[str]) -> dict[str, Any] | None
         "reason": race.reason, "tie": race.tie, "ruling": race.ruling,
         "explanation": race.explanation(names),
         "deciding": None if deciding is None else margin_text(deciding, sign=False),
-        "photo_finish": race.photo_finish,
+        "photo_finish": race.photo_finish, "timed": race.timed,
     }
 
 

@@ -15,8 +15,8 @@ top last; ``count``), ``bottom``, ``match`` (``rank``, ``suit``, ``stock``), ``l
 ``seats`` (``name``, ``count``, ``turn``, ``out``, ``winner``, ``called``, ``total``,
 ``notes``), ``out``, ``round_result`` and ``verdicts`` (words, newest change first and, within
 one change, the one that matters most first); ``race`` (the latest slap race) and ``timing``
-(the seats' slap statistics, at game end): :mod:`.race`. Cards are spelled ``QH``, ``10D``; ``None`` is a
-face-down card.
+(the seats' slap statistics, at game end): :mod:`.race`. Cards are spelled ``QH``, ``10D``;
+``None`` is a face-down card.
 """
 
 from __future__ import annotations

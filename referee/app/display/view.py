@@ -130,7 +130,7 @@ class TableView:
             return  # older than what this display already shows
         self.seq = max(self.seq, seq)
         if (previous or {}).get("cards_played", 0) > (state.get("cards_played") or 0):
-            self.races = RaceWatch()  # a new game: the last race was another game's
+            self.races.forget()  # a new game: the last race was another game's
         self.races.on_state(state)
         self.state = state
         play = derive_play(previous, state)

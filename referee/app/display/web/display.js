@@ -140,6 +140,7 @@ function draw() {
   $("older").replaceChildren(...verdicts.slice(1, 4).map((v) => el("li", "", v)));
   line("scores", s.round_result && [s.round_result]);
   if (typeof drawStandings === "function") drawStandings(s);  // standings.js
+  if (typeof drawRace === "function") drawRace(s);  // race.js
 }
 
 // ---------------------------------------------------------------- start
