@@ -21,6 +21,7 @@ from referee.app.config import parse_config
 from referee.app.display.view import TableView
 from referee.app.feed import parse_broker_url
 from referee.app.history import EVENING_GAP_S, read_history, standings, summary
+from referee.app.simulate import Simulation
 from referee.app.wiring import build_service
 from referee.model import Input
 from tests.broker import Broker
@@ -255,3 +256,46 @@ def test_both_displays_show_the_standings_of_the_history_topic(evening: Path) ->
         view.on_message("cardtable/t1/history", bad)
         assert view.scene()["standings"] is None
         console.print(view.render())
+
+
+def test_the_last_games_history_goes_out_before_the_referee_stops(
+        mosquitto: Broker, tmp_path: Path) -> None:
+    folder = tmp_path / "j"
+    folder.mkdir()
+    lines = (SCENARIOS / "banka_bever/23_slap_win_ends_game.jsonl").read_text().splitlines(
+        keepends=True)
+    (folder / "current.jsonl").write_text("".join(lines[:3]))
+    long_game = folder / "20261201-180000-banka-bever.jsonl"
+    Simulation("banka-bever", 3, seed=3, journal_path=str(long_game)).run()
+    for k in range(1, 12):  # earlier games that take a while to judge again
+        shutil.copy(long_game, folder / f"20261201-18{k:02d}00-banka-bever.jsonl")
+    cfg = parse_config({
+        "table": {"id": "hist2", "game": "banka-bever", "seats": ["A", "B", "C"],
+                  "journal_dir": str(folder)},
+        "broker": {"url": f"mqtt://127.0.0.1:{mosquitto.port}", "username": "referee",
+                   "password": mosquitto.passwords["referee"]},
+    })
+    svc = build_service(cfg, console=False)
+    svc.fsync = False
+
+    async def go() -> dict[str, Any]:
+        task = asyncio.create_task(svc.run())
+        await asyncio.sleep(0.3)
+        svc.submit(Input(svc.clock.now(), 2, "slap"))
+        async with asyncio.timeout(5):
+            while not svc.state()["over"]:
+                await asyncio.sleep(0.005)
+        svc.stop()  # at once: the game's history is still being read
+        await task
+        address = parse_broker_url(mosquitto.url("display"))
+        async with aiomqtt.Client(**address.client_kwargs()) as client:
+            await client.subscribe("cardtable/hist2/history", qos=1)
+            async with asyncio.timeout(5):
+                async for message in client.messages:
+                    assert isinstance(message.payload, bytes)
+                    return dict(json.loads(message.payload))
+        raise AssertionError("no history")
+
+    history = asyncio.run(go())
+    assert history["total_games"] == 13 and history["standings"]["games"] == 13
+    assert history["evening"][-1]["winners"] == ["C"]
