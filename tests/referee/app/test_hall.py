@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import pytest
 
 from referee.app.cli import main
@@ -173,6 +174,11 @@ def tables_running(url: str, n: int, duration: float) -> Iterator[threading.Even
         thread.join(duration + 15)
 
 
+async def publish_retained(url: str, topic: str, obj: Any) -> None:
+    async with aiomqtt.Client(**parse_broker_url(url).client_kwargs()) as client:
+        await client.publish(topic, json.dumps(obj).encode(), qos=1, retain=True)
+
+
 def get(url: str) -> tuple[int, bytes]:
     try:
         with urllib.request.urlopen(url, timeout=5) as r:
@@ -224,8 +230,15 @@ def test_the_web_hall_in_chromium(mosquitto: Broker, chromium: Chromium,
         assert png_size(data) == (1600, 900)
         href = chromium.js("document.querySelector('a.tile[data-table=t04]').href")
         assert href == base + "table/t04/"
+        # The table's evening, as its referee publishes it (referee.app.history.summary).
+        history = {"table": "t04", "standings": {"games": 2, "points": None, "players": [
+            {"name": "Cia", "played": 2, "wins": 2, "shared": 0},
+            {"name": "Anna", "played": 2, "wins": 0, "shared": 0}]}}
+        asyncio.run(publish_retained(mosquitto.url(), "cardtable/t04/history", history))
         chromium.js("document.querySelector('a.tile[data-table=t04]').click()")
         chromium.wait("document.title.endsWith('table t04')")
         chromium.wait("document.getElementById('seats').children.length > 0")
         assert chromium.js("document.getElementById('where').textContent") == "table t04"
+        chromium.wait("document.getElementById('standings').textContent.includes("
+                      "'Tonight (2 games): Cia 2 wins of 2 · Anna 0 wins of 2')")
         chromium.screenshot(tmp_path / "hall-table-t04.png")
