@@ -1,0 +1,47 @@
+"""The [camera] section and card_source = "camera" (issue 12)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hardware.camera.config import CAMERA_SETTLE_MS, CameraConfig, parse_camera
+from referee.app.config import parse_config
+from referee.errors import ConfigError
+
+
+def table(**extra: object) -> dict[str, object]:
+    doc: dict[str, object] = {"table": {"id": "t", "game": "banka-bever",
+                                        "seats": ["A", "B"], "card_source": "camera"}}
+    doc.update(extra)
+    return doc
+
+
+def test_defaults() -> None:
+    assert parse_camera({}) == CameraConfig("/dev/video0", None, 3)
+
+
+def test_values_and_the_deck_beside_the_configuration() -> None:
+    cam = parse_camera({"camera": {"source": "picamera", "deck": "d.npz", "frames": 4}},
+                       "t.toml", Path("/etc/ref"))
+    assert cam == CameraConfig("picamera", Path("/etc/ref/d.npz"), 4)
+
+
+@pytest.mark.parametrize(("section", "key"), [
+    ({"sauce": 1}, "camera.sauce"), ({"frames": 0}, "camera.frames"),
+    ({"frames": True}, "camera.frames"), ({"source": 3}, "camera.source"),
+    ({"deck": ["x"]}, "camera.deck")])
+def test_errors_name_the_key(section: dict[str, object], key: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_camera({"camera": section}, "t.toml")
+    assert err.value.key == key
+
+
+def test_a_camera_table_waits_the_camera_window() -> None:
+    cfg = parse_config(table(camera={"source": "/dev/video2"}))
+    assert cfg.card_source == "camera"
+    assert cfg.settle_ms == CAMERA_SETTLE_MS
+    doc = table()
+    doc["table"]["settle_ms"] = 40  # type: ignore[index]
+    assert parse_config(doc).settle_ms == 40

@@ -1,0 +1,76 @@
+"""Lays from frames (issue 12): a new top card read in a few frames is one lay, stamped with
+the first frame that showed it; the same card again, or covered by a hand and seen again, is
+not a new lay. Then a filmed game through the recogniser."""
+
+from __future__ import annotations
+
+import pytest
+
+from hardware.camera.lays import LayTracker
+from referee.cards import Card
+
+QH, TEN_S, TWO_C = Card.parse("QH"), Card.parse("10S"), Card.parse("2C")
+MS = 1_000_000
+
+
+def feed(tracker: LayTracker, reads: list[Card | None], period: int = 33 * MS
+         ) -> list[tuple[int, str]]:
+    out = []
+    for i, card in enumerate(reads):
+        lay = tracker.feed(i * period, card)
+        if lay is not None:
+            out.append((lay.t, str(lay.card)))
+    return out
+
+
+def test_a_card_read_three_times_is_one_lay_at_its_first_frame() -> None:
+    assert feed(LayTracker(), [None, QH, QH, QH, QH, QH]) == [(33 * MS, "QH")]
+
+
+def test_a_hand_over_the_card_is_not_a_new_lay() -> None:
+    reads = [QH] * 4 + [None] * 10 + [QH] * 5
+    assert feed(LayTracker(), reads) == [(0, "QH")]
+
+
+def test_unclear_frames_inside_a_run_keep_its_first_frame() -> None:
+    assert feed(LayTracker(), [QH, None, QH, None, QH]) == [(0, "QH")]
+
+
+def test_a_misread_frame_starts_the_run_again() -> None:
+    assert feed(LayTracker(), [QH, TWO_C, QH, QH, QH]) == [(66 * MS, "QH")]
+
+
+def test_the_card_beneath_showing_again_is_not_a_lay() -> None:
+    """The new top card slides aside for a moment and the old one shows: no lay of it."""
+    reads = [QH] * 3 + [TEN_S] * 3 + [QH] * 4 + [TEN_S] * 3
+    assert feed(LayTracker(), reads) == [(0, "QH"), (99 * MS, "10S")]
+
+
+def test_two_reads_are_not_enough() -> None:
+    assert feed(LayTracker(), [QH, QH, None, None, None, None, None, None, None, QH]) == []
+
+
+def test_a_filmed_game_through_the_recogniser(decks: None) -> None:
+    """The first lays of a seeded Banka bäver game filmed at 30 fps: the lays found are true
+    lays, in order, each once, each within two frame periods of the true lay."""
+    pytest.importorskip("cv2")
+    from hardware.camera.recognise import Recogniser
+    from hardware.camera.virtual import film_game
+    from referee.app.simulate import Simulation
+
+    filmed = film_game(Simulation("banka-bever", 3, 7).moves(), "anglo", 7, max_lays=8)
+    recogniser, tracker = Recogniser(), LayTracker()
+    found = []
+    for frame in filmed.table.frames(0, filmed.lays[-1][0] + 400 * MS):
+        lay = tracker.feed(frame.t, recogniser.read(frame.image).card)
+        if lay is not None:
+            found.append((lay.t, lay.card))
+    true = list(filmed.lays)
+    i = 0
+    for t, card in found:
+        while i < len(true) and true[i][1] != card:
+            i += 1
+        assert i < len(true), f"{card} was not laid (or not in this order)"
+        assert 0 <= t - true[i][0] <= 2 * 1e9 / 30, (card, t, true[i][0])
+        i += 1
+    assert len(found) >= 4
