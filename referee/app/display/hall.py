@@ -41,9 +41,11 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from referee.app.display.follow import connection_error
+from referee.app.display.scene import play_words
 from referee.app.display.view import TableView
 from referee.app.display.web import MAX_STREAMS, WEB_DIR, Broadcast, _WebHandler
 from referee.app.feed import BrokerAddress, Topics, resolve_broker
+from referee.cards import SUIT_SYMBOLS
 
 log = logging.getLogger("referee.app.display")
 
@@ -94,10 +96,22 @@ def tile(view: TableView) -> dict[str, Any]:
         "seats": [{k: s[k] for k in ("name", "count", "turn", "out", "winner")}
                   for s in sc["seats"]],
         "pile": sc["pile"]["count"] if sc["pile"] else None,
-        "last": sc["verdicts"][0] if sc["verdicts"] else sc["round_result"],
+        "last": (sc["verdicts"][0] if sc["verdicts"] else sc["round_result"]
+                 or _play_text(sc["last_play"])),
         "alerts": [b["text"] for b in sc["banners"] if b["kind"] in ("alert", "unreadable")],
         "seq": sc["seq"], "stale": sc["stale"], "waiting": sc["waiting"],
     }
+
+
+def _play_text(play: Mapping[str, Any] | None) -> str | None:
+    """Who just played what, in words (``Cia played 9♥ 8♣``), for a tile without verdicts."""
+    if not play:
+        return None
+    words = play_words(play)
+    cards = [c for c in play.get("cards") or [] if c]
+    if cards:
+        words += " " + " ".join(c[:-1] + SUIT_SYMBOLS.get(c[-1], c[-1]) for c in cards)
+    return words
 
 
 class HallView:

@@ -75,7 +75,16 @@ def test_a_tile_says_what_the_tables_own_display_says() -> None:
     assert msg(hall, "kitchen", "seat/1", {}) == (None, False)
     assert table_of("cardtable/a/b/state") is None and table_of("other/a/state") is None
     assert msg(hall, "bad\x01id", "state", STATE) == (None, False)
-    assert sorted(hall.tables) == ["kitchen"]
+    assert sorted(hall.tables) == ["kitchen"]  # no table from the impossible id
+    # A table with no verdict yet says who just played what.
+    v1 = {"game": "vandatta", "seats": ["Anna", "Bo", "Cia"], "counts": [5, 5, 5],
+          "pile": ["7H"], "turn": 2, "cards_played": 0, "tricks": 0, "stock": 30, "round": 1,
+          "session": "v", "seq": 1}
+    msg(hall, "den", "state", v1)
+    assert hall.tile("den")["last"] is None
+    msg(hall, "den", "state", {**v1, "counts": [5, 5, 4], "pile": ["7H", "9H"], "turn": 0,
+                               "cards_played": 1, "seq": 2})
+    assert hall.tile("den")["last"] == "Cia played 9♥"
     hall.set_connection(False, "connection lost")
     assert hall.scene()["tables"][0]["stale"]
     assert table_path("a b/c") == "/table/a%20b%2Fc/"
