@@ -7,7 +7,9 @@ inputs.
 Prints one JSON line. Both simulators must write the very same journal for every seed (the
 faster one changes no input); the bench exits 1 naming the first seed where they differ.
 ``--seeds N`` sets the seeds per case (default 12; the figures are noisy on a shared machine).
-Runs are interleaved (before, after, before, …) so that a burst of load hits both alike.
+Games per second are per CPU-second of this process (``time.process_time``: on a machine shared
+with other work, the time it waits for a core is not counted), and the runs are interleaved
+(before, after, before, …) so that a burst of load hits both alike. The median ms is wall time.
 """
 
 from __future__ import annotations
@@ -184,14 +186,14 @@ class BeforeSimulation:
 def _case(game: str, seats: int, seeds: range) -> dict[str, Any]:
     before = after = 0.0
     for seed in seeds:
-        start = time.perf_counter()
+        start = time.process_time()
         old = BeforeSimulation(game, seats, seed)
         old.run()
-        before += time.perf_counter() - start
-        start = time.perf_counter()
+        before += time.process_time() - start
+        start = time.process_time()
         new = Simulation(game, seats, seed)
         new.run()
-        after += time.perf_counter() - start
+        after += time.process_time() - start
         if dump_journal(old.header, old.table.inputs) != dump_journal(new.header,
                                                                       new.table.inputs):
             print(f"simulate: {game}, {seats} seats, seed {seed}: the journal differs from "

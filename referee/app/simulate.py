@@ -175,46 +175,27 @@ class Simulation:
         return next_deal(state, self.rng.getrandbits(32), 0)
 
     # -- running ------------------------------------------------------------------------
-    def _lay(self, t: int, planned: Input, unchanged: bool) -> Input | None:
-        """The lay of ``planned``'s seat at ``t``, or None when that seat has none now. When
-        nothing was pushed since the plan (``unchanged``) and no deadline fell in between, the
-        engine's answer is the planned lay itself (time alone changes a game only at
-        ``next_deadline``)."""
-        table = self.table
-        engine = table.engine
-        if unchanged and not len(table.arbiter):
-            deadline = engine.next_deadline()
-            if deadline is None or deadline > t:
-                return stamped(planned, t)
-        for lay in engine.legal_inputs(t):
-            if lay.act == "lay" and lay.seat == planned.seat:
+    def _lay_now(self, t: int, seat: int) -> Input | None:
+        """The engine's lay for ``seat`` at ``t``, or None when that seat has none now."""
+        for lay in self.table.engine.legal_inputs(t):
+            if lay.act == "lay" and lay.seat == seat:
                 return lay
         return None
-
-    def _judge(self, inp: Input, t: int) -> list[Verdict]:
-        """Journal ``inp`` and judge what the arbiter releases at ``t``: the table's own
-        :meth:`Table.release`, but without its state for listeners when it has none."""
-        self._state = None
-        table = self.table
-        table.push(inp)
-        if table.listeners or table.judged_listeners:
-            return table.release(t)
-        arbiter = table.arbiter
-        engine = table.engine
-        verdicts: list[Verdict] = []
-        for released in arbiter.release(t):
-            verdicts += engine.apply(released)
-        assert arbiter.horizon is not None
-        verdicts += engine.advance(arbiter.horizon)
-        table.verdicts += verdicts
-        return verdicts
 
     def moves(self) -> Iterator[tuple[int, Input | None, list[Verdict]]]:
         """Play the game: each judged input with its time and verdicts (no state: the fast
         path); last, with no input, the verdicts of the end of the input (a game stopped
-        before its end)."""
+        before its end).
+
+        Each input is journaled and held by the table (:meth:`Table.push`) and judged as
+        :meth:`Table.release` judges it, but without building the state for listeners when
+        the table has none (with listeners, ``release`` itself judges). A planned lay is made
+        as planned when nothing was pushed since the plan and no deadline fell in between:
+        time alone changes a game only at ``next_deadline``, so the engine's answer would be
+        the same lay; otherwise the engine is asked again."""
         table = self.table
         engine = table.engine
+        arbiter = table.arbiter
         inputs = table.inputs
         plans = self._plans
         pop = heapq.heappop
@@ -229,17 +210,32 @@ class Simulation:
                 self._live -= 1
             act = inp.act
             if act == "lay":
-                lay = self._lay(t, inp, pushed == len(inputs))
-                if lay is None:
-                    continue
-                inp = lay
+                deadline = (engine.next_deadline() if pushed == len(inputs) and not len(arbiter)
+                            else t)
+                if deadline is None or deadline > t:
+                    inp = stamped(inp, t)
+                else:
+                    lay = self._lay_now(t, inp.seat)
+                    if lay is None:
+                        continue
+                    inp = lay
             elif act == "slap":
                 inp = Input(t, inp.seat, "slap")
             else:
                 inp = stamped(inp, t)
             count += 1
             self.t = t
-            verdicts = self._judge(inp, t)
+            self._state = None
+            table.push(inp)
+            if table.listeners or table.judged_listeners:
+                verdicts = table.release(t)
+            else:
+                verdicts = []
+                for released in arbiter.release(t):
+                    verdicts += engine.apply(released)
+                assert arbiter.horizon is not None
+                verdicts += engine.advance(arbiter.horizon)
+                table.verdicts += verdicts
             # What the players do next: slap a laid card, and the next turn when it changed.
             if act == "slap":
                 changed = any(v.verdict in _CHANGES for v in verdicts)
