@@ -181,7 +181,7 @@ def test_the_mpy_cross_build_runs_on_the_vm(tmp_path: Path) -> None:
 def test_clock_sync_within_its_reported_bound(ppm: float) -> None:
     """Button edges stamped by the firmware's irq handler on the board's crystal (±100 ppm,
     its 30-bit ticks_us wrapping 1.5 s in, extended by the firmware to 32 bits): each event
-    lies within the bound the host's sync reports for it, and the bound gets under 1.5 ms
+    lies within the bound the host's sync reports for it, and the bound gets under 2 ms
     (the bound docs/protocol.md gives for the firmware on the VM)."""
     async def body() -> None:
         board, link = await _pair(drift_ppm=ppm, tick_start_us=2**30 - 1_500_000)
@@ -197,7 +197,7 @@ def test_clock_sync_within_its_reported_bound(ppm: float) -> None:
                 assert (mpboard.BUTTON_PINS[ev.button], 0 if ev.pressed else 1) == (
                     edge["edge"], edge["level"])
                 assert abs(ev.t - edge["tick_ns"]) <= ev.error_ns, (ev, edge)
-            assert min(e.error_ns for e in events[n // 2:]) < 1.5 * MS
+            assert min(e.error_ns for e in events[n // 2:]) < 2 * MS
         finally:
             await link.close()
             await board.close()
