@@ -108,8 +108,14 @@ def latencies(published: list[tuple[str, int, float]],
               shown: dict[str, list[tuple[float, int]]]) -> tuple[list[float], int]:
     """For every publication, ms until the table was shown at that seq or newer; and how
     many publications were never shown."""
-    out: list[float] = []
-    missing = 0
+    by_change = latency_by_change(published, shown)
+    return list(by_change.values()), len(published) - len(by_change)
+
+
+def latency_by_change(published: list[tuple[str, int, float]],
+                      shown: dict[str, list[tuple[float, int]]]) -> dict[tuple[str, int], float]:
+    """ms from each publication (table, seq) until it was shown at that seq or newer."""
+    out: dict[tuple[str, int], float] = {}
     for points in shown.values():
         points.sort()
     best: dict[str, tuple[list[float], list[int]]] = {}
@@ -124,11 +130,9 @@ def latencies(published: list[tuple[str, int, float]],
     for table, seq, t_pub in published:
         times, seqs = best.get(table, ([], []))
         i = bisect.bisect_left(seqs, seq)
-        if i == len(seqs):
-            missing += 1
-        else:
-            out.append(max(0.0, times[i] - t_pub) * 1000)
-    return out, missing
+        if i < len(seqs):
+            out[(table, seq)] = max(0.0, times[i] - t_pub) * 1000
+    return out
 
 
 class StreamReader(threading.Thread):
@@ -313,6 +317,13 @@ def main() -> int:
             out["cpu_pct"]["page"] = cpu["page"]
         else:
             out["page"] = None
+        # The hall's own share: its latency minus the plain subscriber's, change by change
+        # (what both share, a busy publisher or machine, cancels out).
+        hall_by = latency_by_change(published, reader.shown)
+        plain_by = latency_by_change(published, plain)
+        own = [hall_by[k] - plain_by[k] for k in hall_by if k in plain_by]
+        out["stream_over_baseline"] = {"p50_ms": round(percentile(own, 50), 1),
+                                       "p99_ms": round(percentile(own, 99), 1)}
         out["target_ms"] = TARGET_MS
         out["within_target"] = bool(stream) and percentile(stream, 99) <= TARGET_MS and (
             page is None or percentile(page_lat, 99) <= TARGET_MS)
