@@ -50,7 +50,8 @@ def register(
         description="Follow a table over MQTT and show whose turn it is, the pile, counts, "
         "challenges, verdicts, players out, scores and the winner. --web serves the same as "
         "a page for a browser, streamed from this command (any broker works; the page gets "
-        "no broker credentials).",
+        "no broker credentials). --hall shows every table on the broker, one tile each "
+        "(docs/hall.md).",
     )
     add_arguments(p)
     p.set_defaults(func=run)
