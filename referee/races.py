@@ -111,6 +111,9 @@ class Race:
     #: winning verdict knows the winner from ``slap_lost.to``).
     winner_t: int | None = None
     key: int | None = None  # the reference time the slaps share
+    #: False: the verdicts had no timing fields (a referee from before them), so the race's
+    #: opening and the offsets are not known.
+    timed: bool = True
 
     @property
     def ruling(self) -> str:
@@ -188,6 +191,7 @@ class Race:
             "winner": self.winner, "reason": self.reason, "tie": self.tie,
             "ruling": self.ruling, "deciding_margin_ns": self.deciding_margin_ns,
             "photo_finish": self.photo_finish, "explanation": self.explanation(names),
+            "timed": self.timed,
         }
 
 
@@ -219,10 +223,10 @@ class RaceTracker:
 
     def _race(self, key: Any) -> Race:
         for race in reversed(self.races[-4:]):
-            if race.key == key or (key is _NONE and race is self.races[-1]):
+            if race.timed and key is not _NONE and race.key == key:
                 return race
         opening = None if key is None or key is _NONE else self._opening(key)
-        race = Race(opening, key=key if isinstance(key, int) else None)
+        race = Race(opening, key=key if isinstance(key, int) else None, timed=key is not _NONE)
         self.races.append(race)
         if self._keep is not None and len(self.races) > self._keep:
             del self.races[0]
@@ -243,9 +247,11 @@ class RaceTracker:
         reaction = reaction if isinstance(reaction, int) else None
         key: Any = t - reaction if reaction is not None else (
             None if "reaction_ns" in v else _NONE)
-        if key is _NONE and kind == "slap_lost" and self.latest is not None \
-                and self.latest.winner == v.get("to"):
-            race = self.latest
+        latest = self.latest
+        if key is _NONE and latest is not None and not latest.timed and (
+                (kind == "slap_lost" and latest.winner == v.get("to"))
+                or (kind == "false_slap" and latest.ruling == "false_slap")):
+            race = latest  # no timing fields: a late slap joins the race it lost
         else:
             race = self._race(key)
         offset = None if race.opening is None else t - race.opening.t
@@ -286,9 +292,11 @@ class RaceTracker:
         return race
 
 
-def journal_openings(journal: Journal) -> tuple[list[Opening], list[Verdict]]:
+def journal_openings(journal: Journal, *, finish: bool = True
+                     ) -> tuple[list[Opening], list[Verdict]]:
     """Every lay a Banka bäver journal's engine accepted (seat, card, ``t``), and the verdicts:
-    the journal judged input by input in judging order, as :func:`referee.replay` judges it."""
+    the journal judged input by input in judging order, as :func:`referee.replay` judges it
+    (``finish``: then the end of the input, as there)."""
     header = journal.header.resolved()
     engine = game(header.game).new_engine(header.n_seats, header.dealer, header.options,
                                           header.deal)
@@ -304,7 +312,8 @@ def journal_openings(journal: Journal) -> tuple[list[Opening], list[Verdict]]:
                 played = state["cards_played"]
                 pile = state["pile"]
                 openings.append(Opening(inp.t, inp.seat, pile[-1] if pile else None))
-    verdicts += engine.finish()
+    if finish:
+        verdicts += engine.finish()
     return openings, verdicts
 
 
@@ -323,12 +332,12 @@ def races(verdicts: Iterable[Mapping[str, Any]], openings: Iterable[Opening] = (
     return tracker.races
 
 
-def journal_races(journal: Journal) -> list[Race]:
+def journal_races(journal: Journal, *, finish: bool = True) -> list[Race]:
     """Every slap race of a journal (none for a game without slaps), each with the lay that
-    opened it."""
+    opened it; ``finish`` as :func:`referee.replay`'s (False for a journal cut short)."""
     if journal.header.game != "banka-bever":
         return []
-    openings, verdicts = journal_openings(journal)
+    openings, verdicts = journal_openings(journal, finish=finish)
     lays = {(o.t, o.seat) for o in openings}
     slap_keys = [(i.t, i.seat) for i in journal.inputs if i.act == "slap"]
     return races((v.to_json() for v in verdicts), openings,

@@ -145,6 +145,10 @@ def test_verdicts_from_before_the_timing_fields_still_make_races() -> None:
     assert tracker.verdict({"t": 9, "verdict": "pile_won", "seat": 0, "reason": "challenge",
                             "cards": 4}) is None
     assert tracker.verdict({"t": 9, "verdict": "challenge", "by": 0, "seat": 1}) is None
+    again = tracker.verdict({"t": 20, "verdict": "pile_won", "seat": 1, "reason": "double",
+                             "cards": 2})
+    assert again is not won and len(tracker.races) == 2 and again is not None
+    assert not again.timed and again.opening is None and again.winner == 1
 
 
 def test_statistics_rows_from_the_state() -> None:

@@ -35,7 +35,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot read {args.journal}: {exc.strerror}") from None
     if args.slaps or args.stats:
-        _timing(args, journal)
+        _timing(args, journal, finish=error is None)
         if error is not None:
             print(f"{args.journal}: {error}", file=sys.stderr)
             return 1
@@ -57,12 +57,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _timing(args: argparse.Namespace, journal: Journal) -> None:
-    """``--slaps`` and ``--stats``: the races, then the statistics."""
+def _timing(args: argparse.Namespace, journal: Journal, *, finish: bool) -> None:
+    """``--slaps`` and ``--stats``: the races, then the statistics (``finish``: the journal is
+    whole, so pending graces run out at its end, as the plain replay does)."""
     seats = journal.header.seats
     title = games[journal.header.game].title
     if args.slaps:
-        found = journal_races(journal)
+        found = journal_races(journal, finish=finish)
         for number, race in enumerate(found, 1):
             if args.json:
                 print(json.dumps(race.to_json(seats), ensure_ascii=False))
@@ -72,7 +73,7 @@ def _timing(args: argparse.Namespace, journal: Journal) -> None:
             print(f"No slap races: {title} has no slaps." if journal.header.game != "banka-bever"
                   else "No slap races in this journal.")
     if args.stats:
-        state = replay(journal).state
+        state = replay(journal, finish=finish).state
         rows = seat_statistics(state)
         if args.json:
             print(json.dumps({"over": state.get("over"), "seats": rows}, ensure_ascii=False))
