@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -56,7 +57,9 @@ mpboard = _load_harness()
 
 
 @pytest.fixture(autouse=True)
-def _the_vm_is_here() -> None:
+def _the_vm_is_here(request: pytest.FixtureRequest) -> None:
+    if request.node.name == "test_the_harness_says_why_it_cannot_run":
+        return
     why = mpboard.missing()
     if why is not None:
         if os.environ.get("CI"):
@@ -416,6 +419,19 @@ def test_a_full_stack_game_on_the_micropython_board(tmp_path: Path) -> None:
     assert acts.count("slap") > 3 and acts.count("lay") > 10
     assert len(board.of("read")) >= acts.count("lay")  # the cards came through the firmware
     assert len([e for e in board.of("edge") if e["level"] == 0]) >= acts.count("slap")
+
+
+def test_the_bench_runs_in_a_short_mode() -> None:
+    """bench/firmware_mpy.py prints its line, the firmware's figures next to the emulator's."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "firmware_mpy.py"), "--events",
+                           "50", "--seconds", "0.4"], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    assert line["bench"] == "firmware_mpy"
+    for figures in (line["micropython"], line["baseline"]["emulator"]):
+        assert figures["burst"]["events"] == 50 and figures["burst"]["lost"] == 0
+        assert figures["sync"]["events"] == 20 and figures["sync"]["outside"] == 0
 
 
 def test_the_harness_says_why_it_cannot_run(monkeypatch: pytest.MonkeyPatch) -> None:
