@@ -24,6 +24,7 @@ from rich.console import RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.cards import SUIT_SYMBOLS
 from referee.describe import seat_name
 from referee.races import (
     Race,
@@ -199,7 +200,12 @@ def draw_race(race: Mapping[str, Any] | None) -> Text | None:
     """The scene's ``race`` as one terminal line (the photo finish stands out)."""
     if not race:
         return None
-    line = Text(str(race["line"]), style="bold magenta")
+    words = str(race["line"])
+    card = race.get("card")
+    if isinstance(card, str) and card[-1:] in SUIT_SYMBOLS and words.startswith(f"Race: {card} "):
+        shown = card[:-1] + SUIT_SYMBOLS[card[-1]]  # 5♠, as the pile shows it
+        words = f"Race: {shown} " + words[len(f"Race: {card} "):]
+    line = Text(words, style="bold magenta")
     if race.get("photo_finish"):
         line.highlight_words(["photo finish"], style="bold black on yellow")
     return line
