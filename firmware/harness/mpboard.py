@@ -13,11 +13,15 @@ stays while the board object lives, as a USB port whose board reboots.
 
 Tests and benches load this file by its path (``firmware/`` is not a Python package);
 :func:`missing` says why the harness cannot run here (no Node.js, the npm package not
-installed), or ``None``.
+installed), or ``None``. By hand, ``python3 firmware/harness/mpboard.py`` prints the pty path
+(open it with ``--port``, e.g. ``firmware_bridge monitor --port PATH``) and takes typed lines:
+``lay QH [READER]``, ``tag HEX [READER]``, ``press N``, ``release N``, ``mute``, ``unmute``,
+``restart``, ``quit``; what the firmware does to its pins is printed as it happens.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import fcntl
@@ -25,6 +29,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import threading
 import tty
 from pathlib import Path
 from typing import Any
@@ -257,3 +263,82 @@ class MicroPythonBoard:
 
 def _nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+
+
+async def _console(board: MicroPythonBoard) -> None:
+    """Typed lines act on the board; its records are printed (``main``)."""
+    from referee.cards import parse_card
+
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def read_stdin() -> None:
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+        loop.call_soon_threadsafe(lines.put_nowait, None)
+
+    threading.Thread(target=read_stdin, daemon=True).start()
+    shown = 0
+    while True:
+        try:
+            line = await asyncio.wait_for(lines.get(), 0.1)
+        except TimeoutError:
+            line = ""
+        for rec in board.records[shown:]:
+            print(json.dumps(rec), file=sys.stderr, flush=True)
+        shown = len(board.records)
+        if line is None:
+            return
+        words = line.split()
+        if not words:
+            continue
+        cmd, args = words[0], words[1:]
+        try:
+            if cmd == "lay":
+                board.lay(parse_card(args[0]), int(args[1]) if len(args) > 1 else 0)
+            elif cmd == "tag":
+                board.read_tag(bytes.fromhex(args[0]), int(args[1]) if len(args) > 1 else 0)
+            elif cmd in ("press", "release"):
+                board.press(int(args[0]), cmd == "press")
+            elif cmd in ("mute", "unmute"):
+                board.mute(cmd == "mute")
+            elif cmd == "restart":
+                await board.restart()
+            elif cmd == "quit":
+                return
+            else:
+                print(f"unknown command {cmd!r} (lay, tag, press, release, mute, unmute, "
+                      "restart, quit)", file=sys.stderr, flush=True)
+        except (IndexError, ValueError, KeyError) as exc:
+            print(f"{line.strip()}: {exc}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the firmware on MicroPython on a pty until ``quit`` or end of input."""
+    parser = argparse.ArgumentParser(
+        description="The table board's firmware on the MicroPython VM, on a pseudo-terminal.")
+    parser.add_argument("--drift-ppm", type=float, default=0.0, help="the crystal's error")
+    parser.add_argument("--corrupt", type=float, default=0.0, help="share of corrupted bytes")
+    parser.add_argument("--drop", type=float, default=0.0, help="share of dropped bytes")
+    parser.add_argument("--mpy", type=Path, help="run this mpy-cross build instead of main.py")
+    args = parser.parse_args(argv)
+    why = missing()
+    if why is not None:
+        print(f"mpboard: {why}", file=sys.stderr)
+        return 2
+
+    async def body() -> None:
+        board = MicroPythonBoard(drift_ppm=args.drift_ppm, corrupt=args.corrupt,
+                                 drop=args.drop, mpy=args.mpy)
+        print(await board.start(), flush=True)
+        try:
+            await _console(board)
+        finally:
+            await board.close()
+
+    asyncio.run(body())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
