@@ -329,6 +329,16 @@ def _run_until_journaled(tmp_path: Path, env: dict[str, str], stderr: object) ->
     return proc.wait(10)
 
 
+def _a_game_on_disk(tmp_path: Path) -> None:
+    """The journal of a game being played in ``tmp_path/etc/journals`` (for a resume)."""
+    from referee.app.config import load_config
+    from referee.app.service import RefereeService
+
+    service = RefereeService(load_config(_table(tmp_path / "etc")), fsync=False)
+    service.open_game()
+    service.close()
+
+
 def _wait_for_game(journals: Path, proc: subprocess.Popen[str]) -> None:
     """Until ``proc`` holds the journal folder (its PID in the lock) and has a current game."""
     deadline = time.monotonic() + 20
@@ -343,7 +353,7 @@ def _wait_for_game(journals: Path, proc: subprocess.Popen[str]) -> None:
 def test_under_systemd_log_lines_carry_their_priority_and_no_time(tmp_path: Path) -> None:
     (tmp_path / "run").mkdir()
     env = {"LG_WD": str(tmp_path / "run")}
-    assert _run_until_journaled(tmp_path, _env(**env), subprocess.DEVNULL) == 0
+    _a_game_on_disk(tmp_path)
     seen: list[str] = []
     for k in range(2):  # a resumed game (info), then one whose journal is broken (error)
         if k == 1:
@@ -363,7 +373,7 @@ def test_under_systemd_log_lines_carry_their_priority_and_no_time(tmp_path: Path
 def test_on_a_terminal_or_a_file_log_lines_are_unchanged(tmp_path: Path) -> None:
     (tmp_path / "run").mkdir()
     env = {"LG_WD": str(tmp_path / "run")}
-    assert _run_until_journaled(tmp_path, _env(**env), subprocess.DEVNULL) == 0
+    _a_game_on_disk(tmp_path)
     with (tmp_path / "stderr").open("w", encoding="utf-8") as fh:
         # a JOURNAL_STREAM that is not this stderr (a child of a service writing elsewhere)
         status = _run_until_journaled(tmp_path, _env(**env, JOURNAL_STREAM="1:2"), fh)
