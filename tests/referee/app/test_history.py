@@ -177,6 +177,13 @@ def test_the_command(evening: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "1 journal could not be read whole" in captured.err
     assert main(["history", "--journal-dir", str(evening / "nope")]) == 2
     assert "no journal folder" in capsys.readouterr().err
+    # --config: the folder of the table's configuration (relative to the file).
+    (evening / "20261201-200000-banka-bever.jsonl").unlink()
+    toml = evening.parent / "table.toml"
+    toml.write_text(f'[table]\nid = "t1"\ngame = "vandatta"\nseats = ["Anna", "Bo", "Cia"]\n'
+                    f'journal_dir = "{evening.name}"\n')
+    assert main(["history", "--config", str(toml), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["games"]) == 4
 
 
 def test_the_service_publishes_the_history_at_start_and_after_each_game(
