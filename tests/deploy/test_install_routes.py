@@ -114,6 +114,30 @@ def test_a_system_site_packages_venv_sees_apts_lgpio_and_picamera2(
     assert Path(lgpio_file).parent == site and Path(camera_file).parent.parent == site
 
 
+def _camera_import() -> str:
+    """The statement with which the camera card source imports picamera2
+    (``hardware.camera.sources.PicameraSource``), as it stands in the code."""
+    import ast
+
+    tree = ast.parse((ROOT / "hardware" / "camera" / "sources.py").read_text(encoding="utf-8"))
+    found = [ast.unparse(node) for node in ast.walk(tree)
+             if isinstance(node, ast.ImportFrom | ast.Import)
+             and "picamera2" in ast.unparse(node)]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_the_camera_sources_import_of_picamera2_works_through_the_venv(
+        system: tuple[Path, Path], tmp_path: Path) -> None:
+    statement = _camera_import()
+    assert statement == "from picamera2 import Picamera2"  # what docs/install.md checks
+    assert f'/opt/card-referee/bin/python -c "{statement}"' in INSTALL.read_text(
+        encoding="utf-8")
+    venv = _venv(system, tmp_path / "venv", system_site=True)
+    out = _run(venv, f"{statement}\nprint(Picamera2.__doc__)")
+    assert out.returncode == 0 and "apt's python3-picamera2" in out.stdout, out.stderr
+
+
 def test_a_plain_venv_does_not(system: tuple[Path, Path], tmp_path: Path) -> None:
     venv = _venv(system, tmp_path / "venv", system_site=False)
     for module in ("lgpio", "picamera2"):
