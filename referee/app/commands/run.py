@@ -76,6 +76,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "serial board, typed at the console or dealt by a virtual deck, the game published "
         "to MQTT. Every input is journaled and synced to disk before it is judged; after a "
         "crash or power cut the same command resumes the game where it was.",
+        epilog="Exit status: 0 stopped; 2 a mistake to fix (the configuration, lgpio not "
+        "installed, a gpiochip the installed gpiozero ignores), which the systemd unit does "
+        "not restart; 75 a failure that may pass (the GPIO chip not ready or not allowed yet, "
+        "a GPIO line busy, lgpio's FIFO, the journal folder busy or its disk full), which it "
+        "restarts; 70 a bug. Under systemd (JOURNAL_STREAM) log lines carry syslog priorities.",
     )
     p.add_argument("--config", required=True, help="the table's TOML configuration file")
     p.add_argument("--no-console", action="store_true",
