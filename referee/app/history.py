@@ -18,7 +18,8 @@ line written), its *duration* the table-clock time from its first input to its l
 verdict, and its *start* the end minus the duration.
 
 The *evening* is the newest run of games without a pause longer than :data:`EVENING_GAP_S`
-between one game's end and the next one's start, up to now; its *standings* count the wins of
+between one game's end and the next one's start, up to now (the feed reads only the journals
+of the last :data:`EVENING_MAX_S`); its *standings* count the wins of
 each player (by name: players may change seats) over its finished games, and give the round
 table (every round's hand scores and running totals) of its latest Vändåtta points game.
 """
@@ -63,6 +64,10 @@ SET_ASIDE = (
 
 #: The longest pause (seconds) between two games of one evening.
 EVENING_GAP_S = 6 * 3600.0
+
+#: How far back (seconds) the feed's history reads the folder: an evening is at most this
+#: long, so the journals of earlier days are not judged again after every game.
+EVENING_MAX_S = 24 * 3600.0
 
 #: The problem of a journal that went away while the folder was read (archived meanwhile).
 VANISHED = "gone while it was read"
@@ -146,6 +151,8 @@ class History:
     journal_dir: str
     games: list[GameRecord]
     set_aside: list[dict[str, str]]
+    #: Journals of the folder left out, written before ``read_history``'s ``since``.
+    older: int = 0
 
     def evening(self, now: float | None = None, gap_s: float = EVENING_GAP_S) -> list[GameRecord]:
         """The games of the evening: the newest run of games with no pause longer than
@@ -246,19 +253,30 @@ def journal_files(journal_dir: Path) -> tuple[list[Path], list[dict[str, str]]]:
     return found, aside
 
 
-def read_history(journal_dir: str | os.PathLike[str]) -> History:
+def _written_since(path: Path, since: float | None) -> bool:
+    if since is None or path.name == CURRENT:
+        return True
+    try:
+        return path.stat().st_mtime >= since
+    except OSError:
+        return True  # judged, and listed with what is wrong
+
+
+def read_history(journal_dir: str | os.PathLike[str], *, since: float | None = None) -> History:
     """Every game of the folder, judged again, oldest first (by end; the game being played
-    last). A folder that does not exist has no games."""
+    last); with ``since`` (seconds since the epoch) only the journals last written since then,
+    the others counted in :attr:`History.older`. A folder that does not exist has no games."""
     folder = Path(journal_dir)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(f"{folder} is not a folder")
     for _attempt in range(3):  # a journal archived while it was read: list the folder again
         files, aside = journal_files(folder)
-        records = [judge_file(p) for p in files]
+        recent = [p for p in files if _written_since(p, since)]
+        records = [judge_file(p) for p in recent]
         if not any(r.problem == VANISHED for r in records):
             break
     records.sort(key=lambda r: (r.file == CURRENT, r.end, r.file))
-    return History(str(folder), records, aside)
+    return History(str(folder), records, aside, older=len(files) - len(recent))
 
 
 def standings(records: Iterable[GameRecord]) -> dict[str, Any]:
@@ -307,7 +325,7 @@ def summary(history: History, table_id: str | None = None,
     return {
         "table": table_id,
         "generated": _iso(now),
-        "total_games": len(history.games),
+        "total_games": len(history.games) + history.older,
         "evening": [_short(g) for g in evening[-SUMMARY_GAMES:]],
         "standings": standings(evening),
         "problems": problems,
@@ -371,7 +389,9 @@ class HistoryPublisher:
     def _work(self) -> None:
         while True:
             try:
-                out = summary(read_history(self.journal_dir), self.table_id)
+                now = time.time()
+                history = read_history(self.journal_dir, since=now - EVENING_MAX_S)
+                out = summary(history, self.table_id, now=now)
             except Exception:  # the history must never stop the referee
                 log.exception("history of %s", self.journal_dir)
             else:

@@ -306,3 +306,12 @@ def test_the_last_games_history_goes_out_before_the_referee_stops(
     history = asyncio.run(go())
     assert history["total_games"] == 13 and history["standings"]["games"] == 13
     assert history["evening"][-1]["winners"] == ["C"]
+
+
+def test_the_feed_reads_only_the_journals_of_the_last_day(evening: Path) -> None:
+    history = read_history(evening, since=NOW - 3 * 3600)
+    assert [g.file for g in history.games] == ["20261201-190000-vandatta.jsonl",
+                                               "20261201-191000-vandatta.jsonl",
+                                               "20261201-192000-vandatta.jsonl"]
+    assert history.older == 1  # yesterday's Banka bäver game is not judged again
+    assert summary(history, "t1", now=NOW)["total_games"] == 4
