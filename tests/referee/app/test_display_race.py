@@ -236,6 +236,8 @@ def test_the_web_page_draws_the_race_as_a_timeline(mosquitto: Broker, chromium: 
                          ["Dag", "+431.250 ms", "+218.850 ms"]]
         # Readable across a table: labels at least 24 px, all of it on the screen, above the
         # seats.
+        print(f"race labels {svg['label']:.1f} px high on a {svg['width']:.0f} px wide "
+              f"timeline, its foot at {svg['bottom']:.0f} of {svg['height']} px")
         assert svg["label"] >= 24 and svg["bottom"] <= svg["height"], svg
         assert svg["bottom"] <= chromium.js(SEATS_TOP), svg
 
