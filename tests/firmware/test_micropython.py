@@ -408,7 +408,7 @@ def test_a_full_stack_game_on_the_micropython_board(tmp_path: Path) -> None:
         return boards[-1]
 
     doc = full_stack_config("banka-bever", 4, 5, journal_dir=str(tmp_path / "j"), settle_ms=5)
-    service = asyncio.run(run_full_stack(doc, seed=5, speed=50, timeout_s=150,
+    service = asyncio.run(run_full_stack(doc, seed=5, speed=100, timeout_s=150,
                                          board_factory=factory, board_slaps=True))
     assert service.table is not None and service.table.engine.over
     journal = read_journal(service.current_path)
