@@ -321,3 +321,12 @@ def test_ci_runs_the_checks_then_exactly_the_readmes_test_command() -> None:
     missing = [c for c in checks if c not in lines]
     assert not missing, ".ci/run does not run: " + ", ".join(missing)
     assert max(lines.index(c) for c in checks) < lines.index(command), "checks come first"
+
+
+def test_the_installed_version_is_referee_version() -> None:
+    """pyproject takes its version from ``referee.__version__``: one place, one number."""
+    import importlib.metadata
+
+    import referee
+
+    assert importlib.metadata.version("card-referee") == referee.__version__
