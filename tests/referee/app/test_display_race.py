@@ -30,6 +30,7 @@ from tests.referee.app.test_display_web import (
     chromium_binary,
     feed_thread,
     png_size,
+    show,
     wait_flushed,
     web_display,
 )
@@ -241,6 +242,22 @@ def test_the_web_page_draws_the_race_as_a_timeline(mosquitto: Broker, chromium: 
         assert svg["label"] >= 24 and svg["bottom"] <= svg["height"], svg
         assert svg["bottom"] <= chromium.js(SEATS_TOP), svg
 
+        # Other screens: the timeline in the room the table leaves it, never over the seats,
+        # its words 20 px or more; or else the race as one line of words.
+        for width, height in [(1920, 1080), (768, 1024), (1280, 720)]:
+            show(chromium, width, height)
+            chromium.screenshot(tmp_path / f"race-{width}x{height}.png")
+            race_box = chromium.js("document.getElementById('race').getBoundingClientRect()"
+                                   ".bottom")
+            assert race_box <= chromium.js(SEATS_TOP) + 0.5, (width, height)
+            if chromium.js("!!document.querySelector('#race svg.timeline')"):
+                assert chromium.js(SVG)["label"] >= 20, (width, height)
+            else:
+                assert chromium.js("document.querySelector('#race .race-line').textContent"
+                                   ).startswith("5♠ laid · Cia +212.400 ms WON · Bo"), (width,
+                                                                                     height)
+        assert chromium.js(TICKS) == ticks  # drawn again the same at the first size
+
         # Game over: the seats' statistics.
         feed.publish(OVER, [{"t": LAY + 20_000 * MS, "verdict": "game_over", "winners": [2]}])
         chromium.wait(f"document.body.dataset.seq === '{len(RACE) + 1}' && "
@@ -252,7 +269,7 @@ def test_the_web_page_draws_the_race_as_a_timeline(mosquitto: Broker, chromium: 
         # The last race stays, as its heading line: the statistics take the room.
         assert chromium.js("document.querySelector('#race .race-head').textContent") == (
             "Race · Cia won · double · by 500 µs Photo finish")
-        assert chromium.js("document.querySelector('#race svg')") is None
+        assert chromium.js("!document.querySelector('#race svg')") is True
         assert chromium.js("document.getElementById('race').getBoundingClientRect().bottom") \
             <= chromium.js(SEATS_TOP)
         assert chromium.js("document.getElementById('timing').getBoundingClientRect().bottom") \

@@ -11,9 +11,18 @@
 const SVG_NS = "http://www.w3.org/2000/svg";
 // Geometry of the timeline, in viewBox units (the SVG is scaled to its box): one lane per
 // slap, earliest on top; on the left a shared time axis from the lay (x0) to the last slap
-// (x1), on the right each lane's words in columns (seat, offset, margin to the winner).
-const RACE = { width: 1300, x0: 40, x1: 540, top: 50, lane: 58, name: 580, offset: 1000,
-  margin: 1020 };
+// (x1), on the right each lane's words in columns (seat, offset, margin to the winner), as
+// wide as the longest name needs. At most LANES slaps get a lane of their own; the later
+// ones share one more lane (their ticks on it, their names beside it), so the timeline keeps
+// its size with eight seats.
+const RACE = { x0: 40, x1: 540, top: 50, lane: 58, name: 580, char: 29, offsetWidth: 270,
+  marginWidth: 280 };
+// The timeline is not drawn smaller than this (its lanes' words in px): with less room it
+// gives fewer slaps a lane of their own, and without room for one, the race is its words.
+const RACE_MIN_FONT_PX = 20;
+const LANES = 4;
+// The scene whose race is drawn (for a redraw when the window changes size).
+let raceScene = null;
 
 function svgEl(tag, attrs, text) {
   const e = document.createElementNS(SVG_NS, tag);
@@ -28,14 +37,21 @@ function raceCard(code) {
   return code.slice(0, -1) + ({ C: "♣", D: "♦", H: "♥", S: "♠" }[suit] || suit);
 }
 
-function drawTimeline(race) {
+function drawTimeline(race, lanesMax) {
   const timed = race.slaps.filter((s) => s.offset_ns != null);
   if (!timed.length) return null;
   const span = Math.max(1, ...timed.map((s) => s.offset_ns));
   const xOf = (ns) => RACE.x0 + (ns / span) * (RACE.x1 - RACE.x0);
   const order = timed.slice().sort((a, b) => a.offset_ns - b.offset_ns);
-  const bottom = RACE.top + order.length * RACE.lane;
-  const svg = svgEl("svg", { viewBox: `0 0 ${RACE.width} ${bottom + 12}`, class: "timeline",
+  const own = order.length > lanesMax + 1 ? order.slice(0, lanesMax) : order;
+  const later = order.slice(own.length);
+  const lanes = own.length + (later.length ? 1 : 0);
+  const longest = Math.max(...order.map((s) => s.name.length));
+  const offsetX = RACE.name + RACE.char * longest + RACE.offsetWidth;
+  const marginX = offsetX + 20;
+  const width = marginX + RACE.marginWidth;
+  const bottom = RACE.top + lanes * RACE.lane;
+  const svg = svgEl("svg", { viewBox: `0 0 ${width} ${bottom + 12}`, class: "timeline",
     preserveAspectRatio: "xMinYMin meet", role: "img", "data-span-ns": span,
     "data-x0": RACE.x0, "data-x1": RACE.x1 });
   // The card that opened the race: a mark across every lane.
@@ -45,27 +61,40 @@ function drawTimeline(race) {
     raceCard(race.card) + (race.opened === "burn" ? " burned" : " laid")));
   svg.append(svgEl("text", { class: "scale", x: RACE.x1, y: RACE.top - 16 },
     order[order.length - 1].offset));
-  svg.append(svgEl("text", { class: "heading", x: RACE.margin, y: RACE.top - 16 }, "margin"));
-  order.forEach((s, i) => {
-    const x = xOf(s.offset_ns);
+  svg.append(svgEl("text", { class: "heading", x: marginX, y: RACE.top - 16 }, "margin"));
+  const tick = (s, mid) => svgEl("line", { class: "tick", x1: xOf(s.offset_ns),
+    y1: mid - RACE.lane / 2 + 6, x2: xOf(s.offset_ns), y2: mid + RACE.lane / 2 - 6,
+    "data-seat": s.seat, "data-name": s.name, "data-offset-ns": s.offset_ns,
+    "data-kind": s.kind });
+  const lane = (g, mid) => g.append(svgEl("line", { class: "lane", x1: RACE.x0, y1: mid,
+    x2: width - 10, y2: mid }));
+  own.forEach((s, i) => {
     const mid = RACE.top + i * RACE.lane + RACE.lane / 2;
     const g = svgEl("g", { class: "slap " + s.kind });
-    g.append(svgEl("line", { class: "lane", x1: RACE.x0, y1: mid, x2: RACE.width - 10, y2: mid }));
-    g.append(svgEl("line", { class: "tick", x1: x, y1: mid - RACE.lane / 2 + 6, x2: x,
-      y2: mid + RACE.lane / 2 - 6, "data-seat": s.seat, "data-name": s.name,
-      "data-offset-ns": s.offset_ns, "data-kind": s.kind }));
+    lane(g, mid);
+    g.append(tick(s, mid));
     const y = mid + 13;
     g.append(svgEl("text", { class: "label who", x: RACE.name, y: y }, s.name));
-    g.append(svgEl("text", { class: "label when", x: RACE.offset, y: y }, s.offset));
+    g.append(svgEl("text", { class: "label when", x: offsetX, y: y }, s.offset));
     const mark = { won: "WON", false: "false slap", refused: "refused" }[s.kind]
       || (s.margin || "");
-    g.append(svgEl("text", { class: "label mark", x: RACE.margin, y: y }, mark));
+    g.append(svgEl("text", { class: "label mark", x: marginX, y: y }, mark));
     svg.append(g);
   });
+  if (later.length) {
+    const mid = RACE.top + own.length * RACE.lane + RACE.lane / 2;
+    const g = svgEl("g", { class: "slap later" });
+    lane(g, mid);
+    for (const s of later) g.append(tick(s, mid));
+    g.append(svgEl("text", { class: "label who", x: RACE.name, y: mid + 13 },
+      "later: " + later.map((s) => s.name).join(", ")));
+    svg.append(g);
+  }
   return svg;
 }
 
 function drawRace(s) {
+  raceScene = s;
   drawTiming(s);
   const box = document.getElementById("race");
   if (!box) return;
@@ -89,18 +118,50 @@ function drawRace(s) {
     badge.textContent = "Photo finish";
     head.append(" ", badge);
   }
-  const parts = [head];
+  box.replaceChildren(head);
   // At game end the statistics take the room: the last race is its heading line only.
-  const svg = s.timing ? null : drawTimeline(race);
-  if (svg) parts.push(svg);
-  else if (!s.timing && race.timed) {  // before the first lay: no offsets, the words
-    const line = document.createElement("div");
-    line.className = "race-line";
-    line.textContent = race.line;
-    parts.push(line);
-  }
-  box.replaceChildren(...parts);
+  if (!s.timing) fitTimeline();
 }
+
+// The timeline in the room the table leaves it (a window with eight seats may have little):
+// the most lanes whose words stay RACE_MIN_FONT_PX or larger, else the race as words.
+function fitTimeline() {
+  const box = document.getElementById("race");
+  const race = raceScene && !raceScene.waiting ? raceScene.race : null;
+  if (!box || box.hidden || !race || raceScene.timing) return;
+  for (const old of box.querySelectorAll("svg.timeline, .race-line")) old.remove();
+  const main = box.closest("main");
+  const timedSlaps = race.slaps.filter((s) => s.offset_ns != null).length;
+  for (let lanes = LANES; timedSlaps && lanes >= 1; lanes -= 1) {
+    const svg = drawTimeline(race, lanes);
+    box.append(svg);
+    const room = main.getBoundingClientRect().bottom - svg.getBoundingClientRect().top;
+    const r = svg.getBoundingClientRect();
+    const scale = Math.min(r.width / svg.viewBox.baseVal.width,
+      Math.max(0, room) / svg.viewBox.baseVal.height);
+    if (scale * 38 >= RACE_MIN_FONT_PX) {
+      if (room < r.height) svg.style.maxHeight = Math.floor(room) + "px";
+      return;
+    }
+    svg.remove();
+    if (lanes === 1 || timedSlaps <= 1) break;
+  }
+  if (!race.timed) return;  // a referee without timing fields: the heading says it all
+  // One line: the first two slaps (the winner and the runner-up, in a race won), the rest
+  // counted.
+  const words = document.createElement("div");
+  words.className = "race-line";
+  const first = race.slaps.slice().sort((a, b) => (a.offset_ns ?? 0) - (b.offset_ns ?? 0));
+  const said = first.slice(0, 2).map((s) => s.name + (s.offset ? " " + s.offset : "")
+    + ({ won: " WON", false: " false slap", refused: " refused" }[s.kind]
+      || (s.margin ? " (" + s.margin + ")" : "")));
+  if (first.length > 2) said.push((first.length - 2) + " later");
+  words.textContent = raceCard(race.card) + (race.opened === "burn" ? " burned" : " laid")
+    + " · " + said.join(" · ");
+  box.append(words);
+}
+
+window.addEventListener("resize", fitTimeline);
 
 // The seats' slap statistics at game end (the scene's `timing`).
 function drawTiming(s) {
