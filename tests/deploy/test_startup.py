@@ -433,21 +433,6 @@ def test_a_relative_configuration_from_another_directory_keeps_its_journal(
     assert not (run / "etc").exists() and (run / ".lgd-nfy0").exists()
 
 
-def test_the_configuration_base_is_absolute(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from referee.app.config import load_config
-
-    (tmp_path / "etc").mkdir()
-    (tmp_path / "etc" / "table.toml").write_text(
-        '[table]\nid = "t"\ngame = "beggar-my-neighbour"\nseats = ["a", "b"]\n'
-        'console_socket = "console.sock"\n\n[board]\nport = "/dev/null"\ndeck = "deck.json"\n')
-    monkeypatch.chdir(tmp_path)
-    config = load_config("etc/table.toml")
-    assert config.journal_dir == tmp_path / "etc" / "journals"
-    assert config.deck_file == tmp_path / "etc" / "deck.json"
-    assert config.console_socket == tmp_path / "etc" / "console.sock"
-
-
 @pytest.mark.skipif(importlib.util.find_spec("lgpio") is None, reason="lgpio is not installed")
 def test_the_real_lgpio_makes_lg_wd_the_working_directory(tmp_path: Path) -> None:
     # What the stand-in copies (lg's src/lgUtil.c, lguGetWorkDir), checked on the real module.

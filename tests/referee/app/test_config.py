@@ -117,3 +117,18 @@ def test_the_feed_takes_the_same_table_ids_as_the_configuration() -> None:
         with pytest.raises(ValueError, match="^table id "):
             Topics(table_id)
     assert Topics("x" * 65_518).status.endswith("/status")
+
+
+def test_the_configuration_base_is_absolute(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 15.5: lgpio chdirs into LG_WD after the configuration is read, so every path it
+    names is made absolute from the file's own folder at once."""
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "table.toml").write_text(
+        '[table]\nid = "t"\ngame = "beggar-my-neighbour"\nseats = ["a", "b"]\n'
+        'console_socket = "console.sock"\n\n[board]\nport = "/dev/null"\ndeck = "deck.json"\n')
+    monkeypatch.chdir(tmp_path)
+    config = load_config("etc/table.toml")
+    assert config.journal_dir == tmp_path / "etc" / "journals"
+    assert config.deck_file == tmp_path / "etc" / "deck.json"
+    assert config.console_socket == tmp_path / "etc" / "console.sock"
