@@ -107,8 +107,8 @@ class Race:
     winner: int | None = None
     reason: str | None = None
     tie: bool = False
-    #: The pile had been won by ``winner`` when the slaps seen came (a display that missed the
-    #: winning verdict knows the winner from ``slap_lost.to``).
+    #: The winning slap's edge, when known: from its verdict, or (a display that missed that
+    #: verdict knows the winner from ``slap_lost.to``) from a lost slap's edge and margin.
     winner_t: int | None = None
     key: int | None = None  # the reference time the slaps share
     #: False: the verdicts had no timing fields (a referee from before them), so the race's
@@ -155,7 +155,8 @@ class Race:
             if self.tie:
                 others = " and ".join(seat_name(names, s.seat) for s in lost
                                       if s.margin_ns is not None
-                                      and abs(s.margin_ns) == self.deciding_margin_ns)
+                                      and abs(s.margin_ns) == self.deciding_margin_ns
+                                      ) or "another seat"
                 apart = self.deciding_margin_ns or 0
                 when = ("at the same nanosecond" if apart == 0 else
                         f"{margin_text(apart, sign=False)} apart, within the table's "
@@ -184,7 +185,8 @@ class Race:
 
     def to_json(self, names: Sequence[str] = ()) -> dict[str, Any]:
         """The race as one JSON object: ``opening``, ``slaps``, ``winner``, ``reason``,
-        ``tie``, ``ruling``, ``deciding_margin_ns``, ``photo_finish``, ``explanation``."""
+        ``tie``, ``ruling``, ``deciding_margin_ns``, ``photo_finish``, ``explanation`` (in
+        words, with ``names``), ``timed``."""
         return {
             "opening": None if self.opening is None else self.opening.to_json(),
             "slaps": [s.to_json() for s in self.slaps],
