@@ -442,3 +442,65 @@ def test_the_real_lgpio_makes_lg_wd_the_working_directory(tmp_path: Path) -> Non
                          capture_output=True, text=True, timeout=30)
     assert out.stdout.strip() == str(tmp_path / "wd"), out.stderr
     assert (tmp_path / "wd" / ".lgd-nfy0").exists()
+
+
+# -- the unit's own environment --------------------------------------------------------------
+
+def test_referee_run_in_the_units_environment(tmp_path: Path) -> None:
+    """ExecStart, Environment=, WorkingDirectory=, RuntimeDirectory= and KillSignal= of
+    deploy/systemd/card-referee.service, with its paths moved under ``tmp_path``, and stderr
+    a journal stream: the game starts and stops cleanly (0), its journal beside the
+    configuration even with a relative ``journal_dir``; a GPIO chip that cannot be opened
+    exits with a status the unit restarts on, and says why at priority err."""
+    import shlex
+
+    from tests.deploy.test_deploy import UNIT, parse_unit
+
+    unit = parse_unit(UNIT.read_text(encoding="utf-8"))
+
+    def value(key: str) -> list[str]:
+        return [v for k, v in unit["Service"] if k == key]
+
+    def moved(path: str) -> str:
+        for real, here in (("/run/", "run/"), ("/var/lib/", "state/"), ("/etc/", "etc/")):
+            if path.startswith(real):
+                return str(tmp_path / here / path[len(real):])
+        return path
+
+    runtime = Path(moved("/run/" + value("RuntimeDirectory")[0]))
+    state = Path(moved(value("WorkingDirectory")[0]))
+    runtime.mkdir(parents=True)
+    state.mkdir(parents=True)
+    argv = shlex.split(value("ExecStart")[0])
+    assert argv[0] == "/opt/card-referee/bin/referee"
+    argv = [sys.executable, "-m", "referee.app.cli", *(moved(a) for a in argv[1:])]
+    config = Path(argv[argv.index("--config") + 1])
+    _table(config.parent)
+    env = _env()
+    for line in value("Environment"):
+        for item in shlex.split(line):
+            key, _, val = item.partition("=")
+            env[key] = moved(val)
+    assert env["LG_WD"] == str(runtime)
+    kill = getattr(signal, value("KillSignal")[0])
+    prevent = {int(s) for v in value("RestartPreventExitStatus") for s in v.split()}
+
+    fh, stream = _journal_stream(tmp_path / "stderr")
+    with fh:
+        proc = subprocess.Popen(argv, cwd=state, env={**env, "JOURNAL_STREAM": stream},
+                                stdout=subprocess.DEVNULL, stderr=fh)
+        _wait_for_game(config.parent / "journals", proc)  # type: ignore[arg-type]  # bytes
+        proc.send_signal(kill)
+        assert proc.wait(10) == 0
+    assert (runtime / ".lgd-nfy0").exists() and not (runtime / "journals").exists()
+    lines = (tmp_path / "stderr").read_text(encoding="utf-8").splitlines()
+    assert all(line[:1] == "<" for line in lines), lines
+
+    fh, stream = _journal_stream(tmp_path / "stderr2")
+    with fh:
+        status = subprocess.run(argv, cwd=state, stdout=subprocess.DEVNULL, stderr=fh,
+                                env={**env, "JOURNAL_STREAM": stream, "STANDIN_LGPIO": "nochip"},
+                                timeout=30).returncode
+    last = (tmp_path / "stderr2").read_text(encoding="utf-8").splitlines()[-1]
+    assert status == 75 and status not in prevent
+    assert last.startswith("<3>referee: cannot open a GPIO chip"), last
