@@ -47,7 +47,9 @@ def test_the_slaps_bench_line_names_it() -> None:
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     (line,) = _json_lines(proc.stdout)
-    assert line["bench"] == "slaps" and line["correct"] == 8
+    assert line["bench"] == "slaps"
+    for run in ("progress", "progress_late", "window"):
+        assert line[run]["correct"] == 8 and line[run]["late"] == 0, run
 
 
 def test_the_runner_fails_a_bench_that_fails_or_does_not_name_itself(tmp_path: Path,

@@ -329,8 +329,8 @@ def test_slap_half_a_millisecond_before_the_card_is_false() -> None:
     lay(e, 1000, 0)
     assert e.apply(Input(int(1999.5 * MS), 2, "slap")) == []  # held until its instant closes
     out = lay(e, 2000, 1)
-    assert [(v.t, v.verdict, without_timing(v.data)) for v in out] == [(int(1999.5 * MS), "false_slap",
-                                                        {"seat": 2})]
+    assert [(v.t, v.verdict, without_timing(v.data)) for v in out] == [
+        (int(1999.5 * MS), "false_slap", {"seat": 2})]
     assert e.state()["pile"] == ["8C", "8D"]
 
 
@@ -448,7 +448,8 @@ def test_false_slap_default_no_penalty_play_continues() -> None:
     assert vs(slap(e, 20, 3)) == [("false_slap", {"seat": 3})]
     # The table is as it was; only the seat's slap statistics count the false slap.
     after = e.state()
-    assert after.pop("timing")[3]["false_slaps"] == 1 and before.pop("timing")[3]["false_slaps"] == 0
+    assert after.pop("timing")[3]["false_slaps"] == 1
+    assert before.pop("timing")[3]["false_slaps"] == 0
     assert after == before
     assert lay(e, 30, 1) == []
 

@@ -11,7 +11,6 @@ from referee.games import parse_options
 from referee.journal import JournalHeader, dump_journal, parse_lines
 from referee.model import Input
 from referee.options import BankaOptions, options_to_json
-
 from tests.referee.games.test_banka_bever import MS, full, game, lay
 
 US = 1_000
