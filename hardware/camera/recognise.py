@@ -110,6 +110,12 @@ def _quad(pts: Array) -> Array | None:
     return _order(approx)
 
 
+#: The share of a side's length an edge must run along for the side to be a card's.
+SIDE_SUPPORT = 0.3
+#: Canny thresholds of the finder.
+CANNY = (25, 75)
+
+
 def _snap(quad: Array, canny: Array) -> Array | None:
     """Move each side of ``quad`` outwards onto the card's edge: the regions stop short of
     it (an index or a pip near the edge cuts a strip off). None if the sides do not meet."""
@@ -138,6 +144,8 @@ def _snap(quad: Array, canny: Array) -> Array | None:
                 hits = int((near > 0).sum())
             if hits > best + 2 or (hits >= best and off < best_off and hits > 0.6 * 24):
                 best, best_off = hits, float(off)
+        if best < SIDE_SUPPORT * len(ts):
+            return None  # a side with no edge along it: not a card's outline
         lines.append((a + best_off * nrm, d))
     out = []
     for i in range(4):
@@ -168,7 +176,7 @@ def find_cards(frame: Array) -> list[Array]:
     bright = float(np.percentile(val, 99))
     paper = (sat < 70) & (val > max(90.0, 0.45 * bright))
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-    canny = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 25, 75)
+    canny = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), CANNY[0], CANNY[1])
     edges = cv2.dilate(canny, _KERNEL)
     regions = cv2.morphologyEx((paper & (edges == 0)).astype(np.uint8), cv2.MORPH_OPEN,
                                _OPEN)
@@ -493,11 +501,23 @@ class Recogniser:
         load_model()
 
     def read(self, frame: Array) -> Read:
-        """The top card of a BGR frame, or an unclear read (``card`` None)."""
+        """The top card of a BGR frame, or an unclear read (``card`` None). The whole cards
+        found are tried largest first (two cards that happen to line up can pass for one
+        large card; such a quad reads unclear and the next is tried)."""
         quads = find_cards(frame)
         if not quads:
             return Read(None, 0.0, None, "no card")
-        quad = quads[0]
+        first: Read | None = None
+        for quad in quads[:3]:
+            got = self.read_quad(frame, quad)
+            if got.card is not None:
+                return got
+            first = first or got
+        assert first is not None
+        return first
+
+    def read_quad(self, frame: Array, quad: Array) -> Read:
+        """The card inside one quad of the frame."""
         card_img = warp(frame, quad)
         corners = read_corners(card_img)
         seen = [c for c in corners if c is not None]
