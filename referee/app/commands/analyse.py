@@ -32,7 +32,7 @@ INSTALL_HINT = ("python3 -m pip install 'card-referee[analyse]' (from a checkout
                 "python3 -m pip install -e '.[analyse]'), or python3 -m pip install matplotlib")
 #: Games per task sent to a worker process: small enough for a live progress bar and an even
 #: load, large enough that sending them costs nothing.
-MAX_CHUNK = 25
+MAX_CHUNK = 10
 
 Task = tuple[str, int, list[dict[str, Any]], list[tuple[int, int]]]
 
@@ -199,6 +199,8 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
                         _Rate.column(), TimeElapsedColumn(), TextColumn("left"),
                         TimeRemainingColumn(), console=err, disable=not err.is_terminal)
     bar = progress.add_task(f"{games[args.game].title}, {args.players} seats", total=len(pairs))
+    if not err.is_terminal:  # no progress bar: say what is going on, once
+        err.print(f"playing {len(pairs)} games in {jobs} process{'es' if jobs > 1 else ''}")
     started = time.perf_counter()
     records, interrupted = play_all(args.game, args.players, variants, pairs, jobs,
                                     on_games=lambda n: progress.advance(bar, n),
