@@ -87,15 +87,13 @@ def slappers(state: dict[str, Any], options: Any,
     """The seats that slap after a card is laid, with their mean reaction in ms: most players
     slap a pile that looks slappable, a few slap falsely, some miss."""
     holds = slap_holds(state, getattr(options, "bottom_match", True))
-    out = []
-    for seat, count in enumerate(state["counts"]):
-        if seat in state.get("out", []) or (count == 0 and not options.slap_back_in):
-            continue
-        if holds and rng.random() < 0.9:
-            out.append((seat, 320.0))
-        elif not holds and rng.random() < 0.004:
-            out.append((seat, 380.0))
-    return out
+    gone = state.get("out", [])
+    back_in = options.slap_back_in
+    # Every seat that may slap draws once: below 0.9 it slaps a good pile, below 0.004 a bad one.
+    chance, ms = (0.9, 320.0) if holds else (0.004, 380.0)
+    random = rng.random
+    return [(seat, ms) for seat, count in enumerate(state["counts"])
+            if (count or back_in) and seat not in gone and random() < chance]
 
 
 def slap_holds(state: dict[str, Any], bottom_match: bool = True) -> bool:

@@ -238,11 +238,11 @@ class Simulation:
                 table.verdicts += verdicts
             # What the players do next: slap a laid card, and the next turn when it changed.
             if act == "slap":
-                changed = any(v.verdict in _CHANGES for v in verdicts)
+                changed = bool(verdicts) and any(v.verdict in _CHANGES for v in verdicts)
             else:
                 changed = True
-                if slaps and act == "lay" and not any(v.verdict in _REFUSED
-                                                      for v in verdicts):
+                if slaps and act == "lay" and not (verdicts and any(v.verdict in _REFUSED
+                                                                    for v in verdicts)):
                     self._plan_slaps(t, self._engine_state())
             if changed or not self._live:
                 self._plan_turn(t)
