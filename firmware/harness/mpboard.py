@@ -201,9 +201,13 @@ class MicroPythonBoard:
             raise KeyError(f"{card} has no tag in the deck")
         return self.read_tag(tag, reader)
 
-    def press(self, button: int, pressed: bool = True) -> bool:
-        """A button edge now (pull-up: pressed pulls the pin low)."""
-        self._send(gpio=BUTTON_PINS[button], level=0 if pressed else 1)
+    def press(self, button: int, pressed: bool = True, *, bounce: int = 0,
+              gap_us: int = 100) -> bool:
+        """A button edge now (pull-up: pressed pulls the pin low); ``bounce``: that many
+        extra edges back and forth first, ``gap_us`` apart, as a bouncing contact makes."""
+        level = 0 if pressed else 1
+        levels = [level ^ (n % 2) for n in range(bounce, -1, -1)]
+        self._send(gpio=BUTTON_PINS[button], levels=levels, gap_us=gap_us)
         return self._ctl_w >= 0
 
     def mute(self, muted: bool = True) -> None:

@@ -400,6 +400,56 @@ class Firmware:
                 self.write(wire)
 
 
+def _before(a, b):
+    """32-bit tick ``a`` lies before ``b`` (within half the wrap)."""
+    return 0 < ((b - a) & 0xFFFFFFFF) < 0x80000000
+
+
+class Debounce:
+    """Button edges to presses and releases (docs/protocol.md §3): the first edge of a change
+    is reported with its own ticks, the edges of the next ``quiet_us`` are bounce, and a button
+    that has settled on the other level by then is reported at the end of that window.
+    ``levels``: each button's level now."""
+
+    def __init__(self, levels, quiet_us=5000):
+        self.level = list(levels)
+        self.until = [None] * len(self.level)
+        self.quiet_us = quiet_us
+        self.open = 0  # windows not yet closed
+
+    def _close(self, i):
+        self.until[i] = None
+        self.open -= 1
+
+    def _report(self, i, value, t):
+        self.level[i] = value
+        if self.until[i] is None:
+            self.open += 1
+        self.until[i] = (t + self.quiet_us) & 0xFFFFFFFF
+        return value
+
+    def edge(self, i, value, t):
+        """An edge of button ``i`` that read ``value`` at ``t``: the level to report, or None."""
+        if self.until[i] is not None:
+            if _before(t, self.until[i]):
+                return None  # bounce
+            self._close(i)
+        if value == self.level[i]:
+            return None
+        return self._report(i, value, t)
+
+    def settle(self, i, value, now):
+        """Button ``i`` reads ``value`` at ``now``: the level to report once its window is
+        over and it settled on the other level, or None."""
+        until = self.until[i]
+        if until is None or _before(now, until):
+            return None
+        self._close(i)
+        if value == self.level[i]:
+            return None
+        return self._report(i, value, now)
+
+
 # --------------------------------------------------------------------------------------------
 # Self-test against vectors.json
 
@@ -501,6 +551,7 @@ def run(button_pins=(2, 3, 4, 5, 6, 7, 8, 9), led_pin=16, seats=8, buzzer_pin=15
         p = machine.Pin(n, machine.Pin.IN, machine.Pin.PULL_UP)
         p.irq(lambda pin, i=i: on_edge(pin, i), machine.Pin.IRQ_RISING | machine.Pin.IRQ_FALLING)
         pins.append(p)
+    debounce = Debounce([p.value() for p in pins])
 
     buzzer = machine.PWM(machine.Pin(buzzer_pin))
     buzz_until = [None]
@@ -539,7 +590,13 @@ def run(button_pins=(2, 3, 4, 5, 6, 7, 8, 9), led_pin=16, seats=8, buzzer_pin=15
         while head[1] < head[0]:
             index, value, t = ring[head[1] % 64]
             head[1] += 1
-            fw.button(index, value == 0, t)  # pull-up: pressed reads 0
+            if debounce.edge(index, value, t) is not None:
+                fw.button(index, value == 0, t)  # pull-up: pressed reads 0
+        if debounce.open:
+            now = ticks()
+            for i in range(len(pins)):
+                if debounce.settle(i, pins[i].value(), now) is not None:
+                    fw.button(i, debounce.level[i] == 0, now)
         for reader, tag in readers.poll():
             if readers.enabled[reader]:
                 fw.card(reader, tag)

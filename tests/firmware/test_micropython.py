@@ -271,6 +271,40 @@ def test_led_buzzer_and_reader_commands_are_applied_in_order() -> None:
     run(body())
 
 
+def test_button_bounce_is_one_press_and_one_release() -> None:
+    """A contact bouncing (edges 0.1 ms apart) is one edge, stamped at the first; a press
+    shorter than the 5 ms window still gives its release, at the window's end."""
+    async def body() -> None:
+        board, link = await _pair()
+        try:
+            board.press(6, True)  # the VM's first edge is slow (code paths not warm yet)
+            board.press(6, False)
+            await _events(link, 2)
+            await asyncio.sleep(0.1)
+            board.press(2, True, bounce=2)  # three edges 0.1 ms apart, ending pressed
+            await asyncio.sleep(0.1)
+            board.press(2, False, bounce=4)  # five edges, ending released
+            await asyncio.sleep(0.1)
+            board.press(5, True)
+            await asyncio.sleep(0.002)
+            board.press(5, False)
+            events = sorted(await _events(link, 4), key=lambda e: e.seq)  # after button 6's
+            await asyncio.sleep(0.3)
+            events += _drain(link)
+            assert [(e.button, e.pressed) for e in events] == [
+                (2, True), (2, False), (5, True), (5, False)], [
+                (e.button, e.pressed, e.ticks) for e in events]
+            edges = [e for e in board.of("edge") if e["edge"] == mpboard.BUTTON_PINS[2]]
+            assert len(edges) == 8  # 3 + 5 edges went in
+            assert abs(events[0].t - edges[0]["tick_ns"]) <= events[0].error_ns
+            assert events[3].ticks - events[2].ticks >= 5000  # at the end of the window
+        finally:
+            await link.close()
+            await board.close()
+
+    run(body())
+
+
 def test_a_host_restart_mid_stream_loses_no_read() -> None:
     """The host program stops and starts again (a new link, a new boot id) while reads flow:
     every read reaches one host or the other, none twice at the same host."""

@@ -141,3 +141,16 @@ def test_firmware_reports_a_full_queue(fw) -> None:
     bench.run(5, lambda: any(getattr(e, "code", 0) == 5 for e in bench.events))
     (err,) = [e for e in bench.events if getattr(e, "code", 0) == 5]
     assert "5 events dropped" in err.text
+
+
+def test_debounce_reports_the_first_edge_of_a_change_and_a_settled_level(fw) -> None:
+    db = fw.Debounce([1, 1], quiet_us=5000)
+    t0 = 2**32 - 2000  # the window crosses the 32-bit wrap
+    assert db.edge(0, 0, t0) == 0  # pressed: reported, stamped at this first edge
+    assert db.edge(0, 1, t0 + 300) is None and db.edge(0, 0, t0 + 700) is None  # bounce
+    assert db.settle(0, 0, (t0 + 4999) & 0xFFFFFFFF) is None  # the window is still open
+    assert db.settle(0, 0, (t0 + 5000) & 0xFFFFFFFF) is None and db.open == 0  # settled down
+    assert db.edge(1, 0, 10) == 0 and db.edge(1, 1, 2000) is None  # a 2 ms press
+    assert db.settle(1, 1, 5010) == 1  # released: reported once its window is over
+    assert db.edge(1, 1, 20000) is None  # no change
+    assert db.edge(1, 0, 30000) == 0 and db.level == [0, 0]

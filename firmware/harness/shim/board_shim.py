@@ -28,7 +28,11 @@ def service():
                 if "gpio" in msg:
                     pin = pins.get(msg["gpio"])
                     if pin is not None:
-                        pin._drive(msg["level"])
+                        # One edge, or a bouncing contact: levels ``gap_us`` apart.
+                        for n, level in enumerate(msg.get("levels", [msg.get("level")])):
+                            if n:
+                                harness.spin_us(msg.get("gap_us", 100))
+                            pin._drive(level)
                 elif "tag" in msg:
                     reads.append((msg.get("reader", 0), bytes.fromhex(msg["tag"])))
     finally:
