@@ -26,6 +26,7 @@ from typing import Any
 
 from referee.app.simulate import MAX_INPUTS, START_NS, Simulation
 from referee.games import game as game_named
+from referee.games.beggar_my_neighbour import play_notation
 
 #: The confidence level of every interval, and the level at which a difference is called
 #: significant (p below 1 - CONFIDENCE).
@@ -73,8 +74,6 @@ def play_game(game: str, players: int, seed: int, options: dict[str, Any],
     header = sim.header
     beggar = game == "beggar-my-neighbour"
     if beggar and players == 2 and getattr(header.options, "time_limit_s", None) is None:
-        from referee.games.beggar_my_neighbour import play_notation
-
         stacks = header.deal.stacks  # type: ignore[union-attr]  # a seeded deal is known
         leader = (header.dealer + 1) % 2
         solved = play_notation(_notation(stacks[leader]), _notation(stacks[1 - leader]))

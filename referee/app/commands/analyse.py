@@ -152,21 +152,18 @@ def _variants(args: argparse.Namespace) -> tuple[list[dict[str, Any]], str | Non
     return variants, key
 
 
-class _Rate:
+def _rate_column() -> Any:
     """The progress bar's games/s column."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
 
-    @staticmethod
-    def column() -> Any:
-        from rich.progress import ProgressColumn
-        from rich.text import Text
+    class RateColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("" if speed is None else f"{speed:,.0f} games/s",
+                        style="progress.data.speed")
 
-        class RateColumn(ProgressColumn):
-            def render(self, task: Any) -> Text:
-                speed = task.finished_speed or task.speed
-                return Text("" if speed is None else f"{speed:,.0f} games/s",
-                            style="progress.data.speed")
-
-        return RateColumn()
+    return RateColumn()
 
 
 def _cmd_analyse(args: argparse.Namespace) -> int:
@@ -196,7 +193,7 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
 
     err = Console(stderr=True)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        _Rate.column(), TimeElapsedColumn(), TextColumn("left"),
+                        _rate_column(), TimeElapsedColumn(), TextColumn("left"),
                         TimeRemainingColumn(), console=err, disable=not err.is_terminal)
     bar = progress.add_task(f"{games[args.game].title}, {args.players} seats", total=len(pairs))
     if not err.is_terminal:  # no progress bar: say what is going on, once
@@ -367,9 +364,9 @@ def plots(folder: Path, results: dict[str, Any], records: Sequence[GameRecord]) 
         left.set_xticks(xs, names)
         left.set_ylabel("first player's win rate")
         means, halves = [], []
-        for v in variants:
+        for i, v in enumerate(variants):
             s = v["length"]["cards"]
-            count = sum(1 for r in by_variant[variants.index(v)] if r.ended)
+            count = sum(1 for r in by_variant[i] if r.ended)
             means.append(s["mean"] or 0.0)
             halves.append(1.96 * (s["sd"] or 0.0) / max(count, 1) ** 0.5)
         right.errorbar(xs, means, yerr=halves, fmt="o", capsize=4)
