@@ -8,8 +8,10 @@
 // - USB CDC: the VM's own stdin and stdout (sys.stdin.buffer / sys.stdout.buffer, select.poll,
 //   exactly what the firmware uses on the rp2) are wired to the serial fd (the master end of a
 //   pseudo-terminal the Python side opened and passed in), through optional byte faults
-//   (corrupted: XOR with a random non-zero byte; dropped) in both directions. A read waits up
-//   to 2 ms for a byte, as the firmware's poll(2) does on the Pico.
+//   (corrupted: XOR with a random non-zero byte; dropped) in both directions. select.poll
+//   says readable only when a byte has arrived (this port's stdin would always say so), and
+//   poll(2) waits for one up to 2 ms, as on the Pico. The VM starts with a 192 kB heap, about
+//   a Pico's (this port grows it on demand).
 // - the crystal: the VM's own ticks have 1 ms resolution, so `time` is replaced by shim/
 //   board_time.py, whose microsecond ticks (wrapping at 2**30 as on the rp2) come from the host's
 //   monotonic clock here, running --drift-ppm fast and starting at --tick-start-us.
@@ -19,7 +21,8 @@
 //   bytecodes, as an interrupt would); pixel writes and buzzer (PWM) settings go out on it.
 // - os.urandom, which this port lacks (the rp2 has it), comes from the host's crypto.
 //
-// The control channel is JSON lines on fd 0 (in) and fd 1 (out). In: {"gpio": 2, "level": 0},
+// The control channel is JSON lines on fd 0 (in) and fd 1 (out). In: {"gpio": 2, "level": 0}
+// or {"gpio": 2, "levels": [0, 1, 0], "gap_us": 100} (a bouncing contact),
 // {"tag": "04a1…", "reader": 0}, {"mute": true}, {"faults": {"corrupt": 0.01, "drop": 0.01}},
 // {"quit": true}. Out: {"ready": …}, {"edge": …}, {"read": …}, {"pixels": […]}, {"pwm": …},
 // {"crash": …}; each carries "host_ns", the host's CLOCK_MONOTONIC (Python's
