@@ -78,9 +78,10 @@ class Table:
 
     def _emit(self, out: list[Verdict], *, changed: bool = False) -> list[Verdict]:
         """Record verdicts; tell the listeners whenever the state may have changed (a number
-        card laid changes the table without any verdict)."""
+        card laid changes the table without any verdict). The state is built only when there
+        is a listener to tell."""
         self.verdicts += out
-        if out or changed:
+        if (out or changed) and self.listeners:
             state = self.state()
             for listener in self.listeners:
                 listener(out, state)

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from referee.cards import Card, full_deck, parse_card
+from referee.games.banka_bever import BankaBever
 from referee.model import Input
 
 DEFAULT_NAMES = ("Anna", "Bo", "Cia", "Dan", "Eva", "Frej", "Gun", "Hugo")
@@ -94,6 +95,22 @@ def slappers(state: dict[str, Any], options: Any,
     random = rng.random
     return [(seat, ms) for seat, count in enumerate(state["counts"])
             if (count or back_in) and seat not in gone and random() < chance]
+
+
+def engine_slappers(engine: BankaBever, options: Any,
+                    rng: random.Random) -> list[tuple[int, float]]:
+    """:func:`slappers` of the state ``engine`` would give, read from the engine's
+    :meth:`~referee.games.banka_bever.BankaBever.pile_ends` and
+    :meth:`~referee.games.banka_bever.BankaBever.slap_seats` without building that state: the
+    same seats from the same draws."""
+    bottom, under, top = engine.pile_ends()
+    holds = top is not None and (
+        (under is not None and under.rank == top.rank)
+        or bool(getattr(options, "bottom_match", True) and bottom is not None
+                and bottom.rank == top.rank))
+    chance, ms = (0.9, 320.0) if holds else (0.004, 380.0)
+    random = rng.random
+    return [(seat, ms) for seat in engine.slap_seats() if random() < chance]
 
 
 def slap_holds(state: dict[str, Any], bottom_match: bool = True) -> bool:

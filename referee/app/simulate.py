@@ -27,12 +27,15 @@ from referee.app.players import (
     TURN_MS,
     Reactions,
     choose_vandatta,
+    engine_slappers,
     slappers,
     stamped,
 )
 from referee.deal import reshuffled
 from referee.engine import Engine
 from referee.games import game as game_named
+from referee.games.banka_bever import BankaBever
+from referee.games.beggar_my_neighbour import BeggarMyNeighbour
 from referee.games.vandatta import next_deal
 from referee.journal import JournalHeader, JournalWriter
 from referee.model import Input, Verdict
@@ -131,17 +134,21 @@ class Simulation:
         if self._vandatta:
             self._plan_vandatta(now)
             return
-        for lay in engine.legal_inputs(now):
-            if lay.act == "lay":
-                self._order += 1
-                self._live += 1
-                heapq.heappush(self._plans, (now + self.reactions.ns(lay.seat, self._turn_ms, 0.3),
-                                             self._order, lay, self._version,
-                                             len(self.table.inputs)))
-                return
+        lay = self._lay_at(now)
+        if lay is not None:
+            self._order += 1
+            self._live += 1
+            heapq.heappush(self._plans, (now + self.reactions.ns(lay.seat, self._turn_ms, 0.3),
+                                         self._order, lay, self._version,
+                                         len(self.table.inputs)))
 
-    def _plan_slaps(self, now: int, state: dict[str, Any]) -> None:
-        for seat, base_ms in slappers(state, self.header.options, self.rng):
+    def _plan_slaps(self, now: int) -> None:
+        engine = self.table.engine
+        if isinstance(engine, BankaBever):
+            chosen = engine_slappers(engine, self.header.options, self.rng)
+        else:
+            chosen = slappers(self._engine_state(), self.header.options, self.rng)
+        for seat, base_ms in chosen:
             self._plan(now + self.reactions.ns(seat, base_ms), Input(0, seat, "slap"),
                        versioned=False)
 
@@ -175,9 +182,23 @@ class Simulation:
         return next_deal(state, self.rng.getrandbits(32), 0)
 
     # -- running ------------------------------------------------------------------------
+    def _lay_at(self, t: int) -> Input | None:
+        """The first lay the engine offers at ``t`` (its ``lay_input``, where it has one)."""
+        engine = self.table.engine
+        if isinstance(engine, (BankaBever, BeggarMyNeighbour)):
+            return engine.lay_input(t)
+        for lay in engine.legal_inputs(t):
+            if lay.act == "lay":
+                return lay
+        return None
+
     def _lay_now(self, t: int, seat: int) -> Input | None:
         """The engine's lay for ``seat`` at ``t``, or None when that seat has none now."""
-        for lay in self.table.engine.legal_inputs(t):
+        engine = self.table.engine
+        if isinstance(engine, (BankaBever, BeggarMyNeighbour)):  # one lay at most
+            lay = engine.lay_input(t)
+            return lay if lay is not None and lay.seat == seat else None
+        for lay in engine.legal_inputs(t):
             if lay.act == "lay" and lay.seat == seat:
                 return lay
         return None
@@ -243,7 +264,7 @@ class Simulation:
                 changed = True
                 if slaps and act == "lay" and not (verdicts and any(v.verdict in _REFUSED
                                                                     for v in verdicts)):
-                    self._plan_slaps(t, self._engine_state())
+                    self._plan_slaps(t)
             if changed or not self._live:
                 self._plan_turn(t)
             yield t, inp, verdicts

@@ -59,6 +59,7 @@ How the engine reads the points of RULES.md §2 that need a reading (each is pin
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import deque
 from typing import Any
 
@@ -90,7 +91,8 @@ class _Chance:
 
 
 class _SeatTiming:
-    """One seat's slaps: counts and the reaction times of its slaps on a chance."""
+    """One seat's slaps: counts and the reaction times of its slaps on a chance (kept in
+    order)."""
 
     __slots__ = ("slaps", "wins", "false_slaps", "races_lost", "missed", "reactions")
 
@@ -109,13 +111,13 @@ class _SeatTiming:
         self.slaps += 1
         self.wins += 1
         if reaction is not None:
-            self.reactions.append(reaction)
+            insort(self.reactions, reaction)
 
     def lost(self, reaction: int | None) -> None:
         self.slaps += 1
         self.races_lost += 1
         if reaction is not None:
-            self.reactions.append(reaction)
+            insort(self.reactions, reaction)
 
     def false_slap(self) -> None:
         self.slaps += 1
@@ -126,7 +128,7 @@ class _SeatTiming:
         ``missed`` (chances this seat could have slapped and let pass), and over the slaps on a
         chance (won or lost) ``median_reaction_ns`` (the lower middle for an even count) and
         ``best_reaction_ns``, null before the first."""
-        ordered = sorted(self.reactions)
+        ordered = self.reactions
         return {
             "slaps": self.slaps, "wins": self.wins, "false_slaps": self.false_slaps,
             "races_lost": self.races_lost, "missed": self.missed,
@@ -309,6 +311,15 @@ class BankaBever:
             return probe._legal(t)
         return self._legal(t)
 
+    def lay_input(self, t: int) -> Input | None:
+        """The lay :meth:`legal_inputs` offers at ``t`` (its first input, when that is a lay),
+        or ``None`` when it offers none: the same answer without the slaps."""
+        if self._group or (self._cl_seat is not None and self._cl_until <= t):
+            probe = self._clone()
+            probe._settle(max(t, self._last_t), [], group_at_t=True)
+            return probe._lay_input(t)
+        return self._lay_input(t)
+
     # -- reading the table --------------------------------------------------------------------
     def stack(self, seat: int) -> list[Card | None]:
         """A seat's stack, top first (``None`` for unseen cards)."""
@@ -330,6 +341,23 @@ class BankaBever:
     def pile(self) -> list[Card | None]:
         """The centre pile, bottom first."""
         return list(self._pile)
+
+    def pile_ends(self) -> tuple[Card | None, Card | None, Card | None]:
+        """What a player sees of a pile of two cards or more: its bottom card, the card under
+        the top and the top card, as ``state()`` shows them (``None`` for a face not seen);
+        all three ``None`` when the pile holds fewer than two cards."""
+        pile = self._pile
+        if len(pile) < 2:
+            return None, None, None
+        return pile[0], pile[-2], pile[-1]
+
+    def slap_seats(self) -> list[int]:
+        """The seats that ``state()`` shows may slap, in seat order: not out, and holding cards
+        (or any seat not out with ``slap_back_in``). Held slaps are not judged first."""
+        out = self._out
+        if self._back_in:
+            return [s for s in range(self.n_seats) if s not in out]
+        return [s for s, stack in enumerate(self._stacks) if stack and s not in out]
 
     def slap_reason(self) -> str | None:
         """``double`` or ``bottom_match`` if a slap now would win the pile, else ``None``."""
@@ -359,17 +387,23 @@ class BankaBever:
         twin._chance = None if self._chance is None else self._chance.copy()
         return twin
 
-    def _legal(self, t: int) -> list[Input]:
+    def _lay_input(self, t: int) -> Input | None:
         if self._over:
-            return []
-        res: list[Input] = []
+            return None
         seat = self._turn
         if seat is not None and not self._claim_would_end():
             stack = self._stacks[seat]
             if stack:
-                res.append(Input(t, seat, "lay", card=stack[0]))
-            elif self._cl_seat == seat and self._pile:
-                res.append(Input(t, seat, "lay", card=self._pile[0]))
+                return Input(t, seat, "lay", card=stack[0])
+            if self._cl_seat == seat and self._pile:
+                return Input(t, seat, "lay", card=self._pile[0])
+        return None
+
+    def _legal(self, t: int) -> list[Input]:
+        if self._over:
+            return []
+        lay = self._lay_input(t)
+        res: list[Input] = [] if lay is None else [lay]
         for s in range(self.n_seats):
             if s not in self._out and (self._stacks[s] or self._back_in):
                 res.append(Input(t, s, "slap"))

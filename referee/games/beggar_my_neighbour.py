@@ -235,6 +235,12 @@ class BeggarMyNeighbour:
             return []
         return [Input(t=t, seat=self._turn, act="lay", card=self._stacks[self._turn][0])]
 
+    def lay_input(self, t: int) -> Input | None:
+        """The one input :meth:`legal_inputs` offers at ``t``, or ``None`` when over."""
+        if self._over:
+            return None
+        return Input(t, self._turn, "lay", card=self._stacks[self._turn][0])
+
     # ------------------------------------------------------------------------ internals
 
     def _clock(self, t: int) -> int:
