@@ -80,8 +80,9 @@ def _order(quad: Array) -> Array:
 
 
 _KERNEL = np.ones((3, 3), np.uint8)
-_OPEN = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
-_CLOSE = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (15, 15))
+#: Openings of the paper regions, tried in turn until a card is found.
+_OPENINGS = tuple(cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)) for k in (1, 3, 9))
+_CLOSE = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (9, 9))  # at half size
 #: A card's long side over its short side, seen from above (poker 1.40, bridge 1.56), with
 #: room for a camera a little off vertical.
 ASPECT = (1.25, 1.75)
@@ -114,6 +115,8 @@ def _quad(pts: Array) -> Array | None:
 SIDE_SUPPORT = 0.3
 #: Canny thresholds of the finder.
 CANNY = (25, 75)
+#: The least share of a card's rectangle its paper regions must cover (a court card: little).
+MIN_FILL = 0.2
 
 
 def _snap(quad: Array, canny: Array) -> Array | None:
@@ -132,16 +135,16 @@ def _snap(quad: Array, canny: Array) -> Array | None:
         if np.dot(nrm, (a + b) / 2 - c) < 0:
             nrm = -nrm
         ts = np.linspace(0.15, 0.85, 24)
-        base = a[None, :] + ts[:, None] * d[None, :]
+        offs = np.arange(-2, 19)
+        pts = np.rint(a[None, None, :] + ts[None, :, None] * d[None, None, :]
+                      + offs[:, None, None] * nrm[None, None, :]).astype(np.int64)
+        xs, ys = pts[..., 0], pts[..., 1]
+        inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+        xc, yc = np.clip(xs, 0, w - 1), np.clip(ys, 0, h - 1)
+        near = (canny[yc, xc] > 0) | (canny[np.clip(yc + 1, 0, h - 1), xc] > 0)
+        hits_all = (near & inside).sum(axis=1)
         best, best_off = -1, 0.0
-        for off in range(-2, 19):
-            pts = np.rint(base + off * nrm).astype(np.int64)
-            ok = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
-            hits = 0
-            if ok.any():
-                p = pts[ok]
-                near = canny[p[:, 1], p[:, 0]] | canny[np.clip(p[:, 1] + 1, 0, h - 1), p[:, 0]]
-                hits = int((near > 0).sum())
+        for off, hits in zip(offs.tolist(), hits_all.tolist(), strict=True):
             if hits > best + 2 or (hits >= best and off < best_off and hits > 0.6 * 24):
                 best, best_off = hits, float(off)
         if best < SIDE_SUPPORT * len(ts):
@@ -158,28 +161,11 @@ def _snap(quad: Array, canny: Array) -> Array | None:
     return np.array(out, np.float32)
 
 
-def find_cards(frame: Array) -> list[Array]:
-    """The whole cards in a frame (ordered corners), largest first.
-
-    Paper (bright, unsaturated) not on an edge falls apart into regions: the white of a card
-    between its pips, its index and its picture. The regions of one card together fill a
-    rectangle of a card's proportions; a card beneath, offset and turned, does not fit that
-    rectangle. So regions are grown into groups while their hull stays such a rectangle."""
-    h0, w0 = frame.shape[:2]
-    scale = 1.0
-    if w0 > 800:  # big photos: find the card on a smaller copy
-        scale = 640.0 / w0
-        frame = cv2.resize(frame, (640, round(h0 * scale)), interpolation=cv2.INTER_AREA)
-    h, w = frame.shape[:2]
-    hsv = cv2.cvtColor(frame, cv2.COLOR_BGR2HSV)
-    sat, val = hsv[..., 1], hsv[..., 2]
-    bright = float(np.percentile(val, 99))
-    paper = (sat < 70) & (val > max(90.0, 0.45 * bright))
-    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-    canny = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), CANNY[0], CANNY[1])
-    edges = cv2.dilate(canny, _KERNEL)
-    regions = cv2.morphologyEx((paper & (edges == 0)).astype(np.uint8), cv2.MORPH_OPEN,
-                               _OPEN)
+def _grow(free: Array, canny: Array, opening: Array) -> list[tuple[float, Array]]:
+    """Card-shaped groups of the paper regions of ``free`` (paper off the edges)."""
+    h, w = free.shape
+    found: list[tuple[float, Array]] = []
+    regions = cv2.morphologyEx(free, cv2.MORPH_OPEN, opening)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(regions, connectivity=4)
     min_area = 0.0004 * w * h
     frags = []
@@ -192,7 +178,6 @@ def find_cards(frame: Array) -> list[Array]:
         pts = cv2.convexHull(np.concatenate(cnts)).reshape(-1, 2) + np.array([x, y])
         frags.append((a, x, y, bw, bh, pts.astype(np.float32)))
     frags.sort(key=lambda f: -f[0])
-    found: list[tuple[float, Array]] = []
     tried: set[frozenset[int]] = set()
     for k in range(len(frags)):
         group = {k}
@@ -228,7 +213,7 @@ def find_cards(frame: Array) -> list[Array]:
         if rect < 0.9 or not ASPECT[0] <= aspect <= ASPECT[1] or area < 0.01 * w * h:
             continue
         fill = sum(frags[j][0] for j in group) / max(area, 1.0)
-        if fill < 0.35:
+        if fill < MIN_FILL:
             continue
         quad = _quad(pts)
         if quad is None:
@@ -236,15 +221,44 @@ def find_cards(frame: Array) -> list[Array]:
         quad = _snap(quad, canny)
         if quad is None:
             continue
-        found.append((area, quad / scale))
+        found.append((area, quad))
+    return found
+
+
+def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[Array]:
+    """The whole cards in a frame (ordered corners), largest first.
+
+    Paper (bright, unsaturated) not on an edge falls apart into regions: the white of a card
+    between its pips, its index and its picture. The regions of one card together fill a
+    rectangle of a card's proportions; a card beneath, offset and turned, does not fit that
+    rectangle. So regions are grown into groups while their hull stays such a rectangle."""
+    h0, w0 = frame.shape[:2]
+    scale = 1.0
+    if w0 > 800:  # big photos: find the card on a smaller copy
+        scale = 640.0 / w0
+        frame = cv2.resize(frame, (640, round(h0 * scale)), interpolation=cv2.INTER_AREA)
+    h, w = frame.shape[:2]
+    hsv = cv2.cvtColor(frame, cv2.COLOR_BGR2HSV)
+    sat, val = hsv[..., 1], hsv[..., 2]
+    bright = float(np.percentile(val[::4, ::4], 99))
+    paper = (sat < 70) & (val > max(90.0, 0.45 * bright))
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    canny = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), *canny_thresholds)
+    edges = cv2.dilate(canny, _KERNEL)
+    free = (paper & (edges == 0)).astype(np.uint8)
+    found: list[tuple[float, Array]] = []
+    for opening in _OPENINGS:  # none, then wider: a card beneath joined by a faint edge
+        found = [(a, q / scale) for a, q in _grow(free, canny, opening)]
+        if found:
+            break
     # A card alone (the first of a pile, a card being enrolled): its whole paper blob.
-    blobs, _ = cv2.findContours(cv2.morphologyEx(paper.astype(np.uint8), cv2.MORPH_CLOSE,
-                                                 _CLOSE), cv2.RETR_EXTERNAL,
-                                cv2.CHAIN_APPROX_SIMPLE)
+    half = cv2.resize(paper.astype(np.uint8), (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+    blobs, _ = cv2.findContours(cv2.morphologyEx(half, cv2.MORPH_CLOSE, _CLOSE),
+                                cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     for blob in blobs:
-        if cv2.contourArea(blob) < 0.01 * w * h:
+        if cv2.contourArea(blob) < 0.0025 * w * h:
             continue
-        pts = blob.reshape(-1, 2).astype(np.float32)
+        pts = blob.reshape(-1, 2).astype(np.float32) * 2 + 0.5
         area, rect, aspect = _rect_fit(pts)
         if rect >= 0.93 and ASPECT[0] <= aspect <= ASPECT[1] and area < 0.6 * w * h:
             quad = _quad(pts)
@@ -359,14 +373,15 @@ def hog(img: Array, cell: int = 4, bins: int = 9) -> Array:
     frac = ang - np.floor(ang)
     h, w = img.shape
     cy, cx = h // cell, w // cell
-    hist = np.zeros((cy, cx, bins), np.float32)
     ys, xs = np.mgrid[0:cy * cell, 0:cx * cell]
-    ci, cj = ys // cell, xs // cell
+    cellno = ((ys // cell) * cx + xs // cell) * bins
     m = mag[:cy * cell, :cx * cell]
     f = frac[:cy * cell, :cx * cell]
     b = b0[:cy * cell, :cx * cell]
-    np.add.at(hist, (ci, cj, b), m * (1 - f))
-    np.add.at(hist, (ci, cj, (b + 1) % bins), m * f)
+    size = cy * cx * bins
+    hist = (np.bincount((cellno + b).ravel(), (m * (1 - f)).ravel(), size)
+            + np.bincount((cellno + (b + 1) % bins).ravel(), (m * f).ravel(), size))
+    hist = hist.reshape(cy, cx, bins).astype(np.float32)
     pad = np.pad(hist, ((0, 1), (0, 1), (0, 0)))
     energy = (pad[:-1, :-1] ** 2 + pad[1:, :-1] ** 2 + pad[:-1, 1:] ** 2
               + pad[1:, 1:] ** 2).sum(axis=2, keepdims=True)
@@ -504,17 +519,13 @@ class Recogniser:
         """The top card of a BGR frame, or an unclear read (``card`` None). The whole cards
         found are tried largest first (two cards that happen to line up can pass for one
         large card; such a quad reads unclear and the next is tried)."""
-        quads = find_cards(frame)
-        if not quads:
-            return Read(None, 0.0, None, "no card")
         first: Read | None = None
-        for quad in quads[:3]:
+        for quad in find_cards(frame)[:3]:
             got = self.read_quad(frame, quad)
             if got.card is not None:
                 return got
             first = first or got
-        assert first is not None
-        return first
+        return first or Read(None, 0.0, None, "no card")
 
     def read_quad(self, frame: Array, quad: Array) -> Read:
         """The card inside one quad of the frame."""
