@@ -40,7 +40,7 @@ def test_held_out_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """touati (held out of training): some read right, none wrong (the rest unclear)."""
     score = score_deck("touati", SEEDS, recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 0.2 * len(SEEDS), score.figures()
+    assert score.correct >= 0.28 * len(SEEDS), score.figures()
 
 
 def test_the_top_card_is_the_one_found(decks: None) -> None:
