@@ -114,8 +114,9 @@ class Arbiter:
     def push(self, inp: Input) -> Input:
         """Take one input; returns it as it will be judged (restamped if it came too late)."""
         self._arrivals += 1
-        stamped = self.stamp(inp)
-        if stamped is not inp:
+        stamped = inp
+        if self.horizon is not None and inp.t <= self.horizon:  # as stamp() does
+            stamped = replace(inp, t=self.horizon + 1)
             self.late += 1
         heapq.heappush(self._held, (judging_key(stamped, self._arrivals), stamped))
         return stamped
@@ -125,8 +126,9 @@ class Arbiter:
         them, or one settle window has passed), in judging order."""
         out: list[Input] = []
         limit = self.limit(now_ns)
-        while self._held and self._held[0][1].t <= limit:
-            out.append(heapq.heappop(self._held)[1])
+        held = self._held
+        while held and held[0][1].t <= limit:
+            out.append(heapq.heappop(held)[1])
         if self.horizon is None or limit > self.horizon:
             self.horizon = limit
         return out

@@ -107,8 +107,12 @@ def parse_card(text: str) -> Card:
 
 
 def full_deck() -> list[Card]:
-    """The 52 cards in a fixed order: clubs 2..A, diamonds, hearts, spades."""
-    return [Card(rank, suit) for suit in SUITS for rank in RANKS]
+    """The 52 cards in a fixed order: clubs 2..A, diamonds, hearts, spades (a new list each
+    call; cards are immutable, so the same 52 are handed out)."""
+    return list(_FULL_DECK)
+
+
+_FULL_DECK = tuple(Card(rank, suit) for suit in SUITS for rank in RANKS)
 
 
 def shuffled_deck(seed: int) -> list[Card]:

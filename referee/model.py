@@ -157,7 +157,7 @@ def _card_list(value: Any, key: str) -> tuple[Card, ...]:
 def judging_key(inp: Input, order: int) -> tuple[int, int, int]:
     """Sort key of the judging order: ``t``, then slaps after the other acts of the same
     instant, then arrival (file) order."""
-    return (inp.t, inp.priority, order)
+    return (inp.t, _ACT_PRIORITY.get(inp.act, 0), order)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from referee.engine import Engine
 from referee.games import game as game_named
 from referee.games.banka_bever import BankaBever
 from referee.games.beggar_my_neighbour import BeggarMyNeighbour
-from referee.games.vandatta import next_deal
+from referee.games.vandatta import Vandatta, next_deal
 from referee.journal import JournalHeader, JournalWriter
 from referee.model import Input, Verdict
 from referee.options import VandattaOptions
@@ -154,19 +154,21 @@ class Simulation:
 
     def _plan_vandatta(self, now: int) -> None:
         engine = self.table.engine
+        assert isinstance(engine, Vandatta)
         legal = engine.legal_inputs(now)
-        state = self._engine_state()
+        must_draw, turn, stock, pile, phase = engine.turn_state()  # what state() would say
         options = self.header.options
         assert isinstance(options, VandattaOptions)
-        seat = state.get("must_draw") if state.get("must_draw") is not None else state["turn"]
-        if (state["stock"] == 0 and len(state["pile"]) > 1 and seat is not None
-                and options.reshuffle_discards and state["phase"] != "round_over"):
+        seat = must_draw if must_draw is not None else turn
+        if (stock == 0 and pile > 1 and seat is not None
+                and options.reshuffle_discards and phase != "round_over"):
             # The table reshuffles as soon as the stock is empty (RULES.md allows any moment).
-            self._plan(now + 2500 * MS, self._reshuffle(Input(0, seat, "reshuffle"), state))
+            self._plan(now + 2500 * MS, self._reshuffle(Input(0, seat, "reshuffle"),
+                                                        self._engine_state()))
             return
         if not legal:
-            if state.get("phase") == "round_over" and not engine.over:
-                self._plan(now + 3000 * MS, self._next_deal(state))
+            if phase == "round_over" and not engine.over:
+                self._plan(now + 3000 * MS, self._next_deal(self._engine_state()))
             return
         seat = legal[0].seat
         choice = choose_vandatta(legal, engine.hand, self.rng)
@@ -234,7 +236,7 @@ class Simulation:
                 deadline = (engine.next_deadline() if pushed == len(inputs) and not len(arbiter)
                             else t)
                 if deadline is None or deadline > t:
-                    inp = stamped(inp, t)
+                    inp = Input(t, inp.seat, "lay", card=inp.card)  # a lay sets no other field
                 else:
                     lay = self._lay_now(t, inp.seat)
                     if lay is None:

@@ -136,7 +136,7 @@ class BeggarMyNeighbour:
         t = self._clock(inp.t)
         if self._start_t is None:
             self._start_t = t
-        verdicts = self._check_time(t)
+        verdicts = [] if self._limit_ns is None else self._check_time(t)
         seat = inp.seat
         if self._over:
             return verdicts + [illegal(t, seat, "game_over", "the game is over")]
@@ -180,7 +180,8 @@ class BeggarMyNeighbour:
             card = expected
         stack.popleft()
         stack_was_emptied = not stack
-        return verdicts + self._lay(t, seat, card, stack_was_emptied)
+        laid = self._lay(t, seat, card, stack_was_emptied)
+        return verdicts + laid if verdicts else laid
 
     def advance(self, t: int) -> list[Verdict]:
         """Let time pass to ``t``: the time limit, if any, may end the game.

@@ -160,13 +160,17 @@ def _rank_word(rank: int) -> str:
     return {11: "jack", 12: "queen", 13: "king", 14: "ace"}.get(rank, str(rank))
 
 
-@dataclass(frozen=True)
+def _suit(card: Card) -> str:
+    return card.suit
+
+
+@dataclass(slots=True)
 class _Refusal:
     code: RefusalCode
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Plan:
     rest: list[Card | None]
     from_pool: tuple[Card, ...]
@@ -302,6 +306,12 @@ class Vandatta:
             "ace": ace,
             "penalty_draws": self._penalty_left if self._phase == LAPPEN_PENALTY else 0,
         }
+
+    def turn_state(self) -> tuple[int | None, int | None, int, int, str]:
+        """What a player at the table checks before acting, as :meth:`state` gives it without
+        building the rest: ``(must_draw, turn, stock, len(pile), phase)``."""
+        return (self._must_draw_seat(), self._actor(), len(self._stock), len(self._discard),
+                self._phase)
 
     def legal_inputs(self, t: int) -> list[Input]:
         """Every input the seat to act may make now (plays in useful orders, draw, pass, call).
@@ -521,14 +531,18 @@ class Vandatta:
         if not hand:
             return _Refusal("no_cards", f"{seat_name((), seat)} holds no cards to lay")
         rank = cards[0].rank
-        if any(c.rank != rank for c in cards):
+        if len(cards) > 1 and any(c.rank != rank for c in cards):
             return _Refusal("not_same_rank",
                             "several cards laid at once must all have the same rank")
         rest = list(hand)
         from_pool: list[Card] = []
         for card in cards:
-            if card in rest:
-                rest.remove(card)
+            try:
+                at = rest.index(card)  # the first equal card, as remove() takes
+            except ValueError:
+                at = -1
+            if at >= 0:
+                del rest[at]
             elif None in rest and card in self._pool and card not in from_pool:
                 rest.remove(None)
                 from_pool.append(card)
@@ -588,7 +602,7 @@ class Vandatta:
         ace_suit = self._ace_suit
         out: list[tuple[tuple[Card, ...], Card | None]] = []
         for rank in sorted(groups):
-            group = sorted(groups[rank])
+            group = sorted(groups[rank], key=_suit)  # one rank: the cards' own order
             if following:
                 if not any(c.suit == ace_suit for c in group):
                     continue
@@ -597,6 +611,10 @@ class Vandatta:
             for size in range(1, len(group) + 1):
                 for subset in combinations(group, size):
                     if following and not any(c.suit == ace_suit for c in subset):
+                        continue
+                    if size == 1 and rank != EIGHT:  # the loop below for one card
+                        if following or self._matches(subset[0]):
+                            out.append((subset, None))
                         continue
                     if rank == EIGHT:
                         decl = self._declared_rank(hand, subset)
