@@ -166,16 +166,24 @@ def _grow(free: Array, canny: Array, opening: Array) -> list[tuple[float, Array]
     h, w = free.shape
     found: list[tuple[float, Array]] = []
     regions = cv2.morphologyEx(free, cv2.MORPH_OPEN, opening)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(regions, connectivity=4)
+    # Each region's outline (the top level of RETR_CCOMP) less its holes (pips, glyphs).
+    cnts, tree = cv2.findContours(regions, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     min_area = 0.0004 * w * h
     frags = []
-    for i in range(1, n):
-        x, y, bw, bh, a = (int(v) for v in stats[i])
+    if not cnts:
+        return found
+    holes: dict[int, float] = {}
+    for i, (_, _, _, parent) in enumerate(tree[0]):
+        if parent >= 0:
+            holes[int(parent)] = holes.get(int(parent), 0.0) + cv2.contourArea(cnts[i])
+    for i, (_, _, _, parent) in enumerate(tree[0]):
+        if parent >= 0:
+            continue
+        a = cv2.contourArea(cnts[i]) - holes.get(i, 0.0)
         if a < min_area:
             continue
-        cnts, _ = cv2.findContours((labels[y:y + bh, x:x + bw] == i).astype(np.uint8),
-                                   cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        pts = cv2.convexHull(np.concatenate(cnts)).reshape(-1, 2) + np.array([x, y])
+        x, y, bw, bh = cv2.boundingRect(cnts[i])
+        pts = cv2.convexHull(cnts[i]).reshape(-1, 2)
         frags.append((a, x, y, bw, bh, pts.astype(np.float32)))
     frags.sort(key=lambda f: -f[0])
     tried: set[frozenset[int]] = set()
