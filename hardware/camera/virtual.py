@@ -148,26 +148,47 @@ def film_game(moves: Iterable[tuple[int, Input | None, Sequence[Verdict]]], deck
 
 class LiveCamera:
     """The virtual camera as a live source: frames of a :class:`VirtualTable` at ``fps`` in
-    real time (CLOCK_MONOTONIC), dropping frames the reader is too slow for, as a camera
-    does."""
+    real time (CLOCK_MONOTONIC), filmed by a thread of their own (as a camera films while the
+    referee reads), the reader getting the newest frame and missing those it is too slow for,
+    as with a real camera."""
 
     def __init__(self, table: VirtualTable) -> None:
         self.table = table
         self._closed = threading.Event()
+        self._latest: Frame | None = None
+        self._ready = threading.Condition()
+        self._thread = threading.Thread(target=self._film, name="virtual-camera", daemon=True)
+        self._thread.start()
 
-    def frames(self) -> Iterator[Frame]:
-        """Frames until closed."""
+    def _film(self) -> None:
         period = 1e9 / self.table.fps
         while not self._closed.is_set():
             now = time.monotonic_ns()
-            k = math.ceil(now / period)
-            t = round(k * period)
+            t = round(math.ceil(now / period) * period)
             time.sleep(max(0.0, (t - now) / 1e9))
-            yield Frame(t, self.table.frame(t))
+            frame = Frame(t, self.table.frame(t))
+            with self._ready:
+                self._latest = frame
+                self._ready.notify_all()
+
+    def frames(self) -> Iterator[Frame]:
+        """The newest frame each time, until closed."""
+        last = -1
+        while not self._closed.is_set():
+            with self._ready:
+                self._ready.wait_for(lambda seen=last: self._closed.is_set() or (
+                    self._latest is not None and self._latest.t != seen), timeout=1.0)
+                frame = self._latest
+            if frame is None or frame.t == last:
+                continue
+            last = frame.t
+            yield frame
 
     def close(self) -> None:
         """Stop filming."""
         self._closed.set()
+        with self._ready:
+            self._ready.notify_all()
 
 
 class CameraTable:
