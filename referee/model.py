@@ -6,7 +6,7 @@ line of ``referee replay --json``. Both convert to and from those JSON objects l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
 from referee.cards import Card, cards_text, parse_card
@@ -68,6 +68,32 @@ class Input:
     hands: tuple[tuple[Card, ...], ...] | None = None
     stock: tuple[Card, ...] | None = None
     upcard: Card | None = None
+
+    def __init__(
+        self,
+        t: int,
+        seat: int,
+        act: Act,
+        card: Card | None = None,
+        cards: tuple[Card, ...] | None = None,
+        as_: Card | None = None,
+        call: str | None = None,
+        hands: tuple[tuple[Card, ...], ...] | None = None,
+        stock: tuple[Card, ...] | None = None,
+        upcard: Card | None = None,
+    ) -> None:
+        # The __init__ the dataclass would write, setting each slot through its descriptor
+        # rather than object.__setattr__ (the simulator makes an input per move).
+        _set_t(self, t)
+        _set_seat(self, seat)
+        _set_act(self, act)
+        _set_card(self, card)
+        _set_cards(self, cards)
+        _set_as(self, as_)
+        _set_call(self, call)
+        _set_hands(self, hands)
+        _set_stock(self, stock)
+        _set_upcard(self, upcard)
 
     @property
     def priority(self) -> int:
@@ -139,6 +165,13 @@ class Input:
         if obj.get("upcard") is not None:
             kwargs["upcard"] = _card(obj["upcard"], "upcard")
         return cls(t=t, seat=seat, act=act, **kwargs)
+
+
+_INPUT_FIELDS = ("t", "seat", "act", "card", "cards", "as_", "call", "hands", "stock", "upcard")
+assert tuple(f.name for f in fields(Input)) == _INPUT_FIELDS == Input.__init__.__code__.co_varnames[
+    1:len(_INPUT_FIELDS) + 1], "Input.__init__ must set every field, in order"
+(_set_t, _set_seat, _set_act, _set_card, _set_cards, _set_as, _set_call, _set_hands, _set_stock,
+ _set_upcard) = (getattr(Input, name).__set__ for name in _INPUT_FIELDS)
 
 
 def _card(value: Any, key: str) -> Card:

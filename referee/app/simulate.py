@@ -103,6 +103,10 @@ class Simulation:
         self._vandatta = game == "vandatta"
         self._turn_ms = TURN_MS[game]
         self._state: dict[str, Any] | None = None  # the engine's state, until the next input
+        engine = self.table.engine
+        #: The engine's one lay at a time, where it answers it without the other inputs.
+        self._lay_input: Callable[[int], Input | None] | None = (
+            engine.lay_input if isinstance(engine, (BankaBever, BeggarMyNeighbour)) else None)
 
     @property
     def engine(self) -> Engine:
@@ -134,7 +138,7 @@ class Simulation:
         if self._vandatta:
             self._plan_vandatta(now)
             return
-        lay = self._lay_at(now)
+        lay = self._lay_input(now) if self._lay_input is not None else self._lay_at(now)
         if lay is not None:
             self._order += 1
             self._live += 1
@@ -149,8 +153,8 @@ class Simulation:
         else:
             chosen = slappers(self._engine_state(), self.header.options, self.rng)
         for seat, base_ms in chosen:
-            self._plan(now + self.reactions.ns(seat, base_ms), Input(0, seat, "slap"),
-                       versioned=False)
+            when = now + self.reactions.ns(seat, base_ms)
+            self._plan(when, Input(when, seat, "slap"), versioned=False)  # stamped as made
 
     def _plan_vandatta(self, now: int) -> None:
         engine = self.table.engine
@@ -186,21 +190,19 @@ class Simulation:
     # -- running ------------------------------------------------------------------------
     def _lay_at(self, t: int) -> Input | None:
         """The first lay the engine offers at ``t`` (its ``lay_input``, where it has one)."""
-        engine = self.table.engine
-        if isinstance(engine, (BankaBever, BeggarMyNeighbour)):
-            return engine.lay_input(t)
-        for lay in engine.legal_inputs(t):
+        if self._lay_input is not None:
+            return self._lay_input(t)
+        for lay in self.table.engine.legal_inputs(t):
             if lay.act == "lay":
                 return lay
         return None
 
     def _lay_now(self, t: int, seat: int) -> Input | None:
         """The engine's lay for ``seat`` at ``t``, or None when that seat has none now."""
-        engine = self.table.engine
-        if isinstance(engine, (BankaBever, BeggarMyNeighbour)):  # one lay at most
-            lay = engine.lay_input(t)
+        if self._lay_input is not None:  # one lay at most
+            lay = self._lay_input(t)
             return lay if lay is not None and lay.seat == seat else None
-        for lay in engine.legal_inputs(t):
+        for lay in self.table.engine.legal_inputs(t):
             if lay.act == "lay" and lay.seat == seat:
                 return lay
         return None
@@ -243,7 +245,7 @@ class Simulation:
                         continue
                     inp = lay
             elif act == "slap":
-                inp = Input(t, inp.seat, "slap")
+                pass  # planned with its time
             else:
                 inp = stamped(inp, t)
             count += 1

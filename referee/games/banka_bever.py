@@ -561,7 +561,7 @@ class BankaBever:
             if got in self._known:
                 out.append(Verdict(t, "desync", {"seat": seat, "expected": None, "got": str(got)}))
                 return
-        elif got is not None and got != expected:
+        elif got is not None and got is not expected and got != expected:
             out.append(Verdict(t, "desync",
                                {"seat": seat, "expected": str(expected), "got": str(got)}))
             return

@@ -133,7 +133,10 @@ class BeggarMyNeighbour:
 
     def apply(self, inp: Input) -> list[Verdict]:
         """Judge one input: a ``lay`` by the seat to act, or a refusal that changes nothing."""
-        t = self._clock(inp.t)
+        t = inp.t
+        if self._last_t is not None and t < self._last_t:  # as _clock() does
+            t = self._last_t
+        self._last_t = t
         if self._start_t is None:
             self._start_t = t
         verdicts = [] if self._limit_ns is None else self._check_time(t)
@@ -173,7 +176,7 @@ class BeggarMyNeighbour:
             self._seen.add(got)
             card: Card = got
         else:
-            if got is not None and got != expected:
+            if got is not None and got is not expected and got != expected:
                 return verdicts + [
                     Verdict(t, "desync", {"seat": seat, "expected": str(expected), "got": str(got)})
                 ]
