@@ -15,9 +15,11 @@ from typing import Any
 from referee.errors import ConfigError, shown
 
 #: The settle window a camera table gets unless it sets ``settle_ms``: a lay reaches the
-#: referee (frames - 1) frame periods after the first frame that showed it, plus the time to
-#: read a frame (docs/camera.md gives the measurement; bench/camera_latency.py measures it).
-CAMERA_SETTLE_MS = 150.0
+#: referee once its card was read in ``frames`` frames, counted from the first frame that
+#: showed it; frames that read unclear in between (a hand, glare, the card still settling)
+#: make that longer. bench/camera_latency.py measured 234 ms median, 402 ms p99 and 418 ms
+#: at most on this machine (docs/camera.md); the window covers that.
+CAMERA_SETTLE_MS = 450.0
 KEYS = ("source", "deck", "frames")
 
 

@@ -174,10 +174,14 @@ class LiveCamera:
     def frames(self) -> Iterator[Frame]:
         """The newest frame each time, until closed."""
         last = -1
+
+        def fresh() -> bool:
+            return self._closed.is_set() or (self._latest is not None
+                                             and self._latest.t != last)
+
         while not self._closed.is_set():
             with self._ready:
-                self._ready.wait_for(lambda seen=last: self._closed.is_set() or (
-                    self._latest is not None and self._latest.t != seen), timeout=1.0)
+                self._ready.wait_for(fresh, timeout=1.0)
                 frame = self._latest
             if frame is None or frame.t == last:
                 continue

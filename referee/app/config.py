@@ -4,7 +4,7 @@ Every error names the file and the key. Sections:
 
 ``[table]``  ``id``, ``game``, ``seats`` (names, clockwise), ``dealer``, ``card_source``
 (``virtual``, ``console``, ``board`` or ``camera``), ``journal_dir``, ``settle_ms`` (default 20, a
-camera table 150), ``seed`` (virtual deck), ``console_socket`` (a Unix socket for ``referee
+camera table 450), ``seed`` (virtual deck), ``console_socket`` (a Unix socket for ``referee
 console`` when the referee runs as a service).
 ``[options]`` table options by the names of RULES.md.
 ``[broker]`` ``url`` (``mqtt://host:port`` or ``ws://…``), ``username``, ``password`` or

@@ -74,6 +74,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    from hardware.camera.config import CAMERA_SETTLE_MS
     from referee.app.errors import ConfigError
     from referee.app.fullstack import full_stack_config, journal_dir_arg, run_full_stack
 
@@ -84,7 +85,7 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
     doc = full_stack_config(args.game, args.players, args.seed, journal_dir=journal_dir,
                             options=options, dealer=args.dealer, broker=args.broker,
                             table_id=args.table or "sim",
-                            settle_ms=150.0 if args.camera and args.settle_ms == 20.0
+                            settle_ms=CAMERA_SETTLE_MS if args.camera and args.settle_ms == 20.0
                             else args.settle_ms,
                             card_source="camera" if args.camera else "board")
     live = not (args.json or args.fast)
@@ -268,5 +269,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--camera", metavar="DECK", choices=("touati", "anglo", "gnomangelo"),
                    help="with --full-stack: the cards are laid under a virtual camera filming "
                    "this deck (touati, anglo, gnomangelo; docs/camera.md) and read by the "
-                   "recogniser, in real time (the settle window defaults to 150 ms)")
+                   "recogniser, in real time (the settle window defaults to 450 ms)")
     p.set_defaults(func=_cmd_simulate)
