@@ -152,9 +152,16 @@ class Simulation:
             chosen = engine_slappers(engine, self.header.options, self.rng)
         else:
             chosen = slappers(self._engine_state(), self.header.options, self.rng)
+        if not chosen:
+            return
+        ns = self.reactions.ns
+        plans = self._plans
+        pushed = len(self.table.inputs)
         for seat, base_ms in chosen:
-            when = now + self.reactions.ns(seat, base_ms)
-            self._plan(when, Input(when, seat, "slap"), versioned=False)  # stamped as made
+            when = now + ns(seat, base_ms)
+            self._order += 1  # as _plan(..., versioned=False); stamped as it will be made
+            heapq.heappush(plans, (when, self._order, Input(when, seat, "slap"), _ANY_TURN,
+                                   pushed))
 
     def _plan_vandatta(self, now: int) -> None:
         engine = self.table.engine
@@ -225,6 +232,12 @@ class Simulation:
         plans = self._plans
         pop = heapq.heappop
         slaps = self._slaps
+        push = table.push
+        release = arbiter.release
+        apply = engine.apply
+        advance = engine.advance
+        next_deadline = engine.next_deadline
+        plan_turn = self._plan_turn
         self._plan_turn(self.t)
         count = 0
         while plans and not engine.over and count < MAX_INPUTS:
@@ -235,7 +248,7 @@ class Simulation:
                 self._live -= 1
             act = inp.act
             if act == "lay":
-                deadline = (engine.next_deadline() if pushed == len(inputs) and not len(arbiter)
+                deadline = (next_deadline() if pushed == len(inputs) and not len(arbiter)
                             else t)
                 if deadline is None or deadline > t:
                     inp = Input(t, inp.seat, "lay", card=inp.card)  # a lay sets no other field
@@ -251,15 +264,15 @@ class Simulation:
             count += 1
             self.t = t
             self._state = None
-            table.push(inp)
+            push(inp)
             if table.listeners or table.judged_listeners:
                 verdicts = table.release(t)
             else:
                 verdicts = []
-                for released in arbiter.release(t):
-                    verdicts += engine.apply(released)
+                for released in release(t):
+                    verdicts += apply(released)
                 assert arbiter.horizon is not None
-                verdicts += engine.advance(arbiter.horizon)
+                verdicts += advance(arbiter.horizon)
                 table.verdicts += verdicts
             # What the players do next: slap a laid card, and the next turn when it changed.
             if act == "slap":
@@ -270,7 +283,7 @@ class Simulation:
                                                                     for v in verdicts)):
                     self._plan_slaps(t)
             if changed or not self._live:
-                self._plan_turn(t)
+                plan_turn(t)
             yield t, inp, verdicts
         if not engine.over:
             self._state = None

@@ -231,7 +231,8 @@ class BankaBever:
         """Judge one input (after letting time pass up to its ``t``)."""
         t = inp.t if inp.t >= self._last_t else self._last_t
         out: list[Verdict] = []
-        self._settle(t, out, group_at_t=False)
+        if self._group or (self._cl_seat is not None and self._cl_until <= t):
+            self._settle(t, out, group_at_t=False)  # (else it would find nothing to do)
         self._last_t = t
         seat = inp.seat
         if not 0 <= seat < self.n_seats:
@@ -261,7 +262,8 @@ class BankaBever:
         up to ``t`` are judged."""
         out: list[Verdict] = []
         if t >= self._last_t:
-            self._settle(t, out, group_at_t=True)
+            if self._group or (self._cl_seat is not None and self._cl_until <= t):
+                self._settle(t, out, group_at_t=True)  # (else it would find nothing to do)
             self._last_t = t
         return out
 

@@ -600,14 +600,16 @@ class Vandatta:
                 groups.setdefault(c.rank, []).append(c)
         following = self._phase == ACE_FOLLOW
         ace_suit = self._ace_suit
+        current = self._current
         out: list[tuple[tuple[Card, ...], Card | None]] = []
         for rank in sorted(groups):
             group = sorted(groups[rank], key=_suit)  # one rank: the cards' own order
             if following:
                 if not any(c.suit == ace_suit for c in group):
                     continue
-            elif rank != EIGHT and not any(self._matches(c) for c in group):
-                continue
+            elif (rank != EIGHT and current is not None and rank != current[1]
+                  and not any(c.suit == current[0] for c in group)):
+                continue  # no card of the group matches (_matches)
             for size in range(1, len(group) + 1):
                 for subset in combinations(group, size):
                     if following and not any(c.suit == ace_suit for c in subset):
