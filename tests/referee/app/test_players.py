@@ -1,0 +1,76 @@
+"""The virtual players' shortcuts (issue 13.4) draw what the plain calls draw: reaction times
+made inline as ``lognormvariate`` and ``randrange`` make them, and slappers read from the
+engine as from its state."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from referee.app.players import Reactions, engine_slappers, slappers
+from referee.games import game
+from referee.games.banka_bever import BankaBever
+from referee.model import Input
+
+
+def _reference_ns(rng: random.Random, skill: float, base_ms: float, spread: float) -> int:
+    """Reactions.ns as it was written before issue 13."""
+    return int(rng.lognormvariate(0, spread) * base_ms * skill * 1_000_000) + rng.randrange(1000)
+
+
+@pytest.mark.parametrize("spread", [0.25, 0.3, 0.35, 1.5])
+def test_inline_reactions_draw_the_same_numbers(spread: float) -> None:
+    for seed in range(40):
+        reactions = Reactions(random.Random(seed), 4)
+        twin = random.Random(seed)
+        skill = [twin.uniform(0.8, 1.3) for _ in range(4)]
+        assert skill == reactions.skill
+        for i in range(200):
+            base = 300.0 + 7 * i
+            assert reactions.ns(i % 4, base, spread) == _reference_ns(twin, skill[i % 4], base,
+                                                                      spread)
+        assert reactions.rng.random() == twin.random()  # and the streams are still in step
+
+
+def test_a_random_subclass_takes_the_library_calls() -> None:
+    class Loud(random.Random):
+        calls = 0
+
+        def lognormvariate(self, mu: float, sigma: float) -> float:
+            Loud.calls += 1
+            return super().lognormvariate(mu, sigma)
+
+    reactions = Reactions(Loud(5), 2)
+    twin = random.Random(5)
+    skill = [twin.uniform(0.8, 1.3) for _ in range(2)]
+    assert reactions.ns(1, 450.0) == _reference_ns(twin, skill[1], 450.0, 0.25)
+    assert Loud.calls == 1
+
+
+@pytest.mark.parametrize("options", [{}, {"bottom_match": False}, {"slap_back_in": True},
+                                     {"false_slap_penalty": "burn"}])
+def test_engine_slappers_are_the_slappers_of_the_state(options: dict[str, object]) -> None:
+    spec = game("banka-bever")
+    opts = spec.parse_options(options)
+    for seats in (2, 3, 6):
+        engine = spec.new_engine(seats, 0, opts, spec.seeded_deal(seats, 0, seats))
+        assert isinstance(engine, BankaBever)
+        rng_a, rng_b = random.Random(seats), random.Random(seats)
+        t, holds = 1_000_000_000, 0
+        while not engine.over and t < 2_000 * 1_000_000_000:
+            a = engine_slappers(engine, opts, rng_a)
+            assert a == slappers(engine.state(), opts, rng_b)
+            holds += bool(a) and a[0][1] == 320.0
+            lay = engine.lay_input(t)
+            if lay is None:
+                engine.advance(t)
+            else:
+                engine.apply(lay)
+                if a:  # now and then the first of them slaps
+                    coin = rng_a.random()
+                    rng_b.random()  # the two streams stay in step
+                    if coin < 0.5:
+                        engine.apply(Input(t + 1, a[0][0], "slap"))
+            t += 400_000_000
+        assert holds, seats
