@@ -10,6 +10,13 @@ faster one changes no input); the bench exits 1 naming the first seed where they
 Games per second are per CPU-second of this process (``time.process_time``: on a machine shared
 with other work, the time it waits for a core is not counted), and the runs are interleaved
 (before, after, before, …) so that a burst of load hits both alike. The median ms is wall time.
+
+The in-run baseline shares today's rules library, so what made the library faster (issue 13's
+engine accessors, a cheaper ``Input``) speeds it up too. The stricter figure is
+``original_games_per_s``: the simulator *and* the rules library as they were before issue 13
+(commit ``ORIGINAL``, taken from git into a temporary folder), each side in its own process
+(``--reps`` rounds, interleaved, the best CPU time of each side), with a digest of the journals
+both sides wrote, which must agree. Without git history that part is left out (and says so).
 """
 
 from __future__ import annotations
@@ -17,12 +24,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import heapq
+import io
 import json
+import os
 import random
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from referee.app.players import DEFAULT_NAMES, TURN_MS, Reactions, choose_vandatta
@@ -42,6 +55,24 @@ CASES = (("beggar-my-neighbour", 2), ("beggar-my-neighbour", 4), ("banka-bever",
          ("banka-bever", 4), ("banka-bever", 8), ("vandatta", 3), ("vandatta", 5))
 TARGET_SPEEDUP = 3.0
 MS = 1_000_000
+#: The commit whose simulator and rules library issue 13's figures are measured against.
+ORIGINAL = "3a38d19595d95d01954e761f228492377a755884"
+ROOT = Path(__file__).resolve().parents[1]
+#: Run in a child process: play seeds first..last, print the CPU seconds and the journals' digest.
+_CHILD = """
+import hashlib, sys, time
+from referee.app.simulate import Simulation
+from referee.journal import dump_journal
+game, seats, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+digest, cpu = hashlib.sha256(), 0.0
+for seed in range(first, last + 1):
+    start = time.process_time()
+    sim = Simulation(game, seats, seed)
+    sim.run()
+    cpu += time.process_time() - start
+    digest.update(dump_journal(sim.header, sim.table.inputs).encode())
+print(cpu, digest.hexdigest())
+"""
 
 
 # -- the simulator before issue 13 (referee/app/simulate.py and players.py at 3a38d19) --------
@@ -229,6 +260,52 @@ def _engine_answers(sim: Simulation) -> float:
     return time.process_time() - start
 
 
+def _original_tree(into: str) -> str | None:
+    """The package ``referee`` at :data:`ORIGINAL` unpacked under ``into``; None (with the
+    reason on stderr) without git or that commit."""
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ORIGINAL, "referee"],
+                                 capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"simulate: no original tree ({exc}); original_games_per_s left out",
+              file=sys.stderr)
+        return None
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(into, filter="data")
+        else:  # pragma: no cover - Python before 3.11.4
+            tar.extractall(into)  # noqa: S202 - our own repository's archive
+    return into
+
+
+def _child(tree: str, game: str, seats: int, seeds: range) -> tuple[float, str]:
+    """CPU seconds and journals' digest of ``seeds`` played by the code under ``tree``."""
+    env = dict(os.environ, PYTHONPATH=tree)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, game, str(seats), str(seeds[0]),
+                           str(seeds[-1])], cwd=tree, env=env, capture_output=True, text=True,
+                          check=True, timeout=600)
+    cpu, digest = proc.stdout.split()
+    return float(cpu), digest
+
+
+def _against_original(tree: str, game: str, seats: int, seeds: range,
+                      reps: int) -> dict[str, Any]:
+    """The case played by the original code and by today's, ``reps`` rounds interleaved."""
+    old = new = float("inf")
+    for _ in range(reps):
+        old_cpu, old_digest = _child(tree, game, seats, seeds)
+        new_cpu, new_digest = _child(str(ROOT), game, seats, seeds)
+        if old_digest != new_digest:
+            print(f"simulate: {game}, {seats} seats: the journals differ from {ORIGINAL[:7]}'s",
+                  file=sys.stderr)
+            raise SystemExit(1)
+        old, new = min(old, old_cpu), min(new, new_cpu)
+    games = len(seeds)
+    return {"original_games_per_s": round(games / old, 1),
+            "now_games_per_s": round(games / new, 1),
+            "speedup_vs_original": round(old / new, 2)}
+
+
 def _median_game(seeds: range) -> dict[str, Any]:
     sim_ms, replay_ms, inputs = [], [], []
     for seed in seeds:
@@ -255,10 +332,25 @@ def main(argv: list[str] | None = None) -> None:
     """Time every case before and after; print one JSON line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=12, help="seeds per case (default 12)")
+    parser.add_argument("--reps", type=int, default=3,
+                        help="rounds against the original code, best of (default 3; 0: none)")
     args = parser.parse_args(argv)
     seeds = range(1, args.seeds + 1)
     cases = [_case(game, seats, seeds) for game, seats in CASES]
     worst = min(c["speedup"] for c in cases)
+    original: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = _original_tree(tmp) if args.reps > 0 else None
+        if tree is not None:
+            for case in cases:
+                case.update(_against_original(tree, case["game"], case["seats"], seeds,
+                                              args.reps))
+            factors = [c["speedup_vs_original"] for c in cases]
+            original = {"min_speedup_vs_original": min(factors),
+                        "cases_meeting_target_vs_original": sum(f >= TARGET_SPEEDUP
+                                                                for f in factors),
+                        "original": f"the simulator and rules library at {ORIGINAL[:7]}, "
+                                    "each side in its own process, best of --reps rounds"}
     print(json.dumps({
         "bench": "simulate",
         "case": "seeded games per second on one core, before and after issue 13; "
@@ -267,6 +359,7 @@ def main(argv: list[str] | None = None) -> None:
         "min_speedup": worst,
         "target_speedup": TARGET_SPEEDUP,
         "meets_speedup": worst >= TARGET_SPEEDUP,
+        **original,
         **_median_game(range(1, 21)),
         "baseline": "the simulator before issue 13 (BeforeSimulation in this file) on the "
                     "same engines, same seeds, interleaved",
