@@ -125,7 +125,7 @@ class Arbiter:
         """Inputs whose ``t`` is at or before :meth:`limit` (every source has progressed past
         them, or one settle window has passed), in judging order."""
         out: list[Input] = []
-        limit = self.limit(now_ns)
+        limit = self.limit(now_ns) if self._progress else now_ns - self.settle_ns
         held = self._held
         while held and held[0][1].t <= limit:
             out.append(heapq.heappop(held)[1])

@@ -393,7 +393,7 @@ class BankaBever:
         if self._over:
             return None
         seat = self._turn
-        if seat is not None and not self._claim_would_end():
+        if seat is not None and (self._cl_seat is None or not self._claim_would_end()):
             stack = self._stacks[seat]
             if stack:
                 return Input(t, seat, "lay", card=stack[0])

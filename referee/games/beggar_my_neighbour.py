@@ -191,6 +191,10 @@ class BeggarMyNeighbour:
 
         The clock starts at the first input's ``t``; before any input, time does not count.
         """
+        if self._limit_ns is None:  # nothing to check: only the clock moves
+            if self._last_t is None or t > self._last_t:
+                self._last_t = t
+            return []
         return self._check_time(self._clock(t))
 
     def finish(self) -> list[Verdict]:

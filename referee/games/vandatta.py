@@ -327,14 +327,13 @@ class Vandatta:
             return []
         out: list[Input] = []
         phase = self._phase
-        stock_top = self._stock[-1] if self._stock else None
-        draw = Input(t=t, seat=seat, act="draw", card=stock_top)
+        stock = self._stock
         if phase == ACE_DRAWS:
-            if self._stock:
-                out.append(draw)
+            if stock:
+                out.append(Input(t, seat, "draw", card=stock[-1]))
         elif phase == LAPPEN_PENALTY:
-            if self._stock:
-                out.append(draw)
+            if stock:
+                out.append(Input(t, seat, "draw", card=stock[-1]))
             elif not self._can_draw():
                 out.append(Input(t=t, seat=seat, act="pass"))
             return out
@@ -343,8 +342,8 @@ class Vandatta:
                 if isinstance(self._judge(seat, cards, as_), _Plan):
                     out.append(Input(t=t, seat=seat, act="play", cards=cards, as_=as_))
             if phase in (PLAY, SPECIAL_FINISH):
-                if self._draws < MAX_DRAWS and self._stock:
-                    out.append(draw)
+                if self._draws < MAX_DRAWS and stock:
+                    out.append(Input(t, seat, "draw", card=stock[-1]))
                 if self._draws >= MAX_DRAWS or not self._can_draw():
                     out.append(Input(t=t, seat=seat, act="pass"))
         if self.options.lappen and seat not in self._called_seats():
