@@ -160,6 +160,10 @@ def _rank_word(rank: int) -> str:
     return {11: "jack", 12: "queen", 13: "king", 14: "ace"}.get(rank, str(rank))
 
 
+#: Every card by (rank, suit).
+_CARD_OF = {(c.rank, c.suit): c for c in full_deck()}
+
+
 def _suit(card: Card) -> str:
     return card.suit
 
@@ -338,9 +342,15 @@ class Vandatta:
                 out.append(Input(t=t, seat=seat, act="pass"))
             return out
         else:
+            judged: tuple[Card, ...] | None = None
+            ok = False
             for cards, as_ in self._candidate_plays(seat):
-                if isinstance(self._judge(seat, cards, as_), _Plan):
-                    out.append(Input(t=t, seat=seat, act="play", cards=cards, as_=as_))
+                # An eight's declarations share one judging: _judge reads as_ only for None.
+                if as_ is None or cards is not judged:
+                    ok = isinstance(self._judge(seat, cards, as_), _Plan)
+                    judged = cards if as_ is not None else None
+                if ok:
+                    out.append(Input(t, seat, "play", cards=cards, as_=as_))
             if phase in (PLAY, SPECIAL_FINISH):
                 if self._draws < MAX_DRAWS and stock:
                     out.append(Input(t, seat, "draw", card=stock[-1]))
@@ -596,19 +606,30 @@ class Vandatta:
         groups: dict[int, list[Card]] = {}
         for c in hand:
             if c is not None:
-                groups.setdefault(c.rank, []).append(c)
+                same = groups.get(c.rank)
+                if same is None:
+                    groups[c.rank] = [c]
+                else:
+                    same.append(c)
         following = self._phase == ACE_FOLLOW
         ace_suit = self._ace_suit
         current = self._current
+        decl: int | None = None  # the rank an eight counts as
         out: list[tuple[tuple[Card, ...], Card | None]] = []
         for rank in sorted(groups):
-            group = sorted(groups[rank], key=_suit)  # one rank: the cards' own order
+            group = groups[rank]
+            if len(group) > 1:
+                group.sort(key=_suit)  # one rank: the cards' own order
             if following:
                 if not any(c.suit == ace_suit for c in group):
                     continue
             elif (rank != EIGHT and current is not None and rank != current[1]
                   and not any(c.suit == current[0] for c in group)):
                 continue  # no card of the group matches (_matches)
+            if len(group) == 1 and rank != EIGHT:
+                # The one subset below: it follows the ace, or it matches (tested just now).
+                out.append(((group[0],), None))
+                continue
             for size in range(1, len(group) + 1):
                 for subset in combinations(group, size):
                     if following and not any(c.suit == ace_suit for c in subset):
@@ -618,9 +639,10 @@ class Vandatta:
                             out.append((subset, None))
                         continue
                     if rank == EIGHT:
-                        decl = self._declared_rank(hand, subset)
+                        if decl is None:  # the same for every subset: only eights are laid
+                            decl = self._declared_rank(hand, subset)
                         for suit in SUITS:
-                            out.append((subset, Card(decl, suit)))
+                            out.append((subset, _CARD_OF[decl, suit]))
                         continue
                     for last in subset:
                         others = [c for c in subset if c != last]
