@@ -64,7 +64,7 @@ Rulings of this module on points RULES.md leaves to the implementation
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -159,6 +159,10 @@ def _is_special(card: Card | None) -> bool:
 def _rank_word(rank: int) -> str:
     return {11: "jack", 12: "queen", 13: "king", 14: "ace"}.get(rank, str(rank))
 
+
+#: The method that judges each act.
+_HANDLERS = {"play": "_on_play", "draw": "_on_draw", "pass": "_on_pass", "call": "_on_call",
+             "deal": "_on_deal", "reshuffle": "_on_reshuffle"}
 
 #: Every card by (rank, suit).
 _CARD_OF = {(c.rank, c.suit): c for c in full_deck()}
@@ -263,18 +267,12 @@ class Vandatta:
         if not self._in_game[seat]:
             return [self._illegal(seat, "out_of_game",
                                   f"{seat_name((), seat)} is out of the game (100 points or more)")]
-        handler = {
-            "play": self._on_play,
-            "draw": self._on_draw,
-            "pass": self._on_pass,
-            "call": self._on_call,
-            "deal": self._on_deal,
-            "reshuffle": self._on_reshuffle,
-        }.get(inp.act)
-        if handler is None:
+        name = _HANDLERS.get(inp.act)
+        if name is None:
             return [self._illegal(seat, "unknown_act",
                                   f"'{inp.act}' is not an act of Vändåtta "
                                   "(play, draw, pass, call, deal, reshuffle)")]
+        handler: Callable[[Input], list[Verdict]] = getattr(self, name)
         return handler(inp)
 
     def state(self) -> dict[str, Any]:
