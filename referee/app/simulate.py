@@ -132,8 +132,8 @@ class Simulation:
         """Plan the next act of the seat(s) to act; older plans of this kind become stale."""
         self._version += 1
         self._live = 0
-        engine = self.table.engine
-        if engine.over:
+        table = self.table
+        if table.engine.over:
             return
         if self._vandatta:
             self._plan_vandatta(now)
@@ -141,10 +141,9 @@ class Simulation:
         lay = self._lay_input(now) if self._lay_input is not None else self._lay_at(now)
         if lay is not None:
             self._order += 1
-            self._live += 1
+            self._live = 1
             heapq.heappush(self._plans, (now + self.reactions.ns(lay.seat, self._turn_ms, 0.3),
-                                         self._order, lay, self._version,
-                                         len(self.table.inputs)))
+                                         self._order, lay, self._version, len(table.inputs)))
 
     def _plan_slaps(self, now: int) -> None:
         engine = self.table.engine

@@ -63,7 +63,7 @@ from bisect import insort
 from collections import deque
 from typing import Any
 
-from referee.cards import Card, card_text, cards_text
+from referee.cards import JACK, Card, card_text, cards_text
 from referee.deal import PileDeal, top_holder
 from referee.engine import Game
 from referee.errors import DealError, OptionError
@@ -578,15 +578,17 @@ class BankaBever:
             card = got
             self._known.add(card)  # type: ignore[arg-type]
         assert card is not None
-        self._close_chance()
+        if self._chance is not None:
+            self._close_chance()
         self._pile.append(card)
         self._laid += 1
         self.cards_played += 1
         self._slap_win = None
         self._lay_t = t
         self._open_chance(t)
+        court = card.rank >= JACK  # card.is_court
         if self._ch_by is not None:
-            if card.is_court:
+            if court:
                 self._start_challenge(seat, card, t, out)
             else:
                 self._ch_owes -= 1
@@ -594,7 +596,7 @@ class BankaBever:
                     self._claim(self._ch_by, "challenge", t)
                 elif not stack:
                     self._claim(self._ch_by, "payment_failed", t)
-        elif card.is_court:
+        elif court:
             self._start_challenge(seat, card, t, out)
         else:
             self._give_turn(self._next_in(seat), t, out, origin=seat)

@@ -274,7 +274,7 @@ class BeggarMyNeighbour:
         self._pile.append(card)
         self._cards_played += 1
         challenge = self._challenge
-        if card.is_court:
+        if card.rank >= JACK:  # card.is_court
             return self._demand(t, seat, card.demand)
         if challenge is not None:
             challenge.owes -= 1
