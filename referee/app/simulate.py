@@ -31,6 +31,7 @@ from referee.app.players import (
     slappers,
     stamped,
 )
+from referee.cards import Card
 from referee.deal import reshuffled
 from referee.engine import Engine
 from referee.games import game as game_named
@@ -53,8 +54,9 @@ _CHANGES = frozenset(("pile_won", "out"))
 _REFUSED = frozenset(("illegal", "desync"))
 
 #: A planned input: (time, order of planning, the input, turn version, inputs pushed when
-#: it was planned). ``order`` is unique, so the heap never compares the rest.
-_Plan = tuple[int, int, Input, int, int]
+#: it was planned). ``order`` is unique, so the heap never compares the rest. A turn's lay is
+#: planned as (seat, card): its input is built when it is made.
+_Plan = tuple[int, int, Input | tuple[int, Card | None], int, int]
 
 
 @dataclass
@@ -105,8 +107,10 @@ class Simulation:
         self._state: dict[str, Any] | None = None  # the engine's state, until the next input
         engine = self.table.engine
         #: The engine's one lay at a time, where it answers it without the other inputs.
-        self._lay_input: Callable[[int], Input | None] | None = (
-            engine.lay_input if isinstance(engine, (BankaBever, BeggarMyNeighbour)) else None)
+        self._lay_input: Callable[[int], Input | None] | None = None
+        self._lay_of: Callable[[int], tuple[int, Card | None] | None] | None = None
+        if isinstance(engine, (BankaBever, BeggarMyNeighbour)):
+            self._lay_input, self._lay_of = engine.lay_input, engine.lay_of
 
     @property
     def engine(self) -> Engine:
@@ -138,11 +142,16 @@ class Simulation:
         if self._vandatta:
             self._plan_vandatta(now)
             return
-        lay = self._lay_input(now) if self._lay_input is not None else self._lay_at(now)
+        lay: tuple[int, Card | None] | None
+        if self._lay_of is not None:
+            lay = self._lay_of(now)
+        else:
+            found = self._lay_at(now)
+            lay = None if found is None else (found.seat, found.card)  # a lay has no more
         if lay is not None:
             self._order += 1
             self._live = 1
-            heapq.heappush(self._plans, (now + self.reactions.ns(lay.seat, self._turn_ms, 0.3),
+            heapq.heappush(self._plans, (now + self.reactions.ns(lay[0], self._turn_ms, 0.3),
                                          self._order, lay, self._version, len(table.inputs)))
 
     def _plan_slaps(self, now: int) -> None:
@@ -240,26 +249,28 @@ class Simulation:
         self._plan_turn(self.t)
         count = 0
         while plans and not engine.over and count < MAX_INPUTS:
-            t, _, inp, version, pushed = pop(plans)
+            t, _, plan, version, pushed = pop(plans)
             if version != _ANY_TURN:
                 if version != self._version:
                     continue
                 self._live -= 1
-            act = inp.act
-            if act == "lay":
+            if isinstance(plan, tuple):  # a turn's lay: (seat, card)
+                act = "lay"
+                seat, card = plan
                 deadline = (next_deadline() if pushed == len(inputs) and not len(arbiter)
                             else t)
                 if deadline is None or deadline > t:
-                    inp = Input(t, inp.seat, "lay", card=inp.card)  # a lay sets no other field
+                    inp = Input(t, seat, "lay", card=card)
                 else:
-                    lay = self._lay_now(t, inp.seat)
+                    lay = self._lay_now(t, seat)
                     if lay is None:
                         continue
                     inp = lay
-            elif act == "slap":
-                pass  # planned with its time
             else:
-                inp = stamped(inp, t)
+                inp = plan
+                act = inp.act
+                if act != "slap":  # a slap is planned with its time
+                    inp = stamped(inp, t)
             count += 1
             self.t = t
             self._state = None

@@ -316,11 +316,16 @@ class BankaBever:
     def lay_input(self, t: int) -> Input | None:
         """The lay :meth:`legal_inputs` offers at ``t`` (its first input, when that is a lay),
         or ``None`` when it offers none: the same answer without the slaps."""
+        lay = self.lay_of(t)
+        return None if lay is None else Input(t, lay[0], "lay", card=lay[1])
+
+    def lay_of(self, t: int) -> tuple[int, Card | None] | None:
+        """The seat and the card of :meth:`lay_input` at ``t``, without building the input."""
         if self._group or (self._cl_seat is not None and self._cl_until <= t):
             probe = self._clone()
             probe._settle(max(t, self._last_t), [], group_at_t=True)
-            return probe._lay_input(t)
-        return self._lay_input(t)
+            return probe._lay_of()
+        return self._lay_of()
 
     # -- reading the table --------------------------------------------------------------------
     def stack(self, seat: int) -> list[Card | None]:
@@ -389,23 +394,23 @@ class BankaBever:
         twin._chance = None if self._chance is None else self._chance.copy()
         return twin
 
-    def _lay_input(self, t: int) -> Input | None:
+    def _lay_of(self) -> tuple[int, Card | None] | None:
         if self._over:
             return None
         seat = self._turn
         if seat is not None and (self._cl_seat is None or not self._claim_would_end()):
             stack = self._stacks[seat]
             if stack:
-                return Input(t, seat, "lay", card=stack[0])
+                return seat, stack[0]
             if self._cl_seat == seat and self._pile:
-                return Input(t, seat, "lay", card=self._pile[0])
+                return seat, self._pile[0]
         return None
 
     def _legal(self, t: int) -> list[Input]:
         if self._over:
             return []
-        lay = self._lay_input(t)
-        res: list[Input] = [] if lay is None else [lay]
+        lay = self._lay_of()
+        res: list[Input] = [] if lay is None else [Input(t, lay[0], "lay", card=lay[1])]
         for s in range(self.n_seats):
             if s not in self._out and (self._stacks[s] or self._back_in):
                 res.append(Input(t, s, "slap"))

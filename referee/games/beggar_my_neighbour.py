@@ -249,6 +249,12 @@ class BeggarMyNeighbour:
             return None
         return Input(t, self._turn, "lay", card=self._stacks[self._turn][0])
 
+    def lay_of(self, t: int) -> tuple[int, Card | None] | None:
+        """The seat and the card of :meth:`lay_input` at ``t``, without building the input."""
+        if self._over:
+            return None
+        return self._turn, self._stacks[self._turn][0]
+
     # ------------------------------------------------------------------------ internals
 
     def _clock(self, t: int) -> int:

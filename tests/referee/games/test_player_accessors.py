@@ -1,5 +1,5 @@
 """The engines' cheap accessors for virtual players (issue 13.4) say what ``legal_inputs`` and
-``state()`` say: Banka bäver's and Beggar My Neighbour's ``lay_input``, Banka bäver's
+``state()`` say: Banka bäver's and Beggar My Neighbour's ``lay_input`` and ``lay_of``, Banka bäver's
 ``pile_ends`` and ``slap_seats``, Vändåtta's ``turn_state``. Checked after every input of
 seeded simulated games (known deals, and the same inputs judged in observed mode), and at
 times inside a collect grace and past it."""
@@ -31,7 +31,9 @@ def _first_lay(legal: list[Input]) -> Input | None:
 
 def _check_banka(engine: BankaBever, t: int) -> None:
     for at in (t, t + 1, t + 3_000_000_000):  # inside a collect grace and past it
-        assert engine.lay_input(at) == _first_lay(engine.legal_inputs(at))
+        lay = _first_lay(engine.legal_inputs(at))
+        assert engine.lay_input(at) == lay
+        assert engine.lay_of(at) == (None if lay is None else (lay.seat, lay.card))
     state = engine.state()
     pile = state["pile"]
     shown = tuple(None if c is None else str(c) for c in engine.pile_ends())
@@ -97,9 +99,11 @@ def test_beggar_lay_input_is_its_one_legal_input(seats: int) -> None:
     assert isinstance(engine, BeggarMyNeighbour)
     for inp in inputs:
         assert [engine.lay_input(inp.t)] == engine.legal_inputs(inp.t)
+        assert engine.lay_of(inp.t) == (inp.seat, inp.card)
         engine.apply(inp)
     assert engine.over
     assert engine.lay_input(1) is None and engine.legal_inputs(1) == []
+    assert engine.lay_of(1) is None
 
 
 @pytest.mark.parametrize("seats, options", [(3, {}), (5, {"points_game": True})])
