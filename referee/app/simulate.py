@@ -7,9 +7,11 @@ same journal and verdicts. Every input goes through the table's journal and arbi
 (:class:`referee.table.Table`) to the engine, so replaying the written journal reproduces the
 simulation's verdicts exactly.
 
-:meth:`Simulation.run` plays without building the table's state after every input (only the
-players' decisions read it); :meth:`Simulation.steps` gives it with every step, for a live view
-or a feed. Both play the same game: the same seed gives the same journal either way
+:meth:`Simulation.run` plays without building the table's state after every input: the
+players read what they decide on from the engines' accessors for players (``lay_of``,
+``pile_ends``, ``slap_seats``, ``turn_state``: docs/engine-contract.md), and the state only for a
+Vändåtta reshuffle or deal; :meth:`Simulation.steps` gives the state with every step, for a live
+view or a feed. Both play the same game: the same seed gives the same journal either way
 (``tests/referee/app/test_simulate.py`` checks 200 seeds per game against journals of the
 simulator before it was made faster).
 """
