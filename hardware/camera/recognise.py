@@ -9,8 +9,8 @@
 3. Read both corner indices: the ink of each corner is split into the rank (the topmost glyph,
    two glyphs side by side for a 10) and the suit below it; two small classifiers (numpy MLPs
    trained by :mod:`hardware.camera.train` and shipped as ``model.npz``) name them.
-4. The card is named only when both corners agree (or one is very sure and the other
-   unreadable); the confidence is the lower of the two readings. Below the threshold the read
+4. The card is named only when both corners agree (one corner alone only when an enrolled
+   deck's template agrees); the confidence combines the two readings. Below the threshold the read
    is *unclear* (``card`` None), never a guess.
 
 A deck enrolled with ``referee camera enroll`` adds its 52 cards as templates: the warped card
@@ -549,10 +549,16 @@ class Recogniser:
             surer = max(seen, key=lambda s: s[1])
             card, conf = surer[0], 0.5 * surer[1] * (1 - min(s[1] for s in seen))
         elif len(seen) == 1:
+            # One corner alone is too often a card beneath whose other corner is covered:
+            # only an enrolled deck's template may confirm it.
             card, conf = seen[0][0], 0.85 * seen[0][1]
+        if self.deck is None and len(seen) == 1:
+            return Read(None, conf, quad, "one corner")
         if self.deck is not None:
             tcard, best, second = self.deck.match(card_img)
             tconf = float(np.clip((best - second) / 0.08, 0, 1)) * float(best > 0.6)
+            if len(seen) == 1 and card != tcard:
+                return Read(None, conf, quad, "one corner")
             if card == tcard:
                 conf = max(conf, tconf, 1 - (1 - conf) * (1 - tconf))
             elif tconf > 0.5 and conf < 0.99:

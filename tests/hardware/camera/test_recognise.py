@@ -33,14 +33,14 @@ def test_training_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """anglo (a training deck): most scenes read right, none wrong."""
     score = score_deck("anglo", SEEDS, recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 0.65 * len(SEEDS), score.figures()
+    assert score.correct >= 0.6 * len(SEEDS), score.figures()
 
 
 def test_held_out_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """touati (held out of training): some read right, none wrong (the rest unclear)."""
     score = score_deck("touati", SEEDS, recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 0.28 * len(SEEDS), score.figures()
+    assert score.correct >= 0.3 * len(SEEDS), score.figures()
 
 
 def test_the_top_card_is_the_one_found(decks: None) -> None:
