@@ -52,6 +52,13 @@ class Card:
         if self.rank not in RANK_TEXT or self.suit not in SUITS or len(self.suit) != 1:
             raise CardError(f"no such card: rank {self.rank!r}, suit {self.suit!r}")
 
+    def __eq__(self, other: object) -> bool:
+        # What the dataclass would compare (rank and suit, a card of the same class only),
+        # without building two tuples per comparison. The hash stays the dataclass's.
+        if other.__class__ is self.__class__:
+            return self.rank == other.rank and self.suit == other.suit
+        return NotImplemented
+
     def __str__(self) -> str:
         return RANK_TEXT[self.rank] + self.suit
 
