@@ -616,18 +616,26 @@ class Vandatta:
         out: list[tuple[tuple[Card, ...], Card | None]] = []
         for rank in sorted(groups):
             group = groups[rank]
-            if len(group) > 1:
-                group.sort(key=_suit)  # one rank: the cards' own order
-            if following:
-                if not any(c.suit == ace_suit for c in group):
+            if len(group) == 1:  # the tests below for one card
+                card = group[0]
+                if following:
+                    if card.suit != ace_suit:
+                        continue
+                elif (rank != EIGHT and current is not None and rank != current[1]
+                      and card.suit != current[0]):
                     continue
-            elif (rank != EIGHT and current is not None and rank != current[1]
-                  and not any(c.suit == current[0] for c in group)):
-                continue  # no card of the group matches (_matches)
-            if len(group) == 1 and rank != EIGHT:
-                # The one subset below: it follows the ace, or it matches (tested just now).
-                out.append(((group[0],), None))
-                continue
+                if rank != EIGHT:
+                    # The one subset below: it follows the ace, or it matches (tested just now).
+                    out.append(((card,), None))
+                    continue
+            else:
+                group.sort(key=_suit)  # one rank: the cards' own order
+                if following:
+                    if not any(c.suit == ace_suit for c in group):
+                        continue
+                elif (rank != EIGHT and current is not None and rank != current[1]
+                      and not any(c.suit == current[0] for c in group)):
+                    continue  # no card of the group matches (_matches)
             for size in range(1, len(group) + 1):
                 for subset in combinations(group, size):
                     if following and not any(c.suit == ace_suit for c in subset):
