@@ -25,55 +25,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' rig
 
-from hardware.mock import VirtualMockFactory  # noqa: E402
-from referee.journal import Journal  # noqa: E402
-from referee.table import replay  # noqa: E402
 from tests.hardware.test_slaps import (  # noqa: E402
     MS,
-    US,
-    Overconfident,
     new_position,
+    play_pairs,
     rig,
     tie_winner,
 )
 
 
 def pairs(n: int, *, progress: bool, case: str = "", seed: int = 1_000_003) -> dict[str, Any]:
-    """``n`` pairs 1 µs apart (see the module docstring)."""
-    factory = Overconfident if case == "progress_ahead" else VirtualMockFactory
-    r = rig(progress=progress, factory_class=factory)
-    rng = random.Random(seed)
-    window = r.driver.settle_ns
-    right = at_delivery = replays_equal = 0
+    """``n`` pairs 1 µs apart (the suite's :func:`play_pairs`), timed."""
     start = time.perf_counter()
-    for k in range(n):
-        base = (k + 1) * 1_000 * MS
-        m = rng.randint(2, 8)
-        new_position(r, m, rng.randrange(m), base)
-        if case == "quiet_board":
-            r.driver.table.add_source("board")
-        first, second = rng.sample(range(m), 2)
-        t = base + 200 * MS + rng.randrange(MS)
-        d1, d2 = rng.randrange(window - US), rng.randrange(window - US)
-        r.press(first, t, d1, hold=None)
-        r.press(second, t + US, d2, hold=None)
-        r.verdicts, r.times = [], []
-        r.run_until(t + 2 * window)
-        r.release(first, t + 60 * MS)
-        r.release(second, t + 60 * MS)
-        right += [(v.verdict, v["seat"]) for v in r.verdicts] == [
-            ("pile_won", first), ("slap_lost", second)]
-        at_delivery += r.times == [t + d1, max(t + d1, t + US + d2)]
-        if case == "progress_ahead":
-            played = Journal(r.driver.table.header, r.driver.judged)
-            replays_equal += replay(played).verdicts[-len(r.verdicts):] == r.verdicts
-    out: dict[str, Any] = {"pairs": n, "right": right, "late": r.late,
-                           "s": round(time.perf_counter() - start, 1)}
-    if progress and not case:
-        out["at_delivery"] = at_delivery
-    if case == "progress_ahead":
-        out["replays_equal"] = replays_equal
-    return out
+    got: dict[str, Any] = dict(play_pairs(n, progress=progress, case=case, seed=seed))
+    got["s"] = round(time.perf_counter() - start, 1)
+    return got
 
 
 def ties(n: int, *, progress: bool) -> dict[str, Any]:

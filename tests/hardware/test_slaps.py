@@ -207,6 +207,43 @@ class Overconfident(VirtualMockFactory):
         return now_ns
 
 
+def play_pairs(n: int, *, progress: bool, case: str = "", seed: int = 20_011) -> dict[str, int]:
+    """``n`` pairs of slaps 1 µs apart from random seats of random tables, each edge delivered
+    0-19 ms late: how many went to the earlier edge (``right``), how many verdicts left at the
+    very delivery that allowed them (``at_delivery``; ``at_window`` for a quiet board: both a
+    window after their edges), how many games replay to the verdicts given live, and the late
+    inputs. ``case``: ``quiet_board`` (each table also has a board source that never reports) or
+    ``progress_ahead`` (the pads claim every edge delivered at once). Also ``bench/slap_checks``."""
+    factory_class = Overconfident if case == "progress_ahead" else VirtualMockFactory
+    r = rig(progress=progress, factory_class=factory_class)
+    rng = random.Random(seed)
+    window = r.driver.settle_ns
+    got = {"pairs": n, "right": 0, "at_delivery": 0, "at_window": 0, "replays_equal": 0}
+    for k in range(n):
+        base = (k + 1) * 1_000 * MS
+        m = rng.randint(2, 8)
+        new_position(r, m, rng.randrange(m), base)
+        if case == "quiet_board":
+            r.driver.table.add_source("board")
+        first, second = rng.sample(range(m), 2)
+        t = base + 200 * MS + rng.randrange(MS)
+        d1, d2 = rng.randrange(window - US), rng.randrange(window - US)
+        r.press(first, t, d1, hold=None)
+        r.press(second, t + US, d2, hold=None)
+        r.verdicts, r.times = [], []
+        r.run_until(t + 2 * window)
+        r.release(first, t + 60 * MS)
+        r.release(second, t + 60 * MS)
+        got["right"] += [(v.verdict, v["seat"]) for v in r.verdicts] == [
+            ("pile_won", first), ("slap_lost", second)]
+        got["at_delivery"] += r.times == [t + d1, max(t + d1, t + US + d2)]
+        got["at_window"] += r.times == [t + window, t + US + window]
+        played = Journal(r.driver.table.header, r.driver.judged)
+        got["replays_equal"] += replay(played).verdicts[-len(r.verdicts):] == r.verdicts
+    got["late"] = r.late
+    return got
+
+
 @pytest.mark.parametrize("case", ["quiet_board", "progress_ahead"])
 def test_pairs_with_a_quiet_source_or_one_whose_progress_runs_ahead(case: str) -> None:
     """20 000 pairs 1 µs apart, delivered 0-19 ms late, judged by the pads' progress:
@@ -216,39 +253,13 @@ def test_pairs_with_a_quiet_source_or_one_whose_progress_runs_ahead(case: str) -
     - ``progress_ahead``: the pads claim every edge delivered at once, so an edge delivered
       after a rival's was judged is late: restamped (and counted), it loses the race it may have
       won, and a replay of what the table journaled gives exactly the verdicts it gave live."""
-    factory_class = Overconfident if case == "progress_ahead" else VirtualMockFactory
-    r = rig(progress=True, factory_class=factory_class)
-    rng = random.Random(20_011)
-    window = r.driver.settle_ns
-    wrong = replays_differ = 0
-    for k in range(20_000):
-        base = (k + 1) * 1_000 * MS
-        n = rng.randint(2, 8)
-        dealer = rng.randrange(n)
-        new_position(r, n, dealer, base)
-        if case == "quiet_board":
-            r.driver.table.add_source("board")
-        first, second = rng.sample(range(n), 2)
-        t = base + 200 * MS + rng.randrange(MS)
-        d1, d2 = rng.randrange(window - US), rng.randrange(window - US)
-        r.press(first, t, d1, hold=None)
-        r.press(second, t + US, d2, hold=None)
-        r.verdicts, r.times = [], []
-        r.run_until(t + 2 * window)
-        r.release(first, t + 60 * MS)
-        r.release(second, t + 60 * MS)
-        if case == "quiet_board":
-            wrong += [(v.verdict, v["seat"]) for v in r.verdicts] != [
-                ("pile_won", first), ("slap_lost", second)]
-            wrong += r.times != [t + window, t + US + window]
-        else:
-            played = Journal(r.driver.table.header, r.driver.judged)
-            replays_differ += replay(played).verdicts[-len(r.verdicts):] != r.verdicts
-    assert wrong == 0 and replays_differ == 0
-    if case == "progress_ahead":
-        assert r.late > 1_000  # the broken promise shows: late edges, restamped and counted
+    got = play_pairs(20_000, progress=True, case=case)
+    assert got["replays_equal"] == 20_000
+    if case == "quiet_board":
+        assert got["right"] == got["at_window"] == 20_000 and got["late"] == 0
     else:
-        assert r.late == 0
+        assert got["late"] > 1_000  # the broken promise shows: late edges, restamped, counted
+        assert got["right"] < 20_000  # and races judged by the restamped times
 
 
 @pytest.mark.parametrize("progress", [False, True], ids=["window", "progress"])
