@@ -514,6 +514,9 @@ class SeatPads:
         self.config = config
         self.pin_factory = pin_factory if pin_factory is not None else make_pin_factory(config)
         self.table_time = table_time
+        # Asked at every step of the service: the protocol check once, here.
+        self._tracker = (self.pin_factory if isinstance(self.pin_factory, DeliveryTracker)
+                         else None)
         self.slap: dict[int, SlapPad] = {}
         self.call: dict[int, CallPad] = {}
         common: dict[str, Any] = dict(
@@ -561,8 +564,8 @@ class SeatPads:
         press that a pad still holds back (inside its bounce lockout, on a chattering line)
         holds the progress just before it."""
         now = ticks_to_ns(self.pin_factory.ticks()) if now_ns is None else now_ns
-        if isinstance(self.pin_factory, DeliveryTracker):
-            until = self.pin_factory.delivered_until(now)
+        if self._tracker is not None:
+            until = self._tracker.delivered_until(now)
         else:
             until = now - self.config.delivery_bound_ns
         for pad in self.pads:

@@ -139,6 +139,8 @@ class RefereeService:
         # so its id is not reused while it waits).
         self._replies: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
         self._judging: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
+        self._source_key: tuple[int, ...] | None = None
+        self._source_list: list[tuple[str, Source | None]] = []
 
     # -- games and journals ----------------------------------------------------------------
     @property
@@ -463,17 +465,27 @@ class RefereeService:
                 self.table.progress(source, value)
         return self.table.release(self.clock.now())
 
+    def _sources(self) -> list[tuple[str, Source | None]]:
+        """The edges that are sources of the arbiter, by name (``None``: one that cannot say
+        how far it is), worked out once for each list of edges (``isinstance`` against a
+        protocol costs tens of microseconds, and this is asked at every step)."""
+        key = tuple(map(id, self.edges))
+        if self._source_key != key:
+            found: list[tuple[str, Source | None]] = []
+            for edge in self.edges:
+                if isinstance(edge, Source):
+                    found.append((edge.source, edge))
+                elif getattr(edge, "own_stamps", True):  # not known to stamp at hand-in
+                    found.append((type(edge).__name__, None))
+            self._source_key, self._source_list = key, found
+        return self._source_list
+
     def _progress(self) -> list[tuple[str, int | None]]:
         """Every edge's progress as a source: ``None`` for one that cannot say now."""
         if self.config.release != "progress":
             return []
-        out: list[tuple[str, int | None]] = []
-        for edge in self.edges:
-            if isinstance(edge, Source):
-                out.append((edge.source, edge.progress()))
-            elif getattr(edge, "own_stamps", True):  # not known to stamp at hand-in
-                out.append((type(edge).__name__, None))
-        return out
+        return [(name, None if edge is None else edge.progress())
+                for name, edge in self._sources()]
 
     def _publish(self, verdicts: list[Verdict]) -> None:
         state = self.state()
@@ -584,7 +596,8 @@ class RefereeService:
                 self.step()
                 due = self._next_deadline()
                 wait = IDLE_WAIT_S if due is None else max(0.0, (due - self.clock.now()) / 1e9)
-                if self.table is not None and len(self.table.arbiter) and self._progress():
+                if (self.table is not None and len(self.table.arbiter)
+                        and self.config.release == "progress" and self._sources()):
                     wait = min(wait, PROGRESS_POLL_S)  # a source may be past them any moment
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
