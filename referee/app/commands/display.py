@@ -60,12 +60,13 @@ def register(
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``referee display`` with parsed arguments; the exit status."""
-    if args.hall:
-        return run_hall(args)
     try:
-        if args.table is None:
+        if args.hall and args.table is not None:
+            raise ValueError("--hall shows every table: leave out --table")
+        if not args.hall and args.table is None:
             raise ValueError("--table is required (or --hall for every table)")
-        Topics(args.table)
+        if args.table is not None:
+            Topics(args.table)
         if args.ws_url:
             raise ValueError("--ws-url is gone: the page now gets the table from `referee "
                              "display --web` itself, which only needs --broker")
@@ -77,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"referee display: {exc}", file=sys.stderr)
         return 2
+    if args.hall:
+        return run_hall(args, broker)
     view = TableView(args.table)
     if args.web:
         return _run_web(args, broker, view)

@@ -44,7 +44,7 @@ from referee.app.display.follow import connection_error
 from referee.app.display.scene import play_words
 from referee.app.display.view import TableView
 from referee.app.display.web import MAX_STREAMS, WEB_DIR, Broadcast, _WebHandler
-from referee.app.feed import BrokerAddress, Topics, resolve_broker
+from referee.app.feed import BrokerAddress, Topics
 from referee.cards import SUIT_SYMBOLS
 
 log = logging.getLogger("referee.app.display")
@@ -506,22 +506,9 @@ def _dumps(obj: Any) -> bytes:
 # --------------------------------------------------------------------------- the command
 
 
-def run_hall(args: Any) -> int:
-    """``referee display --hall`` with the parsed arguments of ``referee display``; the exit
-    status."""
-    try:
-        if args.table is not None:
-            raise ValueError("--hall shows every table: leave out --table")
-        if args.ws_url:
-            raise ValueError("--ws-url is gone: the page gets the hall from this command")
-        if not args.broker:
-            raise ValueError("--broker is required")
-        if args.web and args.once:
-            raise ValueError("--once is for the terminal display, not with --web")
-        broker = resolve_broker(args.broker, args.username, args.password)
-    except ValueError as exc:
-        print(f"referee display: {exc}", file=sys.stderr)
-        return 2
+def run_hall(args: Any, broker: BrokerAddress) -> int:
+    """``referee display --hall`` with the parsed (and checked: ``referee.app.commands.display``)
+    arguments of ``referee display`` and the broker they name; the exit status."""
     hall = HallView()
     try:
         if args.web:
