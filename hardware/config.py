@@ -54,6 +54,11 @@ PIN_FACTORIES = ("lgpio", "mock")
 
 DEFAULT_BOUNCE_LOCKOUT_MS = 30.0
 DEFAULT_STUCK_MS = 5000.0
+#: On lgpio, the longest an edge may take from its kernel stamp to its pad's callback: the
+#: promise behind the pads' progress (``hardware.pads.SeatPads.progress``). lgpio's thread polls
+#: the lines every 0.5 ms and runs the callbacks one after the other (docs/timing.md). An edge
+#: later than this is restamped, counted (``arbiter.late``) and judged in its new place.
+DEFAULT_DELIVERY_BOUND_MS = 2.0
 #: More presses or raw edges than these within one second are no person: the line chatters.
 DEFAULT_MAX_PRESSES_PER_S = 8
 DEFAULT_MAX_EDGES_PER_S = 500
@@ -98,7 +103,7 @@ class HardwareConfig:
     max_edges_per_s: int = DEFAULT_MAX_EDGES_PER_S
     lgpio_workdir: str | None = None
     gpiochip: int | None = None
-    delivery_bound_ms: float = 2.0
+    delivery_bound_ms: float = DEFAULT_DELIVERY_BOUND_MS
 
     @property
     def delivery_bound_ns(self) -> int:
@@ -345,7 +350,7 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
         max_edges_per_s=max_edges,
         lgpio_workdir=workdir,
         gpiochip=chip,
-        delivery_bound_ms=_number(raw, "delivery_bound_ms", 2.0, 0.05, 100),
+        delivery_bound_ms=_number(raw, "delivery_bound_ms", DEFAULT_DELIVERY_BOUND_MS, 0.05, 100),
     )
 
 

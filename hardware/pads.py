@@ -110,12 +110,6 @@ DEFAULT_STUCK_NS = round(DEFAULT_STUCK_MS * 1_000_000)
 DEFAULT_MAX_PRESSES = DEFAULT_MAX_PRESSES_PER_S
 DEFAULT_MAX_EDGES = DEFAULT_MAX_EDGES_PER_S
 CHATTER_WINDOW_NS = 1_000_000_000
-#: On lgpio, the longest an edge may take from its kernel stamp to its pad's callback: the
-#: promise behind the pads' progress (:meth:`SeatPads.progress`). lgpio's thread reads the line's
-#: event queue and runs the callbacks one after the other; on a Pi the callback delay is
-#: typically well under 1 ms (docs/timing.md). An edge later than this is restamped, counted
-#: (``arbiter.late``) and judged in its new place; ``hardware.delivery_bound_ms`` sets it.
-DEFAULT_DELIVERY_BOUND_NS = 2_000_000
 CHATTER_QUIET_NS = 1_000_000_000
 
 #: An edge stamp further than this from ``time.monotonic_ns()`` when it arrives cannot be on
