@@ -20,7 +20,8 @@ from typing import Any
 
 from referee.cards import Card, full_deck, parse_card
 from referee.games.banka_bever import BankaBever
-from referee.model import Input
+from referee.games.vandatta import TurnOptions
+from referee.model import Act, Input
 
 DEFAULT_NAMES = ("Anna", "Bo", "Cia", "Dan", "Eva", "Frej", "Gun", "Hugo")
 
@@ -104,6 +105,64 @@ def choose_vandatta(legal: list[Input], hand_of: Callable[[int], list[Card | Non
         if act in by_act:
             return by_act[act][0]
     return legal[0]
+
+
+#: The ranks a Vändåtta player keeps for later: eights and aces.
+_SPECIAL = (8, 14)
+
+
+#: A Vändåtta player's choice, as :func:`choose_vandatta_option` gives it: the act and, for a
+#: play, its cards and what an eight counts as; for a draw, the card drawn.
+VandattaChoice = tuple[Act, tuple[Card, ...] | None, Card | None, Card | None]
+
+
+def choose_vandatta_option(options: TurnOptions, hand_of: Callable[[int], list[Card | None]],
+                           rng: random.Random) -> VandattaChoice:
+    """:func:`choose_vandatta` among what :meth:`Vandatta.turn_options
+    <referee.games.vandatta.Vandatta.turn_options>` offers, without an input per offer: the
+    same draws from ``rng`` and the same choice, as ``(act, cards, as, card)``
+    (:func:`vandatta_input` makes it an input)."""
+    seat, plays, draw, card, pass_, call = options
+    if call:
+        hand = hand_of(seat)
+        if len({c.rank for c in hand if c is not None}) <= 1 and rng.random() < 0.85:
+            return "call", None, None, None
+    if plays:
+        random_ = rng.random
+        if random_() < 0.9:
+            # max(plays, key=score) of choose_vandatta: a draw per play in order, the first
+            # of the highest (special, size, draw).
+            best = plays[0]
+            top: tuple[int, int, float] | None = None
+            for play in plays:
+                cards = play[0]
+                size = len(cards)
+                special = sum(1 for c in cards if c.rank in _SPECIAL)
+                key = (-special if size > 1 else -special * 2, size, random_())
+                if top is None or key > top:
+                    best, top = play, key
+        else:
+            best = rng.choice(plays)
+        return "play", best[0], best[1], None
+    if draw:
+        return "draw", None, None, card
+    if pass_:
+        return "pass", None, None, None
+    if call:  # legal_inputs(t)[0] is then the call
+        return "call", None, None, None
+    raise ValueError(f"seat {seat} has nothing to choose from")
+
+
+def vandatta_input(t: int, seat: int, choice: VandattaChoice) -> Input:
+    """The input of a :func:`choose_vandatta_option` choice made by ``seat`` at ``t``."""
+    act, cards, as_, card = choice
+    if act == "play":
+        return Input(t, seat, "play", cards=cards, as_=as_)
+    if act == "draw":
+        return Input(t, seat, "draw", card=card)
+    if act == "call":
+        return Input(t, seat, "call", call="lappen")
+    return Input(t, seat, act)
 
 
 def slappers(state: dict[str, Any], options: Any,

@@ -28,10 +28,11 @@ from referee.app.players import (
     DEFAULT_NAMES,
     TURN_MS,
     Reactions,
-    choose_vandatta,
+    choose_vandatta_option,
     engine_slappers,
     slappers,
     stamped,
+    vandatta_input,
 )
 from referee.cards import Card
 from referee.deal import reshuffled
@@ -176,7 +177,6 @@ class Simulation:
     def _plan_vandatta(self, now: int) -> None:
         engine = self.table.engine
         assert isinstance(engine, Vandatta)
-        legal = engine.legal_inputs(now)
         must_draw, turn, stock, pile, phase = engine.turn_state()  # what state() would say
         options = self.header.options
         assert isinstance(options, VandattaOptions)
@@ -187,13 +187,17 @@ class Simulation:
             self._plan(now + 2500 * MS, self._reshuffle(Input(0, seat, "reshuffle"),
                                                         self._engine_state()))
             return
-        if not legal:
+        # What legal_inputs(now) offers, without its inputs: choose_vandatta's choice is made
+        # among them with the same draws, and only the input chosen is built, at its time.
+        offered = engine.turn_options()
+        if offered is None or not (offered[1] or offered[2] or offered[4] or offered[5]):
             if phase == "round_over" and not engine.over:
                 self._plan(now + 3000 * MS, self._next_deal(self._engine_state()))
             return
-        seat = legal[0].seat
-        choice = choose_vandatta(legal, engine.hand, self.rng)
-        self._plan(now + self.reactions.ns(seat, self._turn_ms, 0.35), choice)
+        seat = offered[0]
+        choice = choose_vandatta_option(offered, engine.hand, self.rng)
+        when = now + self.reactions.ns(seat, self._turn_ms, 0.35)
+        self._plan(when, vandatta_input(when, seat, choice))
 
     def _reshuffle(self, template: Input, state: dict[str, Any]) -> Input:
         if template.stock is not None:
@@ -271,7 +275,7 @@ class Simulation:
             else:
                 inp = plan
                 act = inp.act
-                if act != "slap":  # a slap is planned with its time
+                if inp.t != t:  # a slap or a Vändåtta choice is planned with its time
                     inp = stamped(inp, t)
             count += 1
             self.t = t

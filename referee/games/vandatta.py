@@ -172,6 +172,12 @@ def _suit(card: Card) -> str:
     return card.suit
 
 
+#: A play: the cards laid, in order, and what an eight counts as (``None`` otherwise).
+Play = tuple[tuple[Card, ...], Card | None]
+#: :meth:`Vandatta.turn_options`: (seat, plays, draw, the card drawn, pass, call).
+TurnOptions = tuple[int, list[Play], bool, Card | None, bool, bool]
+
+
 @dataclass(slots=True)
 class _Refusal:
     code: RefusalCode
@@ -324,38 +330,112 @@ class Vandatta:
         hand. Plays that the referee would refuse (including going out without a lappen call) are
         left out.
         """
+        options = self.turn_options()
+        if options is None:
+            return []
+        seat, plays, draw, card, pass_, call = options
+        out = [Input(t, seat, "play", cards=cards, as_=as_) for cards, as_ in plays]
+        if draw:
+            out.append(Input(t, seat, "draw", card=card))
+        if pass_:
+            out.append(Input(t=t, seat=seat, act="pass"))
+        if call:
+            out.append(Input(t=t, seat=seat, act="call", call="lappen"))
+        return out
+
+    def turn_options(self) -> TurnOptions | None:
+        """What :meth:`legal_inputs` offers, without building its inputs: ``None`` when no seat
+        is to act, else ``(seat, plays, draw, card, pass, call)``: the plays as ``(cards, as)``
+        in the same order, whether a draw is offered and the card it names (``None`` unseen),
+        whether a pass is, and whether a lappen call is. ``legal_inputs(t)`` is exactly these
+        as inputs at ``t``: the plays, then the draw, the pass and the call."""
         seat = self._actor()
         if seat is None:
-            return []
-        out: list[Input] = []
+            return None
         phase = self._phase
         stock = self._stock
         if phase == ACE_DRAWS:
+            return (seat, [], bool(stock), stock[-1] if stock else None, False,
+                    self.options.lappen and seat not in self._called_seats())
+        if phase == LAPPEN_PENALTY:
             if stock:
-                out.append(Input(t, seat, "draw", card=stock[-1]))
-        elif phase == LAPPEN_PENALTY:
-            if stock:
-                out.append(Input(t, seat, "draw", card=stock[-1]))
-            elif not self._can_draw():
-                out.append(Input(t=t, seat=seat, act="pass"))
-            return out
-        else:
-            judged: tuple[Card, ...] | None = None
-            ok = False
-            for cards, as_ in self._candidate_plays(seat):
-                # An eight's declarations share one judging: _judge reads as_ only for None.
-                if as_ is None or cards is not judged:
-                    ok = isinstance(self._judge(seat, cards, as_), _Plan)
-                    judged = cards if as_ is not None else None
-                if ok:
-                    out.append(Input(t, seat, "play", cards=cards, as_=as_))
-            if phase in (PLAY, SPECIAL_FINISH):
-                if self._draws < MAX_DRAWS and stock:
-                    out.append(Input(t, seat, "draw", card=stock[-1]))
-                if self._draws >= MAX_DRAWS or not self._can_draw():
-                    out.append(Input(t=t, seat=seat, act="pass"))
-        if self.options.lappen and seat not in self._called_seats():
-            out.append(Input(t=t, seat=seat, act="call", call="lappen"))
+                return seat, [], True, stock[-1], False, False
+            return seat, [], False, None, not self._can_draw(), False
+        plays = self._legal_plays(seat)
+        draw = pass_ = False
+        card = None
+        if phase in (PLAY, SPECIAL_FINISH):
+            if self._draws < MAX_DRAWS and stock:
+                draw = True
+                card = stock[-1]
+            pass_ = self._draws >= MAX_DRAWS or not self._can_draw()
+        return (seat, plays, draw, card, pass_,
+                self.options.lappen and seat not in self._called_seats())
+
+    def _legal_plays(self, seat: int) -> list[Play]:
+        """The candidate plays that :meth:`_judge` accepts, in their order.
+
+        With every card of the hand seen, :meth:`_candidate_plays` gives cards of the hand, of
+        one rank, whose first card matches or follows the ace, and eights with what they count
+        as. What is left for :meth:`_judge` to refuse depends on the rank, the last card's suit
+        and whether the whole hand is laid, so it is decided here in a few comparisons
+        (:meth:`_judged_plays` judges each play in full; the two agree at every state of
+        ``tests/referee/games/test_vandatta_plays.py``). A hand with an unseen card is judged."""
+        candidates = self._candidate_plays(seat)
+        if not candidates:
+            return candidates
+        hand = self._hands[seat]
+        for c in hand:
+            if c is None:
+                return self._judged_plays(seat, candidates)
+        options = self.options
+        top = self._discard[-1] if self._discard else None
+        # special_on_special: no eight or ace on an eight or ace.
+        on_special = options.no_special_on_special and _is_special(top)
+        # ace_without_follow_up: an ace laid (not as a follow-up) keeps a card of its suit.
+        aces = self._phase != ACE_FOLLOW
+        # no_lappen: laying the whole hand goes out (unless its last card is special and
+        # no_special_finish keeps the turn), which lappen refuses without a call that counts.
+        whole = len(hand) if options.lappen and not self._call_counts(seat) else 0
+        keep_special = options.no_special_finish
+        follow_ups: Counter[str] | None = None  # the hand's cards of each suit that may follow
+        out: list[Play] = []
+        for play in candidates:
+            cards = play[0]
+            rank = cards[0].rank
+            if rank == EIGHT or rank == ACE:
+                if on_special:
+                    continue
+                if rank == ACE and aces:
+                    if follow_ups is None:
+                        follow_ups = Counter(  # (no card is None here)
+                            c.suit for c in hand if c is not None
+                            and not (options.no_special_on_special and c.rank == EIGHT))
+                    suit = cards[-1].suit
+                    if follow_ups[suit] <= sum(1 for c in cards if c.suit == suit):
+                        continue
+                if len(cards) == whole and not keep_special:
+                    continue
+            elif len(cards) == whole:
+                continue
+            out.append(play)
+        return out
+
+    def _judged_plays(self, seat: int, candidates: list[Play] | None = None) -> list[Play]:
+        """The candidate plays (``candidates``, else :meth:`_candidate_plays`) that
+        :meth:`_judge` accepts, each judged in full."""
+        if candidates is None:
+            candidates = self._candidate_plays(seat)
+        out: list[Play] = []
+        judged: tuple[Card, ...] | None = None
+        ok = False
+        for cards, as_ in candidates:
+            # An eight's declarations share one judging: _judge reads as_ only for None.
+            if as_ is None or cards is not judged:
+                ok = isinstance(self._judge(seat, cards, as_), _Plan)
+                judged = cards if as_ is not None else None
+            if ok:
+                out.append((cards, as_))
         return out
 
     # ------------------------------------------------------------------ set-up
@@ -599,7 +679,7 @@ class Vandatta:
                             f"to the hand; {penalty}")
         return _Plan(rest, tuple(from_pool))
 
-    def _candidate_plays(self, seat: int) -> list[tuple[tuple[Card, ...], Card | None]]:
+    def _candidate_plays(self, seat: int) -> list[Play]:
         hand = self._hands[seat]
         groups: dict[int, list[Card]] = {}
         for c in hand:
@@ -613,7 +693,7 @@ class Vandatta:
         ace_suit = self._ace_suit
         current = self._current
         decl: int | None = None  # the rank an eight counts as
-        out: list[tuple[tuple[Card, ...], Card | None]] = []
+        out: list[Play] = []
         for rank in sorted(groups):
             group = groups[rank]
             if len(group) == 1:  # the tests below for one card
