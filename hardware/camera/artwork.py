@@ -5,8 +5,8 @@ the GPL-3+), and decks drawn here with the system's fonts:
 
 - ``touati``: the npm package ``@younestouati/playing-cards-standard-deck`` (one SVG per card);
 - ``anglo`` and ``gnomangelo``: Debian's ``gnome-cards-data`` (one SVG sheet of 13 x 5 cards);
-- ``font-<n>``: plain cards whose corner indices and pips are text in a system font (DejaVu),
-  made here for training.
+- ``font-<n>``: plain cards whose corner indices and pips are text in a system font (DejaVu,
+  Liberation, FreeFont and the URW base 35 fonts), made here for training.
 
 Rendering uses ``rsvg-convert`` (librsvg2-bin). PNGs go to the cache folder
 (``$REFEREE_CAMERA_CACHE``, else ``.cache/camera`` in the source tree, else
@@ -125,30 +125,50 @@ def _render_sheet(deck: str, out: Path) -> None:
     sheet_png.unlink()
 
 
-#: The font decks: (font family, weight, style of the index, red colour).
-FONT_DECKS = {
+#: The font decks: (font family, weight, style of the index, red colour), then optionally the
+#: index's layout: rank size, suit size, the suit's baseline, the index's centre, the 10's
+#: letter spacing, the suits' font (some fonts have no suit symbols, and FreeSerif Bold has
+#: the spade and the club swapped). Decks 7 to 16 use the fonts of fonts-liberation2,
+#: fonts-freefont-ttf and fonts-urw-base35.
+FONT_DECKS: dict[str, tuple[str | float, ...]] = {
     "font-1": ("DejaVu Sans", "bold", "normal", "#d00000"),
     "font-2": ("DejaVu Serif", "normal", "normal", "#c01818"),
     "font-3": ("DejaVu Sans Mono", "bold", "normal", "#e02020"),
     "font-4": ("DejaVu Serif", "bold", "normal", "#b00000"),
     "font-5": ("DejaVu Sans Condensed", "normal", "normal", "#d83030"),
     "font-6": ("DejaVu Sans", "normal", "oblique", "#c00000"),
+    "font-7": ("Liberation Sans", "bold", "normal", "#d81010", 38, 26, 72, 22, -3, "FreeSans"),
+    "font-8": ("Liberation Serif", "bold", "normal", "#c00000", 36, 30, 78, 25, -1, "DejaVu Serif"),
+    "font-9": ("Nimbus Sans Narrow", "bold", "normal",
+                "#e00000", 40, 24, 70, 20, -2, "Standard Symbols PS"),
+    "font-10": ("C059", "bold", "normal", "#b81818", 32, 28, 74, 24, -2, "DejaVu Sans"),
+    "font-11": ("URW Bookman", "normal", "normal", "#cc0000", 30, 26, 70, 24, -3, "FreeSans"),
+    "font-12": ("P052", "bold", "normal", "#d00010", 36, 32, 80, 26, 0, "Standard Symbols PS"),
+    "font-13": ("URW Gothic", "bold", "normal", "#e01010", 34, 24, 68, 22, -2, "DejaVu Sans"),
+    "font-14": ("Nimbus Sans", "bold", "normal", "#c01010", 40, 30, 80, 24, -2, "DejaVu Serif"),
+    "font-15": ("Nimbus Roman", "normal", "normal",
+                "#b00000", 38, 28, 76, 23, -1, "Standard Symbols PS"),
+    "font-16": ("FreeSans", "bold", "normal", "#d82020", 30, 22, 64, 20, -1, "FreeSans"),
 }
 
 
 def _render_font_deck(deck: str, out: Path) -> None:
-    family, weight, style, red = FONT_DECKS.get(deck, FONT_DECKS["font-1"])
+    spec = FONT_DECKS.get(deck, FONT_DECKS["font-1"])
+    family, weight, style, red = (str(v) for v in spec[:4])
+    rank_size, suit_size, suit_y, x, spacing, suit_family = (
+        spec[4:] or (34, 30, 76, 24, -2, family))
     w, h = 250, 350
     for c in full_deck():
         colour = red if c.suit in "DH" else "#101010"
         rank = RANK_TEXT[c.rank]
         sym = _SYMBOLS[c.suit]
-        size = 34 if len(rank) == 1 else 30
-        index = (f'<text x="24" y="44" font-size="{size}" text-anchor="middle" '
-                 f'letter-spacing="-2">{rank}</text>'
-                 f'<text x="24" y="76" font-size="30" text-anchor="middle">{sym}</text>')
+        size = float(rank_size) if len(rank) == 1 else float(rank_size) - 4
+        index = (f'<text x="{x}" y="44" font-size="{size}" text-anchor="middle" '
+                 f'letter-spacing="{spacing}">{rank}</text>'
+                 f'<text x="{x}" y="{suit_y}" font-size="{suit_size}" '
+                 f'font-family="{suit_family}" text-anchor="middle">{sym}</text>')
         body = (f'<text x="{w / 2}" y="{h / 2 + 40}" font-size="120" '
-                f'text-anchor="middle">{sym}</text>')
+                f'font-family="{suit_family}" text-anchor="middle">{sym}</text>')
         if c.rank > 10:
             body = (f'<rect x="52" y="56" width="146" height="238" fill="none" '
                     f'stroke="{colour}" stroke-width="3"/>'

@@ -19,6 +19,7 @@ is then matched against them too, which decides between close readings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -28,6 +29,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from hardware.camera.outline import lines, refine, segments
 from referee.cards import Card, full_deck
 
 Array = npt.NDArray[Any]
@@ -161,7 +163,33 @@ def _snap(quad: Array, canny: Array) -> Array | None:
     return np.array(out, np.float32)
 
 
-def _grow(free: Array, canny: Array, opening: Array) -> list[tuple[float, Array]]:
+#: Thin dark lines on paper darker than this (grey levels) part the paper regions.
+RIDGE_MIN = 10
+_RIDGE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
+#: Lines at least this long (pixels) part the paper regions, across gaps up to WALL_GAP.
+WALL_MIN, WALL_GAP = 20.0, 20.0
+#: The least share of a whole card's outline that is edge.
+WHOLE_SUPPORT = 0.75
+
+
+def support(quad: Array, near: Array) -> float:
+    """The share of the outline of ``quad`` (less its rounded corners) on ``near`` (the edges,
+    widened by two pixels)."""
+    h, w = near.shape
+    ts = np.linspace(0.08, 0.92, 40)
+    pts = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        pts.append(a[None, :] + ts[:, None] * (b - a)[None, :])
+    p = np.rint(np.concatenate(pts)).astype(np.int64)
+    inside = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+    if not inside.all():
+        return 0.0
+    return float((near[p[:, 1], p[:, 0]] > 0).mean())
+
+
+def _grow(free: Array, canny: Array, opening: Array,
+          outline_lines: Callable[[], list[Any]] | None = None) -> list[tuple[float, Array]]:
     """Card-shaped groups of the paper regions of ``free`` (paper off the edges)."""
     h, w = free.shape
     found: list[tuple[float, Array]] = []
@@ -226,7 +254,11 @@ def _grow(free: Array, canny: Array, opening: Array) -> list[tuple[float, Array]
         quad = _quad(pts)
         if quad is None:
             continue
-        quad = _snap(quad, canny)
+        straight = outline_lines() if outline_lines is not None else []
+        rough = quad
+        quad = refine(rough, straight, missing=0)
+        if quad is None:
+            quad = _snap(rough, canny)
         if quad is None:
             continue
         found.append((area, quad))
@@ -252,15 +284,44 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
     paper = (sat < 70) & (val > max(90.0, 0.45 * bright))
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
     canny = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), *canny_thresholds)
-    edges = cv2.dilate(canny, _KERNEL)
-    free = (paper & (edges == 0)).astype(np.uint8)
     found: list[tuple[float, Array]] = []
-    for opening in _OPENINGS:  # none, then wider: a card beneath joined by a faint edge
-        found = [(a, q / scale) for a, q in _grow(free, canny, opening)]
-        if found:
-            break
-    # A card alone (the first of a pile, a card being enrolled): its whole paper blob.
+    cache: list[list[Any]] = []
     half = cv2.resize(paper.astype(np.uint8), (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+
+    def straight() -> list[Any]:
+        if not cache:  # the straight edges around the paper (the pile), found once
+            x, y, bw, bh = cv2.boundingRect(half)
+            x0, y0 = max(0, 2 * x - 12), max(0, 2 * y - 12)
+            x1, y1 = min(w, 2 * (x + bw) + 12), min(h, 2 * (y + bh) + 12)
+            segs = segments(gray[y0:y1, x0:x1])
+            segs[:, 0::2] += x0
+            segs[:, 1::2] += y0
+            cache.append(lines(segs, 12))
+        return cache[0]
+
+    # The straight edges the line finder sees (it sees fainter ones than Canny: a card on a
+    # white card) part the paper too, their short gaps closed.
+    walls = canny.copy()
+    for line in straight():
+        if line.length < WALL_MIN:
+            continue
+        spans = line.spans
+        for k, (a, b) in enumerate(spans):
+            if k + 1 < len(spans) and spans[k + 1][0] - b < WALL_GAP:
+                b = spans[k + 1][0]
+            p0, p1 = line.point(a), line.point(b)
+            cv2.line(walls, (round(p0[0]), round(p0[1])), (round(p1[0]), round(p1[1])), 255, 1)
+    # A card's cut edge on a white card beneath: a thin dark line (its rim, its shadow).
+    ridge = cv2.morphologyEx(cv2.GaussianBlur(gray, (3, 3), 0), cv2.MORPH_BLACKHAT, _RIDGE)
+    edges = cv2.dilate(walls, _KERNEL)
+    edges[ridge > RIDGE_MIN] = 255
+    free = (paper & (edges == 0)).astype(np.uint8)
+    near = cv2.dilate(canny, _KERNEL, iterations=2)
+    for opening in _OPENINGS:  # none, then wider: a card beneath joined by a faint edge
+        got = [(a, q) for a, q in _grow(free, canny, opening, straight)
+               if support(q, near) >= WHOLE_SUPPORT]
+        found.extend((a, q / scale) for a, q in got)
+    # A card alone (the first of a pile, a card being enrolled): its whole paper blob.
     blobs, _ = cv2.findContours(cv2.morphologyEx(half, cv2.MORPH_CLOSE, _CLOSE),
                                 cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     for blob in blobs:
@@ -279,6 +340,21 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
                for u in unique):
             unique.append(q.astype(np.float32))
     return unique
+
+
+#: Pixels (of the frame) by which a quad is widened, in turn, when a corner cannot be read.
+READ_WIDER = (4.0, 8.0)
+
+
+def grow_quad(quad: Array, px: float) -> Array:
+    """``quad`` with each side moved ``px`` pixels outwards."""
+    out = []
+    for i in range(4):
+        p = quad[i].astype(np.float64)
+        a = p - quad[(i + 1) % 4]
+        b = p - quad[i - 1]
+        out.append(p + px * (a / max(np.linalg.norm(a), 1e-6) + b / max(np.linalg.norm(b), 1e-6)))
+    return np.array(out, np.float32)
 
 
 def warp(frame: Array, quad: Array) -> Array:
@@ -314,15 +390,27 @@ def _fit(mask: Array, size: tuple[int, int]) -> Array:
     return out
 
 
+#: Margins (pixels of the warped card) blanked before a corner is split: the card's outline
+#: found a few pixels wide leaves a strip of table or of the card beneath along the edge.
+MARGINS = (2, 5, 8)
+
+
 def corner_glyphs(card: Array) -> Glyphs | None:
     """The index of the card's top-left corner, or None when it cannot be split."""
+    for m in MARGINS:
+        got = _corner_glyphs(card, m)
+        if got is not None:
+            return got
+    return None
+
+
+def _corner_glyphs(card: Array, m: int) -> Glyphs | None:
     cw, ch = round(CORNER_W * WARP_W), round(CORNER_H * WARP_H)
     crop = card[:ch, :cw].astype(np.float32)
     gray = crop.min(axis=2)  # red ink is dark in green and blue
     paper = float(np.percentile(gray, 85))
-    if paper < 40 or paper - float(gray.min()) < 50:
+    if paper < 40 or paper - float(gray[m:, m:].min()) < 50:
         return None
-    m = 2
     gray[:m, :] = paper
     gray[:, :m] = paper
     g8 = np.clip(gray, 0, 255).astype(np.uint8)
@@ -539,12 +627,19 @@ class Recogniser:
         """The card inside one quad of the frame."""
         card_img = warp(frame, quad)
         corners = read_corners(card_img)
+        for px in READ_WIDER:
+            if all(c is not None for c in corners):
+                break
+            # The outline may have been found a few pixels inside the card, cutting an index:
+            # read a little wider (the margins of the corners take off what lies beyond).
+            wider = read_corners(warp(frame, grow_quad(quad, px)))
+            corners = [c if c is not None else w for c, w in zip(corners, wider, strict=True)]
         seen = [c for c in corners if c is not None]
         card: Card | None = None
         conf = 0.0
         if len(seen) == 2 and seen[0][0] == seen[1][0]:
-            card, conf = seen[0][0], min(seen[0][1], seen[1][1]) ** 0.5 * (
-                max(seen[0][1], seen[1][1]) ** 0.5)
+            # Two corners read apart agree: independent evidence (a noisy-or of the two).
+            card, conf = seen[0][0], 1 - (1 - seen[0][1]) * (1 - seen[1][1])
         elif len(seen) == 2:
             surer = max(seen, key=lambda s: s[1])
             card, conf = surer[0], 0.5 * surer[1] * (1 - min(s[1] for s in seen))

@@ -240,8 +240,9 @@ def random_hand(rng: random.Random, avoid: tuple[float, float, float] | None = N
 
 def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int | None = None,
                  hands: bool = True) -> Scene:
-    """A random pile photograph: a top card (``top`` or random), up to 3 cards beneath it,
-    sometimes a hand beside the top card's corners. The same arguments, the same scene."""
+    """A random pile photograph: a top card (``top`` or random) wholly in view, up to 3 cards
+    beneath it, sometimes a hand beside the top card's corners. The same arguments, the same
+    scene."""
     rng = random.Random(f"scene-{deck}-{seed}")
     scene = Scene(deck=deck, background=rng.randrange(8), seed=seed)
     cards = full_deck()
@@ -251,9 +252,23 @@ def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int 
         cards.append(top)
     n_below = rng.choice((0, 1, 1, 2, 3)) if beneath is None else beneath
     height = rng.uniform(170, 260)
-    cx = rng.uniform(0.5 * height, FRAME_W - 0.5 * height)
-    cy = rng.uniform(0.55 * height, FRAME_H - 0.55 * height)
     angle = rng.uniform(-180, 180)
+    # The camera is mounted over the pile: the top card lies wholly in view (the cards
+    # beneath may run out of it), with room for the camera's tilt.
+    a = math.radians(angle)
+    width = height / 1.45
+    half_w = 0.5 * (width * abs(math.cos(a)) + height * abs(math.sin(a))) * 1.08 + 4
+    half_h = 0.5 * (width * abs(math.sin(a)) + height * abs(math.cos(a))) * 1.08 + 4
+    cx = rng.uniform(half_w, FRAME_W - half_w)
+    cy = rng.uniform(half_h, FRAME_H - half_h)
+    random_look(scene, rng)
+    for _ in range(20):  # the camera's tilt may still take a corner out
+        corners = corners_in_frame(scene, Placed(cards[-1], cx, cy, height, angle))
+        if (corners.min(axis=0) >= 2).all() and (corners[:, 0] <= FRAME_W - 3).all() \
+                and (corners[:, 1] <= FRAME_H - 3).all():
+            break
+        cx = rng.uniform(half_w, FRAME_W - half_w)
+        cy = rng.uniform(half_h, FRAME_H - half_h)
     for i in range(n_below):
         d = rng.uniform(0.15, 0.45) * height
         a = rng.uniform(0, 2 * math.pi)
@@ -262,7 +277,6 @@ def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int 
     scene.cards.append(Placed(cards[-1], cx, cy, height, angle))
     if hands and rng.random() < 0.25:
         scene.hands.append(random_hand(rng, (cx, cy, 0.95 * height)))
-    random_look(scene, rng)
     return scene
 
 

@@ -24,6 +24,8 @@ import numpy as np
 
 from hardware.camera.artwork import FONT_DECKS
 from hardware.camera.recognise import (
+    CORNER_H,
+    CORNER_W,
     MODEL_PATH,
     RANK_CLASSES,
     SUIT_CLASSES,
@@ -78,8 +80,8 @@ def filmed(deck: str, card: Card, rng: random.Random) -> Array:
     if q:
         out = cv2.imdecode(cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, q])[1],
                            cv2.IMREAD_COLOR)
-    # the recogniser's estimate of the corners is off by a pixel or two
-    e = 2.0
+    # the recogniser's estimate of the corners is off by a few pixels (or read a little wider)
+    e = 4.0
     seen = dst + np.array([[rng.uniform(-e, e), rng.uniform(-e, e)] for _ in range(4)],
                            np.float32)
     if rng.random() < 0.5:
@@ -88,6 +90,20 @@ def filmed(deck: str, card: Card, rng: random.Random) -> Array:
                       np.float32)
     return np.asarray(cv2.warpPerspective(out, cv2.getPerspectiveTransform(seen, target),
                                           (WARP_W, WARP_H), flags=cv2.INTER_AREA))
+
+
+#: Indices are printed narrower or wider than any font here (condensed faces are common on
+#: cards): this share of the corners is squeezed or stretched sideways by a factor in SQUEEZE.
+SQUEEZE_SHARE, SQUEEZE = 0.6, (0.5, 1.2)
+
+
+def squeezed(card: Array, factor: float) -> Array:
+    """A warped card whose top-left corner index is ``factor`` times as wide."""
+    cw, ch = round(CORNER_W * WARP_W), round(CORNER_H * WARP_H)
+    src_w = min(WARP_W, round(cw / factor))
+    out = card.copy()
+    out[:ch, :cw] = cv2.resize(card[:ch, :src_w], (cw, ch), interpolation=cv2.INTER_AREA)
+    return out
 
 
 def samples(decks: tuple[str, ...], per_card: int, seed: int
@@ -103,6 +119,8 @@ def samples(decks: tuple[str, ...], per_card: int, seed: int
             for _ in range(per_card):
                 img = filmed(deck, card, rng)
                 for view in (img, np.ascontiguousarray(img[::-1, ::-1])):
+                    if rng.random() < SQUEEZE_SHARE:
+                        view = squeezed(view, rng.uniform(*SQUEEZE))
                     g = corner_glyphs(view)
                     if g is None:
                         continue

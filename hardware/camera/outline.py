@@ -1,0 +1,257 @@
+"""Whole cards by their outlines: four straight sides that meet at right angles.
+
+The top card of a pile is the one card whose four sides are all seen whole; the sides of the
+cards beneath stop where the top card covers them. So straight edges are found (OpenCV's line
+segment detector, on a half-size copy), collinear pieces are joined into lines, and every
+two pairs of parallel lines that cross at right angles with a card's proportions make a
+rectangle. A rectangle is kept when edges run along most of each of its sides; the more of its
+outline is edge, the likelier it is the top card. This finds a card lying on a white card
+(where the paper between them is one region) and a card whose index or pips run into its edge.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[Any]
+
+#: A card's long side over its short side, seen from above, with room for a tilted camera.
+ASPECT = (1.25, 1.75)
+#: Pieces closer than this (degrees, pixels) lie on one line.
+JOIN_DEG, JOIN_PX = 2.5, 2.5
+#: Two lines this close to parallel, or to square, may be a card's sides (degrees).
+PARALLEL_DEG, SQUARE_DEG = 5.0, 7.0
+#: The share of a side that must be edge, at the least for every side and on average.
+SIDE_MIN, MEAN_MIN = 0.45, 0.7
+#: A card's rounded corners: this share of each end of a side is not counted.
+CORNER_SHARE = 0.07
+
+
+@dataclass
+class _Line:
+    """Collinear segments: a unit normal ``n``, offset ``rho`` (n·p = rho), direction ``u``,
+    and the stretches along ``u`` where there is edge."""
+
+    n: Array
+    rho: float
+    u: Array
+    theta: float  # direction, in [0, pi)
+    spans: list[tuple[float, float]] = field(default_factory=list)
+    length: float = 0.0
+
+    def point(self, t: float) -> Array:
+        """The point of the line at ``t`` along it."""
+        return np.asarray(self.n * self.rho + self.u * t)
+
+    def covered(self, t0: float, t1: float) -> float:
+        """The share of [t0, t1] along the line that is edge."""
+        if t1 < t0:
+            t0, t1 = t1, t0
+        if t1 - t0 < 1:
+            return 0.0
+        got = 0.0
+        for a, b in self.spans:
+            lo, hi = max(a, t0), min(b, t1)
+            if hi > lo:
+                got += hi - lo
+        return got / (t1 - t0)
+
+
+def _union(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    spans.sort()
+    out: list[tuple[float, float]] = []
+    for a, b in spans:
+        if out and a <= out[-1][1] + 1.5:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+_LSD: Any = None
+
+
+def segments(gray: Array) -> Array:
+    """Straight edge segments of a grey frame, found at half size: rows x1, y1, x2, y2."""
+    global _LSD
+    if _LSD is None:
+        _LSD = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD)
+    half = cv2.resize(gray, (gray.shape[1] // 2, gray.shape[0] // 2),
+                      interpolation=cv2.INTER_AREA)
+    found = _LSD.detect(half)[0]
+    if found is None:
+        return np.zeros((0, 4), np.float32)
+    return np.asarray(found.reshape(-1, 4) * 2.0, np.float32)
+
+
+def lines(segs: Array, min_piece: float, most: int = 80) -> list[_Line]:
+    """The ``most`` longest segments of at least ``min_piece`` pixels joined into lines,
+    longest first."""
+    lengths = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
+    order = np.argsort(-lengths)[:most]
+    order = order[lengths[order] >= min_piece]
+    seg = segs[order].astype(np.float64)
+    theta = np.arctan2(seg[:, 3] - seg[:, 1], seg[:, 2] - seg[:, 0]) % math.pi
+    mx, my = (seg[:, 0] + seg[:, 2]) / 2, (seg[:, 1] + seg[:, 3]) / 2
+    join = math.radians(JOIN_DEG)
+    out: list[_Line] = []
+    # the lines so far: direction, normal and offset, as arrays
+    th = np.zeros(len(order))
+    nx, ny, rho = np.zeros(len(order)), np.zeros(len(order)), np.zeros(len(order))
+    for k in range(len(order)):
+        m = len(out)
+        hit = -1
+        if m:
+            d = np.abs(th[:m] - theta[k])
+            near = (np.minimum(d, math.pi - d) <= join) & (
+                np.abs(nx[:m] * mx[k] + ny[:m] * my[k] - rho[:m]) <= JOIN_PX)
+            if near.any():
+                hit = int(np.argmax(near))
+        if hit < 0:
+            u = np.array([math.cos(theta[k]), math.sin(theta[k])])
+            n = np.array([-u[1], u[0]])
+            line = _Line(n, float(n[0] * mx[k] + n[1] * my[k]), u, float(theta[k]))
+            th[m], nx[m], ny[m], rho[m] = line.theta, n[0], n[1], line.rho
+            out.append(line)
+        else:
+            line = out[hit]
+        x1, y1, x2, y2 = seg[k]
+        ta, tb = line.u[0] * x1 + line.u[1] * y1, line.u[0] * x2 + line.u[1] * y2
+        line.spans.append((float(min(ta, tb)), float(max(ta, tb))))
+        line.length += float(lengths[order[k]])
+    for line in out:
+        line.spans = _union(line.spans)
+    out.sort(key=lambda ln: -ln.length)
+    return out
+
+
+def _cross(a: _Line, b: _Line) -> Array | None:
+    m = np.array([a.n, b.n])
+    if abs(np.linalg.det(m)) < 1e-6:
+        return None
+    return np.asarray(np.linalg.solve(m, np.array([a.rho, b.rho])))
+
+
+def _angle(a: _Line, b: _Line) -> float:
+    d = abs(a.theta - b.theta)
+    return math.degrees(min(d, math.pi - d))
+
+
+def rectangles(found: list[_Line], size: tuple[int, int], max_lines: int = 40
+               ) -> list[tuple[float, Array]]:
+    """Card-shaped rectangles whose sides are mostly edge: (score, corners), best first.
+    The score is the share of the outline that is edge."""
+    w, h = size
+    ls = found[:max_lines]
+    short = (0.08 * min(w, h), 0.8 * min(w, h))
+    pairs: list[tuple[int, int, float]] = []
+    for i in range(len(ls)):
+        for j in range(i + 1, len(ls)):
+            if _angle(ls[i], ls[j]) > PARALLEL_DEG:
+                continue
+            d = abs(ls[i].rho - (ls[j].rho if ls[i].n @ ls[j].n > 0 else -ls[j].rho))
+            if short[0] <= d <= short[1] * ASPECT[1]:
+                pairs.append((i, j, d))
+    out: list[tuple[float, Array]] = []
+    for p in range(len(pairs)):
+        a, b, d1 = pairs[p]
+        for q in range(p + 1, len(pairs)):
+            c, e, d2 = pairs[q]
+            if len({a, b, c, e}) < 4 or abs(_angle(ls[a], ls[c]) - 90) > SQUARE_DEG:
+                continue
+            ratio = max(d1, d2) / max(min(d1, d2), 1.0)
+            if not ASPECT[0] <= ratio <= ASPECT[1] or min(d1, d2) < short[0]:
+                continue
+            corners = [_cross(ls[a], ls[c]), _cross(ls[c], ls[b]), _cross(ls[b], ls[e]),
+                       _cross(ls[e], ls[a])]
+            if any(k is None for k in corners):
+                continue
+            quad = np.array(corners, np.float32)
+            sides = ((ls[a], quad[3], quad[0]), (ls[c], quad[0], quad[1]),
+                     (ls[b], quad[1], quad[2]), (ls[e], quad[2], quad[3]))
+            shares = []
+            for line, p0, p1 in sides:
+                t0, t1 = float(line.u @ p0), float(line.u @ p1)
+                cut = CORNER_SHARE * abs(t1 - t0)
+                lo, hi = min(t0, t1) + cut, max(t0, t1) - cut
+                shares.append(line.covered(lo, hi))
+            if min(shares) < SIDE_MIN:
+                continue
+            lengths = [float(np.linalg.norm(s[2] - s[1])) for s in sides]
+            score = sum(s * ln for s, ln in zip(shares, lengths, strict=True)) / sum(lengths)
+            if score >= MEAN_MIN:
+                out.append((score, quad))
+    out.sort(key=lambda x: -x[0])
+    return out
+
+
+#: A side's line may lie this far inside or outside the rough side (pixels), and turn this
+#: much (degrees), and must run along this share of it.
+REFINE_IN, REFINE_OUT, REFINE_DEG, REFINE_COVER = 6.0, 25.0, 8.0, 0.3
+
+
+def refine(quad: Array, found: list[_Line], missing: int = 1) -> Array | None:
+    """The rough corners of a card (its paper regions' hull, which stops short of the edge and
+    may take in a sliver of a card beneath) moved onto its four sides' lines: for each side,
+    the line most of whose length runs along it, near it and outside it. Up to ``missing``
+    sides with no such line (a faint edge) are moved out as far as the others were; None if
+    more sides have none."""
+    c = quad.mean(axis=0)
+    chosen: list[_Line | None] = []
+    rough: list[_Line] = []
+    shifts: list[float] = []
+    for i in range(4):
+        a, b = quad[i].astype(np.float64), quad[(i + 1) % 4].astype(np.float64)
+        d = b - a
+        length = float(np.linalg.norm(d))
+        if length < 4:
+            return None
+        theta = math.atan2(d[1], d[0]) % math.pi
+        nrm = np.array([d[1], -d[0]]) / length
+        mid = (a + b) / 2
+        if np.dot(nrm, mid - c) < 0:
+            nrm = -nrm
+        rough.append(_Line(nrm, float(nrm @ mid), d / length, theta))
+        best: tuple[float, float, _Line] | None = None
+        for line in found:
+            dt = abs(line.theta - theta)
+            if math.degrees(min(dt, math.pi - dt)) > REFINE_DEG:
+                continue
+            # how far the line lies out from the side's middle, along the outward normal
+            denom = float(line.n @ nrm)
+            if abs(denom) < 0.5:
+                continue
+            s = (line.rho - float(line.n @ mid)) / denom
+            if not -REFINE_IN <= s <= REFINE_OUT:
+                continue
+            t0, t1 = float(line.u @ a), float(line.u @ b)
+            share = line.covered(min(t0, t1), max(t0, t1))
+            if share < REFINE_COVER:
+                continue
+            key = (share - 0.01 * abs(s), s)
+            if best is None or key[0] > best[0]:
+                best = (key[0], key[1], line)
+        if best is None:
+            chosen.append(None)
+            continue
+        chosen.append(best[2])
+        shifts.append(best[1])
+    if len(shifts) < 4 - missing:
+        return None
+    out_by = float(np.median(shifts))
+    sides = [line if line is not None else
+             _Line(rough[i].n, rough[i].rho + out_by, rough[i].u, rough[i].theta)
+             for i, line in enumerate(chosen)]
+    out = []
+    for i in range(4):
+        p = _cross(sides[i - 1], sides[i])
+        if p is None:
+            return None
+        out.append(p)
+    return np.array(out, np.float32)
