@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from hardware.camera.outline import lines, refine, segments
+from hardware.camera.outline import lines, rectangles, refine, segments
 from referee.cards import Card, full_deck
 
 Array = npt.NDArray[Any]
@@ -163,13 +163,10 @@ def _snap(quad: Array, canny: Array) -> Array | None:
     return np.array(out, np.float32)
 
 
-#: Thin dark lines on paper darker than this (grey levels) part the paper regions.
-RIDGE_MIN = 10
-_RIDGE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
 #: Lines at least this long (pixels) part the paper regions, across gaps up to WALL_GAP.
 WALL_MIN, WALL_GAP = 20.0, 20.0
-#: The least share of a whole card's outline that is edge.
-WHOLE_SUPPORT = 0.75
+#: The least share of a whole card's outline that is edge; a card with SURE_SUPPORT is sure.
+WHOLE_SUPPORT, SURE_SUPPORT = 0.75, 0.9
 
 
 def support(quad: Array, near: Array) -> float:
@@ -311,10 +308,7 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
                 b = spans[k + 1][0]
             p0, p1 = line.point(a), line.point(b)
             cv2.line(walls, (round(p0[0]), round(p0[1])), (round(p1[0]), round(p1[1])), 255, 1)
-    # A card's cut edge on a white card beneath: a thin dark line (its rim, its shadow).
-    ridge = cv2.morphologyEx(cv2.GaussianBlur(gray, (3, 3), 0), cv2.MORPH_BLACKHAT, _RIDGE)
     edges = cv2.dilate(walls, _KERNEL)
-    edges[ridge > RIDGE_MIN] = 255
     free = (paper & (edges == 0)).astype(np.uint8)
     near = cv2.dilate(canny, _KERNEL, iterations=2)
     for opening in _OPENINGS:  # none, then wider: a card beneath joined by a faint edge
@@ -334,6 +328,10 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
             if quad is not None:
                 found.append((area, quad / scale))
     found.sort(key=lambda x: -x[0])
+    if not any(support(q * scale, near) >= SURE_SUPPORT for _, q in found):
+        # No card with its whole outline on edges: the rectangles of the straight lines
+        # (a card whose paper runs into a white card's beneath), after the others.
+        found.extend((0.0, _order(q) / scale) for _, q in rectangles(straight(), (w, h))[:2])
     unique: list[Array] = []
     for _, q in found:
         if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
