@@ -137,8 +137,10 @@ def choose_vandatta_option(options: TurnOptions, hand_of: Callable[[int], list[C
             for play in plays:
                 cards = play[0]
                 size = len(cards)
-                special = sum(1 for c in cards if c.rank in _SPECIAL)
-                key = (-special if size > 1 else -special * 2, size, random_())
+                if size == 1:
+                    key = (-2 if cards[0].rank in _SPECIAL else 0, 1, random_())
+                else:
+                    key = (-sum(1 for c in cards if c.rank in _SPECIAL), size, random_())
                 if top is None or key > top:
                     best, top = play, key
         else:

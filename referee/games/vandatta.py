@@ -172,6 +172,16 @@ def _suit(card: Card) -> str:
     return card.suit
 
 
+def _eight_counts_as(groups: dict[int, list[Card]]) -> int:
+    """:meth:`Vandatta._declared_rank` of a hand grouped by rank: the rank most common in it
+    but the eights (the highest of those equally common), 2 when there is none."""
+    best = (0, 2)
+    for rank, group in groups.items():
+        if rank != EIGHT and (len(group), rank) > best:
+            best = (len(group), rank)
+    return best[1]
+
+
 #: A play: the cards laid, in order, and what an eight counts as (``None`` otherwise).
 Play = tuple[tuple[Card, ...], Card | None]
 #: :meth:`Vandatta.turn_options`: (seat, plays, draw, the card drawn, pass, call).
@@ -373,52 +383,122 @@ class Vandatta:
                 self.options.lappen and seat not in self._called_seats())
 
     def _legal_plays(self, seat: int) -> list[Play]:
-        """The candidate plays that :meth:`_judge` accepts, in their order.
+        """The plays of :meth:`_candidate_plays` that :meth:`_judge` accepts, in their order,
+        made without judging each one.
 
-        With every card of the hand seen, :meth:`_candidate_plays` gives cards of the hand, of
-        one rank, whose first card matches or follows the ace, and eights with what they count
-        as. What is left for :meth:`_judge` to refuse depends on the rank, the last card's suit
-        and whether the whole hand is laid, so it is decided here in a few comparisons
-        (:meth:`_judged_plays` judges each play in full; the two agree at every state of
-        ``tests/referee/games/test_vandatta_plays.py``). A hand with an unseen card is judged."""
-        candidates = self._candidate_plays(seat)
-        if not candidates:
-            return candidates
+        With every card of the hand seen, once, a candidate is cards of the hand of one rank
+        whose first card matches (or follows the ace), and :meth:`_judge` can refuse it only
+        for the rank (an eight or ace on a special card with ``no_special_on_special``), for
+        an ace's suit (no other card of it kept to follow) or for laying the whole hand
+        (going out without a lappen call that counts): so the candidates are made here with
+        those tests, in a few comparisons each. :meth:`_judged_plays` makes and judges every
+        candidate in full; the two agree at every state of
+        ``tests/referee/games/test_vandatta_plays.py``. A hand with an unseen card, or a
+        card twice, is judged."""
         hand = self._hands[seat]
+        groups: dict[int, list[Card]] = {}
         for c in hand:
             if c is None:
-                return self._judged_plays(seat, candidates)
+                return self._judged_plays(seat)
+            same = groups.get(c.rank)
+            if same is None:
+                groups[c.rank] = [c]
+            else:
+                same.append(c)
         options = self.options
+        following = self._phase == ACE_FOLLOW
+        ace_suit = self._ace_suit
+        current = self._current
         top = self._discard[-1] if self._discard else None
-        # special_on_special: no eight or ace on an eight or ace.
         on_special = options.no_special_on_special and _is_special(top)
-        # ace_without_follow_up: an ace laid (not as a follow-up) keeps a card of its suit.
-        aces = self._phase != ACE_FOLLOW
-        # no_lappen: laying the whole hand goes out (unless its last card is special and
-        # no_special_finish keeps the turn), which lappen refuses without a call that counts.
+        # Laying the whole hand goes out (unless no_special_finish keeps the turn after an
+        # eight or ace), which lappen refuses without a call that counts.
         whole = len(hand) if options.lappen and not self._call_counts(seat) else 0
         keep_special = options.no_special_finish
-        follow_ups: Counter[str] | None = None  # the hand's cards of each suit that may follow
+        decl = 0  # the rank an eight counts as, once known
+        kept: dict[str, int] | None = None  # the hand's cards of each suit that may follow an ace
         out: list[Play] = []
-        for play in candidates:
-            cards = play[0]
-            rank = cards[0].rank
+        for rank in sorted(groups):
+            group = groups[rank]
+            out_size = whole
+            follow: dict[str, int] | None = None  # for an ace: the cards that may follow it
             if rank == EIGHT or rank == ACE:
                 if on_special:
-                    continue
-                if rank == ACE and aces:
-                    if follow_ups is None:
-                        follow_ups = Counter(  # (no card is None here)
-                            c.suit for c in hand if c is not None
-                            and not (options.no_special_on_special and c.rank == EIGHT))
-                    suit = cards[-1].suit
-                    if follow_ups[suit] <= sum(1 for c in cards if c.suit == suit):
+                    continue  # special_on_special
+                if keep_special:
+                    out_size = 0
+                if rank == EIGHT and not decl:
+                    decl = _eight_counts_as(groups)
+                elif rank == ACE and not following:
+                    if kept is None:
+                        kept = {}
+                        eights = options.no_special_on_special  # may not follow an ace
+                        for c in hand:
+                            if c is not None and not (eights and c.rank == EIGHT):
+                                kept[c.suit] = kept.get(c.suit, 0) + 1
+                    follow = kept
+            if len(group) == 1:
+                card = group[0]
+                if following:
+                    if card.suit != ace_suit:
                         continue
-                if len(cards) == whole and not keep_special:
-                    continue
-            elif len(cards) == whole:
+                elif (rank != EIGHT and current is not None and rank != current[1]
+                      and card.suit != current[0]):
+                    continue  # no_match
+                if out_size == 1:
+                    continue  # no_lappen
+                if rank == EIGHT:
+                    play = (card,)
+                    for suit in SUITS:
+                        out.append((play, _CARD_OF[decl, suit]))
+                elif follow is None or follow.get(card.suit, 0) > 1:  # ace_without_follow_up
+                    out.append(((card,), None))
                 continue
-            out.append(play)
+            group.sort(key=_suit)  # one rank: the cards' own order
+            size = len(group)
+            for i in range(1, size):
+                if group[i - 1].suit == group[i].suit:  # a card twice: never in a real deck
+                    return self._judged_plays(seat)
+            match: Card | None = None  # the one card that matches, when not all do
+            if following:
+                if not any(c.suit == ace_suit for c in group):
+                    continue
+            elif rank != EIGHT and current is not None and rank != current[1]:
+                for c in group:
+                    if c.suit == current[0]:
+                        match = c
+                if match is None:
+                    continue  # no_match
+            for n in range(1, size + 1):
+                if n == out_size:
+                    continue  # no_lappen
+                for subset in combinations(group, n):
+                    if following and not any(c.suit == ace_suit for c in subset):
+                        continue
+                    if rank == EIGHT:
+                        for suit in SUITS:
+                            out.append((subset, _CARD_OF[decl, suit]))
+                        continue
+                    if match is not None and match not in subset:
+                        continue  # no_match
+                    if n == 1:
+                        if follow is None or follow.get(subset[0].suit, 0) > 1:  # as below
+                            out.append((subset, None))
+                        continue
+                    # Each card last in turn (it sets the suit), the others before it, first
+                    # the one that matches if not all do.
+                    for j in range(n):
+                        last = subset[j]
+                        if last is match:
+                            continue  # no_match: no other card of the play matches
+                        if follow is not None and follow.get(last.suit, 0) <= 1:
+                            continue  # ace_without_follow_up
+                        others = subset[:j] + subset[j + 1:]
+                        if match is None:
+                            out.append(((*others, last), None))
+                        else:
+                            out.append(((match, *[c for c in others if c is not match], last),
+                                        None))
         return out
 
     def _judged_plays(self, seat: int, candidates: list[Play] | None = None) -> list[Play]:

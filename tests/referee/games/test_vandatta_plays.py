@@ -165,17 +165,19 @@ def test_the_simulations_states_too() -> None:
     assert refusals
 
 
-def test_small_hands_of_eights_and_aces() -> None:
-    """Positions the games meet seldom: a hand of one to three cards, mostly eights and aces,
-    laid out with or without a lappen call, on a special card or not."""
+def test_hands_of_few_ranks() -> None:
+    """Positions the games meet seldom: a hand of one to five cards of two or three ranks
+    (mostly eights and aces), laid out with or without a lappen call, on a special card or
+    not, on an upcard seen or not."""
     refusals: Counter[str] = Counter()
     deck = full_deck()
-    specials = [c for c in deck if c.rank in (8, 14)]
-    for seed in range(300):
+    sizes: Counter[int] = Counter()
+    for seed in range(400):
         rng = random.Random(seed)
         opts = OPTIONS[seed % len(OPTIONS)]
-        pool = list(specials) + rng.sample([c for c in deck if c not in specials], 4)
-        mine = rng.sample(pool, rng.randint(1, 3))
+        ranks = rng.sample([8, 14, 8, 14, *range(2, 14)], 3)[:rng.randint(2, 3)]
+        pool = [c for c in deck if c.rank in ranks]
+        mine = rng.sample(pool, min(len(pool), rng.randint(1, 5)))
         rest = [c for c in deck if c not in mine]
         rng.shuffle(rest)
         n = rng.randint(2, 4)
@@ -183,14 +185,17 @@ def test_small_hands_of_eights_and_aces() -> None:
         left = rest[6 * (n - 1):]
         upcard = rng.choice([c for c in left if c.rank in (8, 14)] + left[:3])
         left.remove(upcard)
-        e = Vandatta(n, n - 1, opts, HandDeal(hands, tuple(left), upcard))
+        e = Vandatta(n, n - 1, opts, HandDeal(hands, tuple(left),
+                                              None if seed % 5 == 0 else upcard))
         t = 1
         if rng.random() < 0.5:
             e.apply(Input(t, 0, "call", call="lappen"))
         for t in range(2, 8):
             legal = check(e, t, refusals)
+            sizes.update(len(i.cards or ()) for i in legal)
             if not legal or e.over:
                 break
             e.apply(rng.choice(legal))
     assert {"ace_without_follow_up", "no_lappen", "special_on_special"} <= set(refusals), \
         refusals
+    assert {1, 2, 3, 4} <= set(sizes), sizes
