@@ -183,9 +183,10 @@ class Simulation:
         seat = must_draw if must_draw is not None else turn
         if (stock == 0 and pile > 1 and seat is not None
                 and options.reshuffle_discards and phase != "round_over"):
-            # The table reshuffles as soon as the stock is empty (RULES.md allows any moment).
-            self._plan(now + 2500 * MS, self._reshuffle(Input(0, seat, "reshuffle"),
-                                                        self._engine_state()))
+            # The table reshuffles as soon as the stock is empty (RULES.md allows any moment):
+            # the cards of state()'s pile, read from the engine as cards.
+            self._plan(now + 2500 * MS, Input(0, seat, "reshuffle",
+                                              stock=reshuffled(engine.pile_cards(), self.rng)))
             return
         # What legal_inputs(now) offers, without its inputs: choose_vandatta's choice is made
         # among them with the same draws, and only the input chosen is built, at its time.
@@ -198,12 +199,6 @@ class Simulation:
         choice = choose_vandatta_option(offered, engine.hand, self.rng)
         when = now + self.reactions.ns(seat, self._turn_ms, 0.35)
         self._plan(when, vandatta_input(when, seat, choice))
-
-    def _reshuffle(self, template: Input, state: dict[str, Any]) -> Input:
-        if template.stock is not None:
-            return template
-        return Input(template.t, template.seat, "reshuffle",
-                     stock=reshuffled(state["pile"], self.rng))
 
     def _next_deal(self, state: dict[str, Any]) -> Input:
         return next_deal(state, self.rng.getrandbits(32), 0)

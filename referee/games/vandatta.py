@@ -67,6 +67,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from operator import attrgetter
 from typing import Any
 
 from referee.cards import (
@@ -172,6 +173,18 @@ def _suit(card: Card) -> str:
     return card.suit
 
 
+#: A card's identity as a key of the C library (a card hashes and compares in Python).
+_KEY = attrgetter("rank", "suit")
+_ONLY_CARDS = {Card}
+
+
+def _same_cards(a: Sequence[Card | None], b: Sequence[Card | None]) -> bool:
+    """Whether ``a`` and ``b`` are cards (all seen, none ``None``) and the same ones as many
+    times each."""
+    return (set(map(type, a)) == _ONLY_CARDS and set(map(type, b)) == _ONLY_CARDS
+            and sorted(map(_KEY, a)) == sorted(map(_KEY, b)))
+
+
 def _eight_counts_as(groups: dict[int, list[Card]]) -> int:
     """:meth:`Vandatta._declared_rank` of a hand grouped by rank: the rank most common in it
     but the eights (the highest of those equally common), 2 when there is none."""
@@ -260,6 +273,11 @@ class Vandatta:
     def stock_cards(self) -> list[Card | None]:
         """The stock, top first (``None`` for unseen cards): for tests and simulation."""
         return list(reversed(self._stock))
+
+    def pile_cards(self) -> list[Card | None]:
+        """The discard pile, top last (``None`` for unseen cards): the cards of ``state()``'s
+        ``pile``, for the table's reshuffle in a simulation."""
+        return list(self._discard)
 
     def advance(self, t: int) -> list[Verdict]:
         """Vändåtta has no timed rule: nothing happens when time passes."""
@@ -983,7 +1001,7 @@ class Vandatta:
         got = inp.card
         from_bag = from_pool = False
         if top is not None:
-            if got is not None and got != top:
+            if got is not None and got is not top and got != top:
                 return [self._verdict("desync", seat=seat, expected=str(top), got=str(got))]
             card: Card | None = top
         elif got is not None:
@@ -1083,6 +1101,10 @@ class Vandatta:
                 return [self._illegal(seat, "no_reshuffle",
                                       f"the new stock must be the {len(below)} cards under the "
                                       f"top of the discard pile, not {len(given)}")]
+            if _same_cards(below, given):  # each discard once, nothing else: left is empty
+                self._stock = list(reversed(given))
+                self._discard = self._discard[-1:]
+                return []
             left = list(given)
             for c in below:
                 if c is None:

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from referee.cards import full_deck, shuffled_deck
+from referee.cards import Card, full_deck, shuffled_deck
 from referee.deal import HandDeal
 from referee.games import seeded_deal
 from referee.games.vandatta import Vandatta, _Refusal
@@ -199,3 +199,67 @@ def test_hands_of_few_ranks() -> None:
     assert {"ace_without_follow_up", "no_lappen", "special_on_special"} <= set(refusals), \
         refusals
     assert {1, 2, 3, 4} <= set(sizes), sizes
+
+
+def test_a_reshuffle_of_the_discards_is_judged_as_by_the_card_by_card_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reshuffle whose stock is the discards (the quick multiset test of _same_cards) is
+    judged as the card-by-card check judges it, and so is every other stock, known or observed
+    (an unseen upcard among the discards): the same verdicts and the same engine after, with
+    and without the quick test."""
+    import copy
+    import importlib
+
+    vandatta = importlib.import_module("referee.games.vandatta")
+
+    deck = full_deck()
+    kinds: Counter[str] = Counter()
+    quick = 0
+    real_same_cards = vandatta._same_cards
+
+    def counted(a: object, b: object) -> bool:
+        nonlocal quick
+        same = real_same_cards(a, b)  # type: ignore[arg-type]
+        quick += same
+        return same
+
+    for seed in range(120):
+        rng = random.Random(seed)
+        n = 2 + seed % 4
+        e = Vandatta(n, 0, VandattaOptions(), seeded_deal("vandatta", n, 0, seed))
+        seen = Vandatta(n, 0, VandattaOptions(), None)  # the same inputs in observed mode
+        for t in range(1, 400):  # play until the stock is empty
+            if not e.stock_cards() and len(e.pile_cards()) > 2 or e.over:
+                break
+            legal = [i for i in e.legal_inputs(t) if i.act != "call"]
+            inp = rng.choice(legal)
+            e.apply(inp)
+            seen.apply(inp)
+        if e.over or e.stock_cards():
+            continue
+        below = [c for c in e.pile_cards()[:-1] if c is not None]
+        pool = [c for c in deck if c not in below and c != e.pile_cards()[-1]]
+        kind = rng.choice(["same", "same", "other_pool", "twice", "short", "parsed", "none"])
+        stock = list(below)
+        rng.shuffle(stock)
+        if kind == "other_pool":
+            stock[rng.randrange(len(stock))] = rng.choice(pool)
+        elif kind == "twice" and len(stock) > 1:
+            stock[0] = stock[1]
+        elif kind == "short":
+            stock = stock[:-1]
+        elif kind == "parsed":  # equal cards, other objects
+            stock = [Card(c.rank, c.suit) for c in stock]
+        inp = Input(10_000, 0, "reshuffle", stock=None if kind == "none" else tuple(stock))
+        for engine, mode in ((e, ""), (seen, "observed ")):
+            slow = copy.deepcopy(engine)
+            monkeypatch.setattr(vandatta, "_same_cards", counted)
+            fast_verdicts = [v.to_json() for v in engine.apply(inp)]
+            monkeypatch.setattr(vandatta, "_same_cards", lambda a, b: False)
+            slow_verdicts = [v.to_json() for v in slow.apply(inp)]
+            assert fast_verdicts == slow_verdicts, kind
+            assert (engine.state(), engine.stock_cards(), engine._pool, engine._bag) == (
+                slow.state(), slow.stock_cards(), slow._pool, slow._bag), kind
+            kinds[mode + kind + (" refused" if fast_verdicts else "")] += 1
+    assert quick >= 10 and {"same", "other_pool refused", "twice refused", "short refused",
+                            "parsed", "none", "observed same"} <= set(kinds), (quick, kinds)
