@@ -90,7 +90,7 @@ def segments(gray: Array) -> Array:
     return np.asarray(found.reshape(-1, 4) * 2.0, np.float32)
 
 
-def lines(segs: Array, min_piece: float, most: int = 80) -> list[_Line]:
+def lines(segs: Array, min_piece: float, most: int = 60) -> list[_Line]:
     """The ``most`` longest segments of at least ``min_piece`` pixels joined into lines,
     longest first."""
     lengths = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
@@ -196,62 +196,54 @@ def rectangles(found: list[_Line], size: tuple[int, int], max_lines: int = 40
 REFINE_IN, REFINE_OUT, REFINE_DEG, REFINE_COVER = 6.0, 25.0, 8.0, 0.3
 
 
-def refine(quad: Array, found: list[_Line], missing: int = 1) -> Array | None:
+def refine(quad: Array, found: list[_Line]) -> Array | None:
     """The rough corners of a card (its paper regions' hull, which stops short of the edge and
     may take in a sliver of a card beneath) moved onto its four sides' lines: for each side,
-    the line most of whose length runs along it, near it and outside it. Up to ``missing``
-    sides with no such line (a faint edge) are moved out as far as the others were; None if
-    more sides have none."""
-    c = quad.mean(axis=0)
-    chosen: list[_Line | None] = []
-    rough: list[_Line] = []
-    shifts: list[float] = []
+    the line most of whose length runs along it, near it and outside it. None if a side has
+    no such line."""
+    if not found:
+        return None
+    th = np.array([ln.theta for ln in found])
+    nn = np.array([ln.n for ln in found])
+    rho = np.array([ln.rho for ln in found])
+    q = quad.astype(np.float64)
+    c = q.mean(axis=0)
+    chosen: list[_Line] = []
     for i in range(4):
-        a, b = quad[i].astype(np.float64), quad[(i + 1) % 4].astype(np.float64)
+        a, b = q[i], q[(i + 1) % 4]
         d = b - a
-        length = float(np.linalg.norm(d))
+        length = math.hypot(d[0], d[1])
         if length < 4:
             return None
         theta = math.atan2(d[1], d[0]) % math.pi
         nrm = np.array([d[1], -d[0]]) / length
         mid = (a + b) / 2
-        if np.dot(nrm, mid - c) < 0:
+        if nrm @ (mid - c) < 0:
             nrm = -nrm
-        rough.append(_Line(nrm, float(nrm @ mid), d / length, theta))
-        best: tuple[float, float, _Line] | None = None
-        for line in found:
-            dt = abs(line.theta - theta)
-            if math.degrees(min(dt, math.pi - dt)) > REFINE_DEG:
-                continue
-            # how far the line lies out from the side's middle, along the outward normal
-            denom = float(line.n @ nrm)
-            if abs(denom) < 0.5:
-                continue
-            s = (line.rho - float(line.n @ mid)) / denom
-            if not -REFINE_IN <= s <= REFINE_OUT:
-                continue
+        dt = np.abs(th - theta)
+        denom = nn @ nrm
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # how far each line lies out from the side's middle, along the outward normal
+            out = (rho - nn @ mid) / denom
+        ok = (np.degrees(np.minimum(dt, math.pi - dt)) <= REFINE_DEG) & (np.abs(denom) >= 0.5) \
+            & (out >= -REFINE_IN) & (out <= REFINE_OUT)
+        best: tuple[float, _Line] | None = None
+        for k in np.flatnonzero(ok).tolist():
+            line = found[k]
             t0, t1 = float(line.u @ a), float(line.u @ b)
             share = line.covered(min(t0, t1), max(t0, t1))
             if share < REFINE_COVER:
                 continue
-            key = (share - 0.01 * abs(s), s)
-            if best is None or key[0] > best[0]:
-                best = (key[0], key[1], line)
+            key = share - 0.01 * abs(float(out[k]))
+            if best is None or key > best[0]:
+                best = (key, line)
         if best is None:
-            chosen.append(None)
-            continue
-        chosen.append(best[2])
-        shifts.append(best[1])
-    if len(shifts) < 4 - missing:
-        return None
-    out_by = float(np.median(shifts))
-    sides = [line if line is not None else
-             _Line(rough[i].n, rough[i].rho + out_by, rough[i].u, rough[i].theta)
-             for i, line in enumerate(chosen)]
-    out = []
+            return None
+        chosen.append(best[1])
+    corners = []
     for i in range(4):
-        p = _cross(sides[i - 1], sides[i])
+        p = _cross(chosen[i - 1], chosen[i])
         if p is None:
             return None
-        out.append(p)
-    return np.array(out, np.float32)
+        corners.append(p)
+    return np.array(corners, np.float32)

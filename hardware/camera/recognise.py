@@ -253,7 +253,7 @@ def _grow(free: Array, canny: Array, opening: Array,
             continue
         straight = outline_lines() if outline_lines is not None else []
         rough = quad
-        quad = refine(rough, straight, missing=0)
+        quad = refine(rough, straight)
         if quad is None:
             quad = _snap(rough, canny)
         if quad is None:
@@ -406,7 +406,9 @@ def _corner_glyphs(card: Array, m: int) -> Glyphs | None:
     cw, ch = round(CORNER_W * WARP_W), round(CORNER_H * WARP_H)
     crop = card[:ch, :cw].astype(np.float32)
     gray = crop.min(axis=2)  # red ink is dark in green and blue
-    paper = float(np.percentile(gray, 85))
+    flat = gray.ravel()
+    k = int(0.85 * (flat.size - 1))
+    paper = float(np.partition(flat, k)[k])  # the 85th percentile
     if paper < 40 or paper - float(gray[m:, m:].min()) < 50:
         return None
     gray[:m, :] = paper
@@ -573,7 +575,7 @@ class EnrolledDeck:
     def match(self, card: Array) -> tuple[Card, float, float]:
         """Best card, its score and the runner-up's score (both orientations tried)."""
         a = template_vector(card)
-        b = template_vector(np.ascontiguousarray(card[::-1, ::-1]))
+        b = template_vector(cv2.flip(card, -1))
         scores = np.maximum(self.vectors @ a, self.vectors @ b)
         order = np.argsort(-scores)
         return self.cards[int(order[0])], float(scores[order[0]]), float(scores[order[1]])
@@ -583,7 +585,7 @@ class EnrolledDeck:
 def read_corners(card: Array) -> list[tuple[Card, float] | None]:
     """Each corner's reading of a warped card: (card, confidence) or None."""
     rank_net, suit_net = load_model()
-    glyphs = [corner_glyphs(card), corner_glyphs(np.ascontiguousarray(card[::-1, ::-1]))]
+    glyphs = [corner_glyphs(card), corner_glyphs(cv2.flip(card, -1))]
     present = [g for g in glyphs if g is not None]
     if not present:
         return [None, None]
@@ -647,17 +649,20 @@ class Recogniser:
             card, conf = seen[0][0], 0.85 * seen[0][1]
         if self.deck is None and len(seen) == 1:
             return Read(None, conf, quad, "one corner")
-        if self.deck is not None:
+        if self.deck is not None and card is not None:
             tcard, best, second = self.deck.match(card_img)
             tconf = float(np.clip((best - second) / 0.08, 0, 1)) * float(best > 0.6)
-            if len(seen) == 1 and card != tcard:
+            readings = {s[0] for s in seen}
+            if card == tcard and (len(seen) == 2 or tconf >= 0.5):
+                conf = 1 - (1 - conf) * (1 - tconf)
+            elif len(seen) == 1:
                 return Read(None, conf, quad, "one corner")
-            if card == tcard:
-                conf = max(conf, tconf, 1 - (1 - conf) * (1 - tconf))
-            elif tconf > 0.5 and conf < 0.99:
-                card, conf = tcard, tconf * (1 - conf)
-            else:
-                conf = min(conf, 1 - tconf)
+            elif len(readings) == 2 and tcard in readings and tconf >= 0.5:
+                # the corners differ and the deck's template sides with one of them
+                card, conf = tcard, tconf * max(s[1] for s in seen if s[0] == tcard)
+            elif conf < 0.99 or tconf >= 0.5:
+                # the template names another card: unclear, unless the corners are all but sure
+                return Read(None, conf, quad, "template disagrees")
         if card is None or conf < self.threshold:
             return Read(None, conf, quad, "unclear")
         return Read(card, conf, quad)

@@ -89,6 +89,39 @@ def test_an_enrolled_deck_reads_its_cards(decks: None, tmp_path: object) -> None
     assert right >= 4
 
 
+def test_a_deck_that_names_every_card_wrongly_makes_reads_unclear_not_wrong(
+        decks: None) -> None:
+    """An enrolled deck whose templates all carry another card's name (a deck file made from
+    photos named wrongly): where the corners and the template disagree the read is unclear;
+    no read names the template's card."""
+    vectors, cards = [], []
+    for card in full_deck():
+        scene = random_scene(7, "touati", top=card, beneath=0, hands=False)
+        scene.glare, scene.blur, scene.motion = None, 0.0, 0.0
+        image = render(scene)
+        vectors.append(template_vector(warp(image, find_cards(image)[0])))
+        cards.append(card)
+    shifted = EnrolledDeck(tuple(cards[1:] + cards[:1]), np.stack(vectors))
+    plain, lying = Recogniser(), Recogniser(shifted)
+    named = 0
+    for seed in range(40, 56):
+        scene = random_scene(seed, "touati", beneath=0, hands=False)
+        frame = render(scene)
+        truth, liar = plain.read(frame), lying.read(frame)
+        assert liar.card is None or liar.card == scene.top, (seed, liar)
+        named += truth.card == scene.top
+    assert named >= 8  # the plain recogniser reads most of these scenes: the test has teeth
+
+
+def test_the_top_card_is_wholly_in_view(decks: None) -> None:
+    """The virtual camera is mounted over the pile: the top card's corners lie in the frame."""
+    for seed in range(300):
+        scene = random_scene(seed, "anglo")
+        corners = corners_in_frame(scene, scene.cards[-1])
+        assert (corners >= 0).all() and (corners[:, 0] < 640).all() \
+            and (corners[:, 1] < 480).all(), seed
+
+
 def test_read_to_json() -> None:
     assert Read(Card.parse("QH"), 0.91234, None).to_json("a.png") == {
         "image": "a.png", "card": "QH", "confidence": 0.9123}

@@ -1,0 +1,78 @@
+"""The outline finder (hardware/camera/outline.py): straight lines from a frame, a card's rough
+corners moved onto them, and card-shaped rectangles of lines; on drawn images whose corners are
+known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from hardware.camera.outline import lines, rectangles, refine, segments  # noqa: E402
+from hardware.camera.recognise import grow_quad  # noqa: E402
+
+#: A card 140 x 200 pixels, turned 20 degrees, in a 640x480 frame.
+CENTRE, SIZE, TURN = (320.0, 240.0), (140.0, 200.0), 20.0
+
+
+def card_corners() -> np.ndarray:
+    box = ((CENTRE[0], CENTRE[1]), SIZE, TURN)
+    return np.asarray(cv2.boxPoints(box), np.float32)
+
+
+def frame(*, beneath: bool = False, faint_side: bool = False) -> np.ndarray:
+    """A white card on green felt (and maybe on a white card beneath, its edge then only a
+    thin grey rim)."""
+    img = np.full((480, 640), 70, np.uint8)
+    if beneath:
+        under = cv2.boxPoints(((CENTRE[0] - 60, CENTRE[1] + 10), SIZE, TURN - 25))
+        cv2.fillPoly(img, [np.rint(under).astype(np.int32)], 225)
+    top = card_corners()
+    cv2.fillPoly(img, [np.rint(top).astype(np.int32)], 235)
+    if faint_side:
+        cv2.polylines(img, [np.rint(top).astype(np.int32)], True, 200, 1)
+    return cv2.GaussianBlur(img, (3, 3), 0)
+
+
+def err(quad: np.ndarray, true: np.ndarray) -> float:
+    """The largest corner distance, whichever corner the quad starts at, either way round."""
+    return min(float(np.abs(np.roll(q, k, axis=0) - true).max())
+               for q in (quad, quad[::-1]) for k in range(4))
+
+
+def test_rough_corners_move_onto_the_card_s_sides() -> None:
+    true = card_corners()
+    found = lines(segments(frame()), 12)
+    rough = grow_quad(true, -4.0)  # the paper regions stop short of the edge
+    rough[0] += (2.0, -1.5)        # and one corner takes in a sliver
+    quad = refine(rough, found)
+    assert quad is not None
+    assert err(quad, true) < 2.0
+    assert err(rough, true) > 5.0
+
+
+def test_a_side_with_no_edge_is_no_card() -> None:
+    """A rough quad one of whose sides lies in the middle of the paper: no line to move it to."""
+    true = card_corners()
+    found = lines(segments(frame()), 12)
+    rough = true.copy()
+    rough[2] = (true[1] + true[2]) / 2
+    rough[3] = (true[0] + true[3]) / 2
+    assert refine(rough, found) is None
+
+
+def test_a_card_on_a_white_card_is_a_rectangle_of_lines() -> None:
+    """Where the top card lies on a white card its edge there is only a faint rim; the
+    rectangle of lines still finds the top card, its whole outline on edges."""
+    true = card_corners()
+    rects = rectangles(lines(segments(frame(beneath=True, faint_side=True)), 12), (640, 480))
+    assert rects, "no rectangle"
+    assert err(rects[0][1], true) < 3.0
+    assert rects[0][0] > 0.85
+
+
+def test_no_lines_no_rectangles() -> None:
+    blank = np.full((480, 640), 70, np.uint8)
+    assert rectangles(lines(segments(blank), 12), (640, 480)) == []
+    assert refine(card_corners(), []) is None
