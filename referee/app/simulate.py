@@ -9,11 +9,13 @@ simulation's verdicts exactly.
 
 :meth:`Simulation.run` plays without building the table's state after every input: the
 players read what they decide on from the engines' accessors for players (``lay_of``,
-``pile_ends``, ``slap_seats``, ``turn_state``: docs/engine-contract.md), and the state only for a
-Vändåtta reshuffle or deal; :meth:`Simulation.steps` gives the state with every step, for a live
-view or a feed. Both play the same game: the same seed gives the same journal either way
-(``tests/referee/app/test_simulate.py`` checks 200 seeds per game against journals of the
-simulator before it was made faster).
+``pile_ends``, ``slap_seats``; Vändåtta's ``turn_options``, ``can_reshuffle``, ``pile_cards``:
+docs/engine-contract.md), and the state only for a Vändåtta deal; a Vändåtta player's choice is
+made among the offers as :func:`~referee.app.players.choose_vandatta` makes it among the legal
+inputs, and only the input chosen is built. :meth:`Simulation.steps` gives the state with every
+step, for a live view or a feed. Both play the same game: the same seed gives the same journal
+either way (``tests/referee/app/test_simulate.py`` checks 200 seeds per game against journals
+of the simulator before it was made faster).
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ from referee.games.beggar_my_neighbour import BeggarMyNeighbour
 from referee.games.vandatta import Vandatta, next_deal
 from referee.journal import JournalHeader, JournalWriter
 from referee.model import Input, Verdict
-from referee.options import VandattaOptions
 from referee.table import Table
 
 MS = 1_000_000
@@ -114,6 +115,7 @@ class Simulation:
         self._lay_of: Callable[[int], tuple[int, Card | None] | None] | None = None
         if isinstance(engine, (BankaBever, BeggarMyNeighbour)):
             self._lay_input, self._lay_of = engine.lay_input, engine.lay_of
+        self._vandatta_engine = engine if isinstance(engine, Vandatta) else None
 
     @property
     def engine(self) -> Engine:
@@ -175,30 +177,28 @@ class Simulation:
                                    pushed))
 
     def _plan_vandatta(self, now: int) -> None:
-        engine = self.table.engine
-        assert isinstance(engine, Vandatta)
-        must_draw, turn, stock, pile, phase = engine.turn_state()  # what state() would say
-        options = self.header.options
-        assert isinstance(options, VandattaOptions)
-        seat = must_draw if must_draw is not None else turn
-        if (stock == 0 and pile > 1 and seat is not None
-                and options.reshuffle_discards and phase != "round_over"):
-            # The table reshuffles as soon as the stock is empty (RULES.md allows any moment):
-            # the cards of state()'s pile, read from the engine as cards.
-            self._plan(now + 2500 * MS, Input(0, seat, "reshuffle",
-                                              stock=reshuffled(engine.pile_cards(), self.rng)))
-            return
+        engine = self._vandatta_engine
+        assert engine is not None
         # What legal_inputs(now) offers, without its inputs: choose_vandatta's choice is made
         # among them with the same draws, and only the input chosen is built, at its time.
         offered = engine.turn_options()
+        if offered is not None and engine.can_reshuffle():
+            # The table reshuffles as soon as the stock is empty (RULES.md allows any moment),
+            # the seat to act for it: the cards of state()'s pile, read from the engine.
+            self._plan(now + 2500 * MS, Input(0, offered[0], "reshuffle",
+                                              stock=reshuffled(engine.pile_cards(), self.rng)))
+            return
         if offered is None or not (offered[1] or offered[2] or offered[4] or offered[5]):
-            if phase == "round_over" and not engine.over:
+            if offered is None and not engine.over:  # the round is over: the next deal
                 self._plan(now + 3000 * MS, self._next_deal(self._engine_state()))
             return
         seat = offered[0]
         choice = choose_vandatta_option(offered, engine.hand, self.rng)
         when = now + self.reactions.ns(seat, self._turn_ms, 0.35)
-        self._plan(when, vandatta_input(when, seat, choice))
+        self._order += 1  # as _plan(when, ...)
+        self._live += 1
+        heapq.heappush(self._plans, (when, self._order, vandatta_input(when, seat, choice),
+                                     self._version, len(self.table.inputs)))
 
     def _next_deal(self, state: dict[str, Any]) -> Input:
         return next_deal(state, self.rng.getrandbits(32), 0)

@@ -178,6 +178,11 @@ _KEY = attrgetter("rank", "suit")
 _ONLY_CARDS = {Card}
 
 
+def _distinct(cards: Sequence[Card]) -> bool:
+    """Whether ``cards`` are cards, none equal to another."""
+    return set(map(type, cards)) <= _ONLY_CARDS and len(set(map(_KEY, cards))) == len(cards)
+
+
 def _same_cards(a: Sequence[Card | None], b: Sequence[Card | None]) -> bool:
     """Whether ``a`` and ``b`` are cards (all seen, none ``None``) and the same ones as many
     times each."""
@@ -371,20 +376,28 @@ class Vandatta:
             out.append(Input(t=t, seat=seat, act="call", call="lappen"))
         return out
 
+    def can_reshuffle(self) -> bool:
+        """The discards may be turned into a new stock now (a ``reshuffle`` input would be
+        accepted in a round being played): the stock is empty, the pile holds more than its
+        top card and the table reshuffles."""
+        return self._can_reshuffle()
+
     def turn_options(self) -> TurnOptions | None:
         """What :meth:`legal_inputs` offers, without building its inputs: ``None`` when no seat
         is to act, else ``(seat, plays, draw, card, pass, call)``: the plays as ``(cards, as)``
         in the same order, whether a draw is offered and the card it names (``None`` unseen),
         whether a pass is, and whether a lappen call is. ``legal_inputs(t)`` is exactly these
         as inputs at ``t``: the plays, then the draw, the pass and the call."""
-        seat = self._actor()
-        if seat is None:
-            return None
         phase = self._phase
+        if phase == ROUND_OVER or phase == OVER:  # no one acts (_actor)
+            return None
         stock = self._stock
         if phase == ACE_DRAWS:
-            return (seat, [], bool(stock), stock[-1] if stock else None, False,
-                    self.options.lappen and seat not in self._called_seats())
+            drawer = self._ace_queue[0]
+            return (drawer, [], bool(stock), stock[-1] if stock else None, False,
+                    self.options.lappen and drawer not in self._called_seats())
+        seat = self._turn
+        assert seat is not None
         if phase == LAPPEN_PENALTY:
             if stock:
                 return seat, [], True, stock[-1], False, False
@@ -392,11 +405,12 @@ class Vandatta:
         plays = self._legal_plays(seat)
         draw = pass_ = False
         card = None
-        if phase in (PLAY, SPECIAL_FINISH):
-            if self._draws < MAX_DRAWS and stock:
+        if phase != ACE_FOLLOW:  # PLAY or SPECIAL_FINISH
+            draws = self._draws
+            if draws < MAX_DRAWS and stock:
                 draw = True
                 card = stock[-1]
-            pass_ = self._draws >= MAX_DRAWS or not self._can_draw()
+            pass_ = draws >= MAX_DRAWS or not (stock or self._can_reshuffle())  # _can_draw
         return (seat, plays, draw, card, pass_,
                 self.options.lappen and seat not in self._called_seats())
 
@@ -427,23 +441,35 @@ class Vandatta:
         following = self._phase == ACE_FOLLOW
         ace_suit = self._ace_suit
         current = self._current
-        top = self._discard[-1] if self._discard else None
-        on_special = options.no_special_on_special and _is_special(top)
+        cur_suit, cur_rank = ("", 0) if current is None else current
         # Laying the whole hand goes out (unless no_special_finish keeps the turn after an
         # eight or ace), which lappen refuses without a call that counts.
         whole = len(hand) if options.lappen and not self._call_counts(seat) else 0
-        keep_special = options.no_special_finish
+        on_special: bool | None = None  # the top card is special and no_special_on_special
         decl = 0  # the rank an eight counts as, once known
         kept: dict[str, int] | None = None  # the hand's cards of each suit that may follow an ace
         out: list[Play] = []
         for rank in sorted(groups):
             group = groups[rank]
+            if len(group) == 1 and rank != EIGHT and rank != ACE:  # most plays: as below
+                card = group[0]
+                if following:
+                    if card.suit != ace_suit:
+                        continue
+                elif (rank != cur_rank and card.suit != cur_suit) and current is not None:
+                    continue  # no_match
+                if whole != 1:  # no_lappen
+                    out.append(((card,), None))
+                continue
             out_size = whole
             follow: dict[str, int] | None = None  # for an ace: the cards that may follow it
             if rank == EIGHT or rank == ACE:
+                if on_special is None:
+                    on_special = options.no_special_on_special and _is_special(
+                        self._discard[-1] if self._discard else None)
                 if on_special:
                     continue  # special_on_special
-                if keep_special:
+                if options.no_special_finish:
                     out_size = 0
                 if rank == EIGHT and not decl:
                     decl = _eight_counts_as(groups)
@@ -567,10 +593,11 @@ class Vandatta:
         every = [c for h in new_hands for c in h] + new_stock + [upcard]
         if len(every) > 52:
             return f"the deal holds {len(every)} cards; the deck has 52"
-        twice = sorted(str(c) for c, k in Counter(c for c in every if c is not None).items()
-                       if k > 1)
-        if twice:
-            return f"the deal holds {', '.join(twice)} more than once"
+        seen = [c for c in every if c is not None]
+        if not _distinct(seen):
+            twice = sorted(str(c) for c, k in Counter(seen).items() if k > 1)
+            if twice:
+                return f"the deal holds {', '.join(twice)} more than once"
         return new_hands, new_stock, upcard
 
     def _start_round(
@@ -579,11 +606,13 @@ class Vandatta:
         self._hands = hands
         self._stock = list(reversed(stock))  # top of the stock is the last element
         self._discard: list[Card | None] = [upcard]
-        known = {c for h in hands for c in h if c is not None}
-        known |= {c for c in stock if c is not None}
+        seen = [c for h in hands for c in h if c is not None]
+        seen += [c for c in stock if c is not None]
         if upcard is not None:
-            known.add(upcard)
-        self._pool: set[Card] = set(_DECK - known)
+            seen.append(upcard)
+        # The faces not seen: none when the 52 cards seen are all different (a known deal).
+        self._pool: set[Card] = (set() if len(seen) == len(_DECK) and _distinct(seen)
+                                 else set(_DECK - set(seen)))
         self._bag: set[Card] = set()
         # The upcard counts as itself: an 8 or an ace upcard has no special effect.
         self._current: tuple[str, int] | None = (

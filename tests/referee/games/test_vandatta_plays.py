@@ -63,6 +63,15 @@ def check(e: Vandatta, t: int, refusals: Counter[str]) -> list[Input]:
     judged = judged_legal_inputs(e, t)
     assert e.legal_inputs(t) == judged
     options = e.turn_options()
+    # What the simulator reads of them: whether the table reshuffles now and whether the round
+    # is over, as it read them from turn_state() (state()'s keys) before.
+    must_draw, turn, stock, pile, phase = e.turn_state()
+    seat = must_draw if must_draw is not None else turn
+    assert (options is not None and e.can_reshuffle()) == (
+        stock == 0 and pile > 1 and seat is not None and e.options.reshuffle_discards
+        and phase != "round_over")
+    assert (options is None and not e.over) == (phase == "round_over")
+    assert options is None or options[0] == seat
     if options is None:
         assert judged == []
     else:
@@ -263,3 +272,47 @@ def test_a_reshuffle_of_the_discards_is_judged_as_by_the_card_by_card_check(
             kinds[mode + kind + (" refused" if fast_verdicts else "")] += 1
     assert quick >= 10 and {"same", "other_pool refused", "twice refused", "short refused",
                             "parsed", "none", "observed same"} <= set(kinds), (quick, kinds)
+
+
+def test_deals_are_checked_and_pooled_as_card_by_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deal's check for a card given twice, and the faces left unseen (the pool), are the
+    same with the quick test of all-different cards (_distinct) and without it: known deals,
+    partly seen ones, and deals holding a card twice."""
+    import importlib
+
+    from referee.errors import DealError
+
+    vandatta = importlib.import_module("referee.games.vandatta")
+    real = vandatta._distinct
+    outcomes: Counter[str] = Counter()
+    for seed in range(200):
+        rng = random.Random(seed)
+        n = rng.randint(2, 5)
+        deck = shuffled_deck(seed)
+        hands = [list(deck[6 * k:6 * k + 6]) for k in range(n)]
+        stock = list(deck[6 * n + 1:])
+        upcard: Card | None = deck[6 * n]
+        kind = rng.choice(["known", "unseen", "twice", "parsed twice"])
+        if kind == "unseen":
+            for _ in range(rng.randint(1, 8)):
+                hands[rng.randrange(n)][rng.randrange(6)] = None  # type: ignore[call-overload]
+            upcard = rng.choice([upcard, None])
+        elif kind == "twice":
+            stock[rng.randrange(len(stock))] = hands[0][0]
+        elif kind == "parsed twice":
+            card = hands[1][2]
+            assert card is not None
+            hands[0][rng.randrange(6)] = Card(card.rank, card.suit)
+        deal = HandDeal(tuple(tuple(h) for h in hands), tuple(stock), upcard)
+        results = []
+        for distinct in (real, lambda cards: False):
+            monkeypatch.setattr(vandatta, "_distinct", distinct)
+            try:
+                e = Vandatta(n, 0, VandattaOptions(), deal)
+            except DealError as exc:
+                results.append(str(exc))
+            else:
+                results.append((e.state(), e._pool, e._bag, [e.hand(s) for s in range(n)]))
+        assert results[0] == results[1], kind
+        outcomes[kind + (" refused" if isinstance(results[0], str) else "")] += 1
+    assert {"known", "unseen", "twice refused", "parsed twice refused"} <= set(outcomes), outcomes
