@@ -130,6 +130,10 @@ ROUND_OVER = "round_over"
 OVER = "over"
 
 _DECK = frozenset(full_deck())
+#: The phases in which the seat in turn may draw, pass (:meth:`Vandatta._turn_refusal` finds
+#: nothing to refuse) and play, and those in which it may play.
+_OWN_TURN = (PLAY, SPECIAL_FINISH)
+_OWN_PLAY = (PLAY, SPECIAL_FINISH, ACE_FOLLOW)
 
 
 def card_points(card: Card) -> int:
@@ -951,7 +955,8 @@ class Vandatta:
 
     def _on_play(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
-        refusal = self._turn_refusal(seat, "play")
+        refusal = (None if seat == self._turn and self._phase in _OWN_PLAY  # as it would say
+                   else self._turn_refusal(seat, "play"))
         if refusal is not None:
             return [refusal]
         cards: tuple[Card, ...] = inp.cards if inp.cards is not None else (
@@ -1010,7 +1015,8 @@ class Vandatta:
 
     def _on_draw(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
-        refusal = self._turn_refusal(seat, "draw")
+        refusal = (None if seat == self._turn and self._phase in _OWN_TURN  # as it would say
+                   else self._turn_refusal(seat, "draw"))
         if refusal is not None:
             return [refusal]
         phase = self._phase
@@ -1070,7 +1076,8 @@ class Vandatta:
 
     def _on_pass(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
-        refusal = self._turn_refusal(seat, "pass")
+        refusal = (None if seat == self._turn and self._phase in _OWN_TURN  # as it would say
+                   else self._turn_refusal(seat, "pass"))
         if refusal is not None:
             return [refusal]
         can_draw = self._can_draw()

@@ -15,7 +15,7 @@ import pytest
 from referee.cards import Card, full_deck, shuffled_deck
 from referee.deal import HandDeal
 from referee.games import seeded_deal
-from referee.games.vandatta import Vandatta, _Refusal
+from referee.games.vandatta import _OWN_PLAY, _OWN_TURN, Vandatta, _Refusal
 from referee.model import Input
 from referee.options import VandattaOptions
 
@@ -72,6 +72,11 @@ def check(e: Vandatta, t: int, refusals: Counter[str]) -> list[Input]:
         and phase != "round_over")
     assert (options is None and not e.over) == (phase == "round_over")
     assert options is None or options[0] == seat
+    # The acts' shortcut past _turn_refusal: it refuses nothing of the seat in turn there.
+    if e._turn is not None:
+        for act, phases in (("play", _OWN_PLAY), ("draw", _OWN_TURN), ("pass", _OWN_TURN)):
+            if e._phase in phases:
+                assert e._turn_refusal(e._turn, act) is None, (act, e._phase)
     if options is None:
         assert judged == []
     else:
