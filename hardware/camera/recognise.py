@@ -638,8 +638,9 @@ class Recogniser:
         card: Card | None = None
         conf = 0.0
         if len(seen) == 2 and seen[0][0] == seen[1][0]:
-            # Two corners read apart agree: independent evidence (a noisy-or of the two).
-            card, conf = seen[0][0], 1 - (1 - seen[0][1]) * (1 - seen[1][1])
+            # Two corners read apart agree (their geometric mean: the corners of one deck err
+            # alike, so they are not independent evidence).
+            card, conf = seen[0][0], (seen[0][1] * seen[1][1]) ** 0.5
         elif len(seen) == 2:
             surer = max(seen, key=lambda s: s[1])
             card, conf = surer[0], 0.5 * surer[1] * (1 - min(s[1] for s in seen))

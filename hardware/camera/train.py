@@ -93,7 +93,7 @@ def filmed(deck: str, card: Card, rng: random.Random) -> Array:
 
 
 #: Indices are printed narrower or wider than any font here (condensed faces are common on
-#: cards): this share of the corners is squeezed or stretched sideways by a factor in SQUEEZE.
+#: cards): this share of the ranks is squeezed or stretched sideways by a factor in SQUEEZE.
 SQUEEZE_SHARE, SQUEEZE = 0.6, (0.5, 1.2)
 
 
@@ -119,12 +119,13 @@ def samples(decks: tuple[str, ...], per_card: int, seed: int
             for _ in range(per_card):
                 img = filmed(deck, card, rng)
                 for view in (img, np.ascontiguousarray(img[::-1, ::-1])):
-                    if rng.random() < SQUEEZE_SHARE:
-                        view = squeezed(view, rng.uniform(*SQUEEZE))
                     g = corner_glyphs(view)
                     if g is None:
                         continue
-                    rx.append(rank_features(g))
+                    rank_g = g  # the rank from a squeezed corner, the suit as printed
+                    if rng.random() < SQUEEZE_SHARE:
+                        rank_g = corner_glyphs(squeezed(view, rng.uniform(*SQUEEZE))) or g
+                    rx.append(rank_features(rank_g))
                     ry.append(RANK_CLASSES.index(card.rank))
                     sx.append(suit_features(g))
                     sy.append(SUIT_CLASSES.index(card.suit))

@@ -33,14 +33,14 @@ def test_training_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """anglo (a training deck): most scenes read right, none wrong."""
     score = score_deck("anglo", SEEDS, recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 0.6 * len(SEEDS), score.figures()
+    assert score.correct >= 0.8 * len(SEEDS), score.figures()  # measured 27 of 30
 
 
 def test_held_out_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """touati (held out of training): some read right, none wrong (the rest unclear)."""
     score = score_deck("touati", SEEDS, recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 0.3 * len(SEEDS), score.figures()
+    assert score.correct >= 0.7 * len(SEEDS), score.figures()  # measured 23 of 30
 
 
 def test_the_top_card_is_the_one_found(decks: None) -> None:
@@ -55,7 +55,7 @@ def test_the_top_card_is_the_one_found(decks: None) -> None:
         true = corners_in_frame(scene, scene.cards[-1])
         err = min(float(np.abs(quads[0] - np.roll(true, k, axis=0)).max()) for k in range(4))
         hits += err < 10
-    assert hits >= 12
+    assert hits >= 16  # measured 18 of 20
 
 
 def test_a_table_without_a_card_is_no_card(decks: None, recogniser: Recogniser) -> None:
