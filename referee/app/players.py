@@ -45,6 +45,9 @@ class Reactions:
     def __init__(self, rng: random.Random, seats: int) -> None:
         self.rng = rng
         self.skill = [rng.uniform(0.8, 1.3) for _ in range(seats)]
+        self._plain: random.Random | None = None  # the plain Random whose methods are below
+        self._random: Callable[[], float] = rng.random
+        self._getrandbits: Callable[[int], int] = rng.getrandbits
 
     def ms(self, seat: int, base_ms: float, spread: float = SPREAD) -> float:
         """One reaction of ``seat`` in ms."""
@@ -59,17 +62,19 @@ class Reactions:
         ``getrandbits(10)`` with the same arithmetic, without their layers of calls); the
         same numbers come out (``tests/referee/app/test_players.py``)."""
         rng = self.rng
-        if type(rng) is not random.Random:
-            return (int(rng.lognormvariate(0, spread) * base_ms * self.skill[seat] * _NS_PER_MS)
-                    + rng.randrange(1000))
-        uniform = rng.random
+        if rng is not self._plain:
+            if type(rng) is not random.Random:
+                return (int(rng.lognormvariate(0, spread) * base_ms * self.skill[seat]
+                            * _NS_PER_MS) + rng.randrange(1000))
+            self._plain, self._random, self._getrandbits = rng, rng.random, rng.getrandbits
+        uniform = self._random
         while True:  # random.Random.normalvariate (Kinderman and Monahan)
             u1 = uniform()
             u2 = 1.0 - uniform()
             z = _NV_MAGICCONST * (u1 - 0.5) / u2
             if z * z / 4.0 <= -_log(u2):
                 break
-        getrandbits = rng.getrandbits
+        getrandbits = self._getrandbits
         jitter = getrandbits(10)  # random.Random._randbelow_with_getrandbits(1000)
         while jitter >= 1000:
             jitter = getrandbits(10)

@@ -165,9 +165,6 @@ def _rank_word(rank: int) -> str:
     return {11: "jack", 12: "queen", 13: "king", 14: "ace"}.get(rank, str(rank))
 
 
-#: The method that judges each act.
-_HANDLERS = {"play": "_on_play", "draw": "_on_draw", "pass": "_on_pass", "call": "_on_call",
-             "deal": "_on_deal", "reshuffle": "_on_reshuffle"}
 
 #: Every card by (rank, suit).
 _CARD_OF = {(c.rank, c.suit): c for c in full_deck()}
@@ -290,7 +287,8 @@ class Vandatta:
 
     def advance(self, t: int) -> list[Verdict]:
         """Vändåtta has no timed rule: nothing happens when time passes."""
-        self._t = max(self._t, t)
+        if t > self._t:
+            self._t = t
         return []
 
     def finish(self) -> list[Verdict]:
@@ -299,7 +297,8 @@ class Vandatta:
 
     def apply(self, inp: Input) -> list[Verdict]:
         """Judge one input; a refused input changes nothing (except a ``no_lappen`` penalty)."""
-        self._t = max(self._t, inp.t)
+        if inp.t > self._t:
+            self._t = inp.t
         self._seq += 1
         seat = inp.seat
         if self._phase == OVER:
@@ -310,13 +309,12 @@ class Vandatta:
         if not self._in_game[seat]:
             return [self._illegal(seat, "out_of_game",
                                   f"{seat_name((), seat)} is out of the game (100 points or more)")]
-        name = _HANDLERS.get(inp.act)
-        if name is None:
+        handler = _HANDLERS.get(inp.act)
+        if handler is None:
             return [self._illegal(seat, "unknown_act",
                                   f"'{inp.act}' is not an act of Vändåtta "
                                   "(play, draw, pass, call, deal, reshuffle)")]
-        handler: Callable[[Input], list[Verdict]] = getattr(self, name)
-        return handler(inp)
+        return handler(self, inp)
 
     def state(self) -> dict[str, Any]:
         """A JSON-ready snapshot for displays (hands are not in it: see :meth:`hand`)."""
@@ -1224,6 +1222,11 @@ class Vandatta:
             verdicts.append(self._verdict("game_over", winners=winners))
         return verdicts
 
+
+#: The method that judges each act.
+_HANDLERS: dict[str, Callable[[Vandatta, Input], list[Verdict]]] = {
+    "play": Vandatta._on_play, "draw": Vandatta._on_draw, "pass": Vandatta._on_pass,
+    "call": Vandatta._on_call, "deal": Vandatta._on_deal, "reshuffle": Vandatta._on_reshuffle}
 
 #: Vändåtta as the registry knows it (RULES.md §3).
 GAME = Game(

@@ -44,6 +44,16 @@ def test_inline_reactions_draw_the_same_numbers(spread: float) -> None:
         assert reactions.rng.random() == twin.random()  # and the streams are still in step
 
 
+def test_a_new_rng_is_drawn_from() -> None:
+    """The methods of the rng are kept for the next reaction, not past a new rng."""
+    reactions = Reactions(random.Random(1), 2)
+    reactions.ns(0, 450.0)
+    reactions.rng = random.Random(2)
+    twin = random.Random(2)
+    assert reactions.ns(1, 450.0) == _reference_ns(twin, reactions.skill[1], 450.0, 0.25)
+    assert reactions.rng.random() == twin.random()
+
+
 def test_a_random_subclass_takes_the_library_calls() -> None:
     class Loud(random.Random):
         calls = 0
