@@ -72,6 +72,7 @@ def check(e: Vandatta, t: int, refusals: Counter[str]) -> list[Input]:
         and phase != "round_over")
     assert (options is None and not e.over) == (phase == "round_over")
     assert options is None or options[0] == seat
+    assert [None if c is None else str(c) for c in e.pile_cards()] == e.state()["pile"]
     # The acts' shortcut past _turn_refusal: it refuses nothing of the seat in turn there.
     if e._turn is not None:
         for act, phases in (("play", _OWN_PLAY), ("draw", _OWN_TURN), ("pass", _OWN_TURN)):
