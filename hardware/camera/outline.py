@@ -45,9 +45,13 @@ class _Line:
     spans: list[tuple[float, float]] = field(default_factory=list)
     length: float = 0.0
 
-    def point(self, t: float) -> Array:
+    def __post_init__(self) -> None:
+        self.nx, self.ny = float(self.n[0]), float(self.n[1])
+        self.ux, self.uy = float(self.u[0]), float(self.u[1])
+
+    def point(self, t: float) -> tuple[float, float]:
         """The point of the line at ``t`` along it."""
-        return np.asarray(self.n * self.rho + self.u * t)
+        return (self.nx * self.rho + self.ux * t, self.ny * self.rho + self.uy * t)
 
     def covered(self, t0: float, t1: float) -> float:
         """The share of [t0, t1] along the line that is edge."""
@@ -96,35 +100,26 @@ def lines(segs: Array, min_piece: float, most: int = 60) -> list[_Line]:
     lengths = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
     order = np.argsort(-lengths)[:most]
     order = order[lengths[order] >= min_piece]
-    seg = segs[order].astype(np.float64)
-    theta = np.arctan2(seg[:, 3] - seg[:, 1], seg[:, 2] - seg[:, 0]) % math.pi
-    mx, my = (seg[:, 0] + seg[:, 2]) / 2, (seg[:, 1] + seg[:, 3]) / 2
     join = math.radians(JOIN_DEG)
     out: list[_Line] = []
-    # the lines so far: direction, normal and offset, as arrays
-    th = np.zeros(len(order))
-    nx, ny, rho = np.zeros(len(order)), np.zeros(len(order)), np.zeros(len(order))
-    for k in range(len(order)):
-        m = len(out)
-        hit = -1
-        if m:
-            d = np.abs(th[:m] - theta[k])
-            near = (np.minimum(d, math.pi - d) <= join) & (
-                np.abs(nx[:m] * mx[k] + ny[:m] * my[k] - rho[:m]) <= JOIN_PX)
-            if near.any():
-                hit = int(np.argmax(near))
-        if hit < 0:
-            u = np.array([math.cos(theta[k]), math.sin(theta[k])])
-            n = np.array([-u[1], u[0]])
-            line = _Line(n, float(n[0] * mx[k] + n[1] * my[k]), u, float(theta[k]))
-            th[m], nx[m], ny[m], rho[m] = line.theta, n[0], n[1], line.rho
-            out.append(line)
+    # plain floats: a few dozen segments, where numpy's per-call cost would dominate
+    for (x1, y1, x2, y2), length in zip(segs[order].tolist(), lengths[order].tolist(),
+                                        strict=True):
+        theta = math.atan2(y2 - y1, x2 - x1) % math.pi
+        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
+        for line in out:
+            d = abs(line.theta - theta)
+            if min(d, math.pi - d) <= join and \
+                    abs(line.nx * mx + line.ny * my - line.rho) <= JOIN_PX:
+                break
         else:
-            line = out[hit]
-        x1, y1, x2, y2 = seg[k]
-        ta, tb = line.u[0] * x1 + line.u[1] * y1, line.u[0] * x2 + line.u[1] * y2
-        line.spans.append((float(min(ta, tb)), float(max(ta, tb))))
-        line.length += float(lengths[order[k]])
+            ux, uy = math.cos(theta), math.sin(theta)
+            line = _Line(np.array([-uy, ux]), -uy * mx + ux * my, np.array([ux, uy]), theta)
+            out.append(line)
+        ux, uy = line.ux, line.uy
+        ta, tb = ux * x1 + uy * y1, ux * x2 + uy * y2
+        line.spans.append((min(ta, tb), max(ta, tb)))
+        line.length += length
     for line in out:
         line.spans = _union(line.spans)
     out.sort(key=lambda ln: -ln.length)

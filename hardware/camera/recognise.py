@@ -661,8 +661,9 @@ class Recogniser:
             elif len(readings) == 2 and tcard in readings and tconf >= 0.5:
                 # the corners differ and the deck's template sides with one of them
                 card, conf = tcard, tconf * max(s[1] for s in seen if s[0] == tcard)
-            elif conf < 0.99 or tconf >= 0.5:
-                # the template names another card: unclear, unless the corners are all but sure
+            elif tconf >= 0.5 and conf < 0.99:
+                # the template clearly names another card: unclear, unless the corners are all
+                # but sure (a template that is not clear leaves the corners to decide)
                 return Read(None, conf, quad, "template disagrees")
         if card is None or conf < self.threshold:
             return Read(None, conf, quad, "unclear")
