@@ -363,6 +363,7 @@ def main(argv: list[str] | None = None) -> None:
                                               args.reps))
             factors = [c["speedup_vs_original"] for c in cases]
             original = {"min_speedup_vs_original": min(factors),
+                        "meets_target_vs_original": min(factors) >= TARGET_SPEEDUP,
                         "cases_meeting_target_vs_original": sum(f >= TARGET_SPEEDUP
                                                                 for f in factors),
                         "original": f"the simulator and rules library at {ORIGINAL[:7]}, "
@@ -373,9 +374,10 @@ def main(argv: list[str] | None = None) -> None:
         "case": "seeded games per second on one core, before and after issue 13; "
                 "banka-bever, 4 seats, --fast: median ms",
         "cases": cases,
-        "min_speedup": worst,
+        # the issue's target is against the original code (below); the in-run figure has
+        # today's faster rules library on both sides
+        "min_speedup_same_engines": worst,
         "target_speedup": TARGET_SPEEDUP,
-        "meets_speedup": worst >= TARGET_SPEEDUP,
         **original,
         **_median_game(range(1, 21)),
         "baseline": "the simulator before issue 13 (BeforeSimulation in this file) on the "
