@@ -114,9 +114,8 @@ class Arbiter:
     def push(self, inp: Input) -> Input:
         """Take one input; returns it as it will be judged (restamped if it came too late)."""
         self._arrivals += 1
-        stamped = inp
-        if self.horizon is not None and inp.t <= self.horizon:  # as stamp() does
-            stamped = replace(inp, t=self.horizon + 1)
+        stamped = self.stamp(inp)
+        if stamped is not inp:
             self.late += 1
         heapq.heappush(self._held, (judging_key(stamped, self._arrivals), stamped))
         return stamped
