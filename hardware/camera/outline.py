@@ -34,7 +34,7 @@ CORNER_SHARE = 0.07
 
 
 @dataclass
-class _Line:
+class Line:
     """Collinear segments: a unit normal ``n``, offset ``rho`` (n·p = rho), direction ``u``,
     and the stretches along ``u`` where there is edge."""
 
@@ -94,14 +94,14 @@ def segments(gray: Array) -> Array:
     return np.asarray(found.reshape(-1, 4) * 2.0, np.float32)
 
 
-def lines(segs: Array, min_piece: float, most: int = 60) -> list[_Line]:
+def lines(segs: Array, min_piece: float, most: int = 60) -> list[Line]:
     """The ``most`` longest segments of at least ``min_piece`` pixels joined into lines,
     longest first."""
     lengths = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
     order = np.argsort(-lengths)[:most]
     order = order[lengths[order] >= min_piece]
     join = math.radians(JOIN_DEG)
-    out: list[_Line] = []
+    out: list[Line] = []
     # plain floats: a few dozen segments, where numpy's per-call cost would dominate
     for (x1, y1, x2, y2), length in zip(segs[order].tolist(), lengths[order].tolist(),
                                         strict=True):
@@ -114,7 +114,7 @@ def lines(segs: Array, min_piece: float, most: int = 60) -> list[_Line]:
                 break
         else:
             ux, uy = math.cos(theta), math.sin(theta)
-            line = _Line(np.array([-uy, ux]), -uy * mx + ux * my, np.array([ux, uy]), theta)
+            line = Line(np.array([-uy, ux]), -uy * mx + ux * my, np.array([ux, uy]), theta)
             out.append(line)
         ux, uy = line.ux, line.uy
         ta, tb = ux * x1 + uy * y1, ux * x2 + uy * y2
@@ -126,19 +126,19 @@ def lines(segs: Array, min_piece: float, most: int = 60) -> list[_Line]:
     return out
 
 
-def _cross(a: _Line, b: _Line) -> Array | None:
+def _cross(a: Line, b: Line) -> Array | None:
     m = np.array([a.n, b.n])
     if abs(np.linalg.det(m)) < 1e-6:
         return None
     return np.asarray(np.linalg.solve(m, np.array([a.rho, b.rho])))
 
 
-def _angle(a: _Line, b: _Line) -> float:
+def _angle(a: Line, b: Line) -> float:
     d = abs(a.theta - b.theta)
     return math.degrees(min(d, math.pi - d))
 
 
-def rectangles(found: list[_Line], size: tuple[int, int], max_lines: int = 40
+def rectangles(found: list[Line], size: tuple[int, int], max_lines: int = 40
                ) -> list[tuple[float, Array]]:
     """Card-shaped rectangles whose sides are mostly edge: (score, corners), best first.
     The score is the share of the outline that is edge."""
@@ -191,7 +191,7 @@ def rectangles(found: list[_Line], size: tuple[int, int], max_lines: int = 40
 REFINE_IN, REFINE_OUT, REFINE_DEG, REFINE_COVER = 6.0, 25.0, 8.0, 0.3
 
 
-def refine(quad: Array, found: list[_Line]) -> Array | None:
+def refine(quad: Array, found: list[Line]) -> Array | None:
     """The rough corners of a card (its paper regions' hull, which stops short of the edge and
     may take in a sliver of a card beneath) moved onto its four sides' lines: for each side,
     the line most of whose length runs along it, near it and outside it. None if a side has
@@ -203,7 +203,7 @@ def refine(quad: Array, found: list[_Line]) -> Array | None:
     rho = np.array([ln.rho for ln in found])
     q = quad.astype(np.float64)
     c = q.mean(axis=0)
-    chosen: list[_Line] = []
+    chosen: list[Line] = []
     for i in range(4):
         a, b = q[i], q[(i + 1) % 4]
         d = b - a
@@ -222,7 +222,7 @@ def refine(quad: Array, found: list[_Line]) -> Array | None:
             out = (rho - nn @ mid) / denom
         ok = (np.degrees(np.minimum(dt, math.pi - dt)) <= REFINE_DEG) & (np.abs(denom) >= 0.5) \
             & (out >= -REFINE_IN) & (out <= REFINE_OUT)
-        best: tuple[float, _Line] | None = None
+        best: tuple[float, Line] | None = None
         for k in np.flatnonzero(ok).tolist():
             line = found[k]
             t0, t1 = float(line.u @ a), float(line.u @ b)

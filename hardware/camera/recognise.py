@@ -20,7 +20,6 @@ is then matched against them too, which decides between close readings.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -30,7 +29,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from hardware.camera.outline import lines, rectangles, refine, segments
+from hardware.camera.outline import Line, lines, rectangles, refine, segments
 from referee.cards import Card, full_deck
 
 Array = npt.NDArray[Any]
@@ -186,8 +185,8 @@ def support(quad: Array, near: Array) -> float:
     return float((near[p[:, 1], p[:, 0]] > 0).mean())
 
 
-def _grow(free: Array, canny: Array, opening: Array,
-          outline_lines: Callable[[], list[Any]] | None = None) -> list[tuple[float, Array]]:
+def _grow(free: Array, canny: Array, opening: Array, straight: list[Line]
+          ) -> list[tuple[float, Array]]:
     """Card-shaped groups of the paper regions of ``free`` (paper off the edges)."""
     h, w = free.shape
     found: list[tuple[float, Array]] = []
@@ -252,7 +251,6 @@ def _grow(free: Array, canny: Array, opening: Array,
         quad = _quad(pts)
         if quad is None:
             continue
-        straight = outline_lines() if outline_lines is not None else []
         rough = quad
         quad = refine(rough, straight)
         if quad is None:
@@ -282,25 +280,19 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
     paper = (sat < 70) & (val > max(90.0, 0.45 * bright))
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
     canny = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), *canny_thresholds)
-    found: list[tuple[float, Array]] = []
-    cache: list[list[Any]] = []
+    found: list[tuple[float, Array, float]] = []  # area, corners, support
     half = cv2.resize(paper.astype(np.uint8), (w // 2, h // 2), interpolation=cv2.INTER_AREA)
-
-    def straight() -> list[Any]:
-        if not cache:  # the straight edges around the paper (the pile), found once
-            x, y, bw, bh = cv2.boundingRect(half)
-            x0, y0 = max(0, 2 * x - 12), max(0, 2 * y - 12)
-            x1, y1 = min(w, 2 * (x + bw) + 12), min(h, 2 * (y + bh) + 12)
-            segs = segments(gray[y0:y1, x0:x1])
-            segs[:, 0::2] += x0
-            segs[:, 1::2] += y0
-            cache.append(lines(segs, 12))
-        return cache[0]
-
-    # The straight edges the line finder sees (it sees fainter ones than Canny: a card on a
-    # white card) part the paper too, their short gaps closed.
+    # The straight edges around the paper (the pile). The line finder sees fainter edges than
+    # Canny (a card on a white card): they part the paper too, their short gaps closed.
+    x, y, bw, bh = cv2.boundingRect(half)
+    x0, y0 = max(0, 2 * x - 12), max(0, 2 * y - 12)
+    x1, y1 = min(w, 2 * (x + bw) + 12), min(h, 2 * (y + bh) + 12)
+    segs = segments(gray[y0:y1, x0:x1])
+    segs[:, 0::2] += x0
+    segs[:, 1::2] += y0
+    straight = lines(segs, 12)
     walls = canny.copy()
-    for line in straight():
+    for line in straight:
         if line.length < WALL_MIN:
             continue
         spans = line.spans
@@ -313,9 +305,10 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
     free = (paper & (edges == 0)).astype(np.uint8)
     near = cv2.dilate(canny, _KERNEL, iterations=2)
     for opening in _OPENINGS:  # none, then wider: a card beneath joined by a faint edge
-        got = [(a, q) for a, q in _grow(free, canny, opening, straight)
-               if support(q, near) >= WHOLE_SUPPORT]
-        found.extend((a, q / scale) for a, q in got)
+        for a, q in _grow(free, canny, opening, straight):
+            edge = support(q, near)
+            if edge >= WHOLE_SUPPORT:
+                found.append((a, q / scale, edge))
     # A card alone (the first of a pile, a card being enrolled): its whole paper blob.
     blobs, _ = cv2.findContours(cv2.morphologyEx(half, cv2.MORPH_CLOSE, _CLOSE),
                                 cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -327,14 +320,15 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
         if rect >= 0.93 and ASPECT[0] <= aspect <= ASPECT[1] and area < 0.6 * w * h:
             quad = _quad(pts)
             if quad is not None:
-                found.append((area, quad / scale))
+                found.append((area, quad / scale, support(quad, near)))
     found.sort(key=lambda x: -x[0])
-    if not any(support(q * scale, near) >= SURE_SUPPORT for _, q in found):
+    if not any(edge >= SURE_SUPPORT for _, _, edge in found):
         # No card with its whole outline on edges: the rectangles of the straight lines
         # (a card whose paper runs into a white card's beneath), after the others.
-        found.extend((0.0, _order(q) / scale) for _, q in rectangles(straight(), (w, h))[:2])
+        found.extend((0.0, _order(q) / scale, score) for score, q in
+                     rectangles(straight, (w, h))[:2])
     unique: list[Array] = []
-    for _, q in found:
+    for _, q, _ in found:
         if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
                for u in unique):
             unique.append(q.astype(np.float32))
