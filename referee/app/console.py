@@ -376,7 +376,18 @@ def console_client(path: str, commands: list[str], stdin: Any = None,
         reader = sock.makefile("r", encoding="utf-8")
         lines = commands or iter((stdin or sys.stdin).readline, "")
         for line in lines:
-            sock.sendall((line.rstrip("\n") + "\n").encode())
+            try:
+                sock.sendall((line.rstrip("\n") + "\n").encode())
+            except (BrokenPipeError, ConnectionResetError):
+                # The referee refused the connection (too many) and closed it: its answer
+                # may still be waiting to be read.
+                try:
+                    said = [r.rstrip("\n") for r in iter(reader.readline, "")]
+                except OSError:
+                    said = []
+                for reply in said or ["? the referee closed the connection"]:
+                    out(reply)
+                return 1
             if line.strip().lower() == "quit":
                 break
             ended = False
