@@ -242,3 +242,152 @@ def refine(quad: Array, found: list[Line]) -> Array | None:
             return None
         corners.append(p)
     return np.array(corners, np.float32)
+
+
+#: An L of two sides: each side's edge starts within ARM_START of their corner (a card's
+#: corner is rounded), runs on with gaps of at most ARM_GAP, and is at least ARM_MIN long.
+ARM_START, ARM_GAP, ARM_MIN = 20.0, 12.0, 40.0
+#: A far side is an edge along 60 % of its length (the 12th of 32 points), of a gradient of
+#: FAR_FLOOR at least, FAR_PEAK times as strong as the image a few pixels either side.
+FAR_ALONG, FAR_FLOOR, FAR_PEAK = 12, 8.0, 1.4
+_FAR_CAP = 240.0  # gradient values above this count as this (a crossing edge does not dominate)
+
+
+def _arms(line: Line, t: float) -> list[tuple[float, float]]:
+    """The edges of ``line`` that start at ``t`` along it: (sign of the way, length)."""
+    out = []
+    for sign in (1.0, -1.0):
+        spans = line.spans if sign > 0 else [(-b, -a) for a, b in reversed(line.spans)]
+        tt = sign * t
+        end: float | None = None
+        for a, b in spans:
+            if b <= tt:
+                continue
+            if end is None:
+                if a > tt + ARM_START:
+                    break
+                end = b
+            elif a - end > ARM_GAP:
+                break
+            else:
+                end = max(end, b)
+        if end is not None and end - tt >= ARM_MIN:
+            out.append((sign, end - tt))
+    return out
+
+
+def _far_side(mag: Array, corner: Array, across: Array, along: Array, reach: float,
+              length: float) -> tuple[float, float]:
+    """The side parallel to ``along`` found across from ``corner`` (an edge of the gradient
+    magnitude ``mag`` about ``reach`` away along ``across``): its distance and how much it
+    stands out of the image beside it. The edge nearest just beyond the reach first (the arm
+    ran the whole side; a card beneath may have a stronger edge a little further), then the
+    strongest from 0.6 of it (the arm ran on along a card beneath)."""
+    s, peak = _far_edges(mag, corner, across, along, length, reach - 8.0, reach + 22.0)
+    ok = np.flatnonzero(peak >= FAR_PEAK)
+    if len(ok):
+        k = int(ok[np.argmin(np.abs(s[ok] - reach - 4.0))])
+        return float(s[k]), float(peak[k])
+    s, peak = _far_edges(mag, corner, across, along, length, max(ARM_MIN * 0.75, 0.6 * reach),
+                         reach + 25.0)
+    if not len(peak):
+        return 0.0, 0.0
+    k = int(np.argmax(peak))
+    return float(s[k]), float(peak[k])
+
+
+def _far_edges(mag: Array, corner: Array, across: Array, along: Array, length: float,
+               lo: float, hi: float) -> tuple[Array, Array]:
+    """The offsets from ``lo`` to ``hi`` where a line parallel to ``along`` is a local maximum
+    of the mean gradient, and how much each stands out of the image 5 px either side."""
+    h, w = mag.shape
+    offs = np.arange(lo - 7, hi + 8, 1.0)
+    ts = np.linspace(0.1, 0.9, 32) * length
+    pts = corner[None, None, :] + offs[:, None, None] * across[None, None, :] \
+        + ts[None, :, None] * along[None, None, :]
+    xs = np.clip(np.rint(pts[..., 0]).astype(np.int64), 0, w - 1)
+    ys = np.clip(np.rint(pts[..., 1]).astype(np.int64), 0, h - 1)
+    v = np.minimum(mag[ys, xs], _FAR_CAP)
+    v = np.maximum(np.maximum(v[:-2], v[1:-1]), v[2:])  # within a pixel of the line
+    # at offs[1:-1]: the gradient that 60 % of the line's points reach
+    prof = np.partition(v, FAR_ALONG, axis=1)[:, FAR_ALONG]
+    mid = prof[6:-6]
+    beside = np.maximum(np.maximum(prof[1:-11], prof[11:-1]), FAR_FLOOR / 2)
+    top = (mid >= prof[5:-7]) & (mid >= prof[7:-5]) & (mid >= FAR_FLOOR)
+    return offs[1:-1][6:-6][top], (mid / beside)[top]
+
+
+def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30
+                      ) -> list[tuple[float, Array]]:
+    """Cards found from one corner: two sides at right angles whose edges start at their
+    crossing (the sides of the top card that stand out, such as those along the table), and
+    the two sides across from them found as the edges, faint or not (a card on a white card),
+    at about the arms' reach. (score, corners), best first; the score is how much the weaker
+    far side stands out."""
+    h, w = mag.shape
+    ls = [ln for ln in found[:max_lines] if ln.length >= ARM_MIN]
+    out: list[tuple[float, Array]] = []
+    for i in range(len(ls)):
+        for j in range(i + 1, len(ls)):
+            a, b = ls[i], ls[j]
+            if abs(_angle(a, b) - 90) > SQUARE_DEG:
+                continue
+            p = _cross(a, b)
+            if p is None or not (0 <= p[0] < w and 0 <= p[1] < h):
+                continue
+            for sa, la in _arms(a, float(a.u @ p)):
+                for sb, lb in _arms(b, float(b.u @ p)):
+                    ea, eb = sa * a.u, sb * b.u
+                    da, pa = _far_side(mag, p, ea, eb, la, lb)
+                    db, pb = _far_side(mag, p, eb, ea, lb, la)
+                    ratio = max(da, db) / max(min(da, db), 1.0)
+                    if min(pa, pb) < FAR_PEAK or not ASPECT[0] <= ratio <= ASPECT[1]:
+                        continue
+                    quad = np.array([p, p + da * ea, p + da * ea + db * eb, p + db * eb],
+                                    np.float32)
+                    if not crossed(quad, found):
+                        out.append((min(pa, pb), quad))
+    out.sort(key=lambda x: -x[0])
+    return out
+
+
+#: A straight edge that runs CROSS_IN pixels inside a quad (deeper than CROSS_DEEP) and
+#: CROSS_OUT pixels outside it, unbroken, is the side of a card lying on top of it.
+CROSS_IN, CROSS_OUT, CROSS_DEEP = 30.0, 10.0, 6.0
+
+
+def crossed(quad: Array, found: list[Line]) -> bool:
+    """Whether a straight edge runs from well inside ``quad`` out across its outline: the
+    quad is then a card beneath another (or no card), never the top one."""
+    q = quad.astype(np.float64)
+    c = q.mean(axis=0)
+    normals, offsets = [], []
+    for i in range(4):
+        a, b = q[i], q[(i + 1) % 4]
+        d = b - a
+        n = np.array([-d[1], d[0]]) / max(float(np.hypot(d[0], d[1])), 1e-6)
+        if n @ (c - a) < 0:
+            n = -n
+        normals.append(n)
+        offsets.append(float(n @ a))
+    nm, of = np.array(normals), np.array(offsets)
+    for line in found:
+        if line.length < CROSS_IN:
+            continue
+        spans = _union([(a, b) for a, b in line.spans])
+        merged: list[tuple[float, float]] = []
+        for a, b in spans:
+            if merged and a - merged[-1][1] <= ARM_GAP:
+                merged[-1] = (merged[-1][0], b)
+            else:
+                merged.append((a, b))
+        for a, b in merged:
+            if b - a < CROSS_IN + CROSS_OUT:
+                continue
+            ts = np.arange(a, b, 2.0)
+            pts = (line.n * line.rho)[None, :] + ts[:, None] * line.u[None, :]
+            inside = (pts @ nm.T - of[None, :]).min(axis=1)  # distance in from the outline
+            if 2.0 * (inside > CROSS_DEEP).sum() >= CROSS_IN \
+                    and 2.0 * (inside < -3.0).sum() >= CROSS_OUT:
+                return True
+    return False

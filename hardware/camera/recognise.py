@@ -29,7 +29,15 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from hardware.camera.outline import Line, lines, rectangles, refine, segments
+from hardware.camera.outline import (
+    Line,
+    corner_rectangles,
+    crossed,
+    lines,
+    rectangles,
+    refine,
+    segments,
+)
 from referee.cards import Card, full_deck
 
 Array = npt.NDArray[Any]
@@ -262,6 +270,36 @@ def _grow(free: Array, canny: Array, opening: Array, straight: list[Line]
 
 
 def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[Array]:
+    """The whole cards in a frame (ordered corners), largest first."""
+    return find(frame, canny_thresholds).quads
+
+
+@dataclass
+class Finding:
+    """The whole cards of a frame, and what :meth:`from_corners` needs to look further."""
+
+    quads: list[Array]
+    straight: list[Line]
+    blurred: Array
+    scale: float
+
+    def from_corners(self) -> list[Array]:
+        """Cards found from a corner whose two sides stand out, the two across from it faint
+        (:func:`hardware.camera.outline.corner_rectangles`), likeliest first; for a frame
+        in which no whole card read."""
+        gx = cv2.Sobel(self.blurred, cv2.CV_32F, 1, 0, ksize=3)
+        gy = cv2.Sobel(self.blurred, cv2.CV_32F, 0, 1, ksize=3)
+        mag = cv2.magnitude(gx, gy)
+        out: list[Array] = []
+        for _, q in corner_rectangles(self.straight, mag):
+            q = _order(q) / self.scale
+            if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
+                   for u in out + self.quads):
+                out.append(q.astype(np.float32))
+        return out
+
+
+def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
     """The whole cards in a frame (ordered corners), largest first.
 
     Paper (bright, unsaturated) not on an edge falls apart into regions: the white of a card
@@ -279,7 +317,8 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
     bright = float(np.percentile(val[::4, ::4], 99))
     paper = (sat < 70) & (val > max(90.0, 0.45 * bright))
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-    canny = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), *canny_thresholds)
+    blurred = cv2.GaussianBlur(gray, (5, 5), 0)
+    canny = cv2.Canny(blurred, *canny_thresholds)
     found: list[tuple[float, Array, float]] = []  # area, corners, support
     half = cv2.resize(paper.astype(np.uint8), (w // 2, h // 2), interpolation=cv2.INTER_AREA)
     # The straight edges around the paper (the pile). The line finder sees fainter edges than
@@ -332,9 +371,13 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
         if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
                for u in unique):
             unique.append(q.astype(np.float32))
-    return unique
+    # A quad crossed by a straight edge lies beneath a card (or spans two): after the others.
+    unique.sort(key=lambda u: crossed(u * scale, straight))
+    return Finding(unique, straight, blurred, scale)
 
 
+#: Cards found from a corner tried when no whole card read.
+CORNER_TRIES = 3
 #: Pixels (of the frame) by which a quad is widened, in turn, when a corner cannot be read.
 READ_WIDER = (4.0, 8.0)
 
@@ -611,7 +654,14 @@ class Recogniser:
         found are tried largest first (two cards that happen to line up can pass for one
         large card; such a quad reads unclear and the next is tried)."""
         first: Read | None = None
-        for quad in find_cards(frame)[:3]:
+        finding = find(frame)
+        for quad in finding.quads[:3]:
+            got = self.read_quad(frame, quad)
+            if got.card is not None:
+                return got
+            first = first or got
+        # No whole card read: a card whose sides on a white card beneath are faint.
+        for quad in finding.from_corners()[:CORNER_TRIES]:
             got = self.read_quad(frame, quad)
             if got.card is not None:
                 return got

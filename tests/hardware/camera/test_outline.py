@@ -9,7 +9,13 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.outline import lines, rectangles, refine, segments  # noqa: E402
+from hardware.camera.outline import (  # noqa: E402
+    corner_rectangles,
+    lines,
+    rectangles,
+    refine,
+    segments,
+)
 from hardware.camera.recognise import grow_quad  # noqa: E402
 
 #: A card 140 x 200 pixels, turned 20 degrees, in a 640x480 frame.
@@ -76,3 +82,42 @@ def test_no_lines_no_rectangles() -> None:
     blank = np.full((480, 640), 70, np.uint8)
     assert rectangles(lines(segments(blank), 12), (640, 480)) == []
     assert refine(card_corners(), []) is None
+
+
+def faint_frame(under: int = 230) -> np.ndarray:
+    """The top card (grey 235) on a white card (grey ``under``) offset 30 px left and 25 px
+    down in the card's own axes: its left and bottom sides are edges of 5 grey levels."""
+    img = np.full((480, 640), 70, np.uint8)
+    a = np.radians(TURN)
+    dx, dy = -30 * np.cos(a) - 25 * np.sin(a), -30 * np.sin(a) + 25 * np.cos(a)
+    below = cv2.boxPoints(((CENTRE[0] + dx, CENTRE[1] + dy), SIZE, TURN))
+    cv2.fillPoly(img, [np.rint(below).astype(np.int32)], under)
+    cv2.fillPoly(img, [np.rint(card_corners()).astype(np.int32)], 235)
+    return cv2.GaussianBlur(img, (5, 5), 0)
+
+
+def gradient(img: np.ndarray) -> np.ndarray:
+    gx = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)
+    return np.asarray(cv2.magnitude(gx, gy))
+
+
+def test_a_card_with_two_faint_sides_is_found_from_its_corner() -> None:
+    """Two sides of the top card run along the felt, the other two over a white card and are
+    too faint for straight lines: no rectangle of lines, but the corner whose sides stand out
+    gives the card, its far sides found in the gradient."""
+    img = faint_frame()
+    true = card_corners()
+    found = lines(segments(img), 12)
+    assert all(err(q, true) > 10 for _, q in rectangles(found, (640, 480)))
+    got = corner_rectangles(found, gradient(img))
+    assert got, "no card from a corner"
+    assert err(got[0][1], true) < 4.0
+
+
+def test_no_far_side_no_card_from_a_corner() -> None:
+    """The same corner with nothing across from it (the card beneath is of the very same
+    grey, so the top card's paper runs on into it): no card."""
+    img = faint_frame(under=235)
+    got = corner_rectangles(lines(segments(img), 12), gradient(img))
+    assert all(err(q, card_corners()) > 10 for _, q in got)
