@@ -246,10 +246,13 @@ def refine(quad: Array, found: list[Line]) -> Array | None:
 
 #: An L of two sides: each side's edge starts within ARM_START of their corner (a card's
 #: corner is rounded), runs on with gaps of at most ARM_GAP, and is at least ARM_MIN long.
-ARM_START, ARM_GAP, ARM_MIN = 20.0, 12.0, 40.0
-#: A far side is an edge along 60 % of its length (the 12th of 32 points), of a gradient of
-#: FAR_FLOOR at least, FAR_PEAK times as strong as the image a few pixels either side.
-FAR_ALONG, FAR_FLOOR, FAR_PEAK = 12, 8.0, 1.4
+ARM_START, ARM_GAP, ARM_MIN = 20.0, 30.0, 40.0
+#: A far side is an edge along FAR_ALONG of its length (just beyond an arm's reach, where
+#: it is expected: FAR_ALONG_NEAR; a card's edge on a white card may be lost to glare), of a
+#: gradient of FAR_FLOOR at least, FAR_PEAK times as strong as the image a few pixels beside.
+FAR_ALONG, FAR_ALONG_NEAR, FAR_FLOOR, FAR_PEAK = 0.6, 0.3, 8.0, 1.4
+#: Places tried for each far side.
+FAR_TRIES = 4
 _FAR_CAP = 240.0  # gradient values above this count as this (a crossing edge does not dominate)
 
 
@@ -277,29 +280,30 @@ def _arms(line: Line, t: float) -> list[tuple[float, float]]:
 
 
 def _far_side(mag: Array, corner: Array, across: Array, along: Array, reach: float,
-              length: float) -> tuple[float, float]:
-    """The side parallel to ``along`` found across from ``corner`` (an edge of the gradient
-    magnitude ``mag`` about ``reach`` away along ``across``): its distance and how much it
-    stands out of the image beside it. The edge nearest just beyond the reach first (the arm
-    ran the whole side; a card beneath may have a stronger edge a little further), then the
-    strongest from 0.6 of it (the arm ran on along a card beneath)."""
-    s, peak = _far_edges(mag, corner, across, along, length, reach - 8.0, reach + 22.0)
+              length: float) -> list[tuple[float, float, int]]:
+    """Where the side parallel to ``along`` across from ``corner`` may lie: edges of the
+    gradient magnitude ``mag`` about ``reach`` away along ``across``, as (distance, how much
+    it stands out of the image beside it, 0 if just beyond the reach or 1), likeliest first.
+    First the edges just beyond the reach, nearest first (the arm ran the whole side; a card
+    beneath may have a stronger edge a little further), then the strongest from 0.6 of it on
+    (the arm stopped short, or ran on along a card beneath)."""
+    s, peak = _far_edges(mag, corner, across, along, length, reach - 8.0, reach + 22.0,
+                         FAR_ALONG_NEAR)
     ok = np.flatnonzero(peak >= FAR_PEAK)
-    if len(ok):
-        k = int(ok[np.argmin(np.abs(s[ok] - reach - 4.0))])
-        return float(s[k]), float(peak[k])
+    near = [(float(s[k]), float(peak[k]), 0)
+            for k in ok[np.argsort(np.abs(s[ok] - reach - 4.0))]]
     s, peak = _far_edges(mag, corner, across, along, length, max(ARM_MIN * 0.75, 0.6 * reach),
-                         reach + 25.0)
-    if not len(peak):
-        return 0.0, 0.0
-    k = int(np.argmax(peak))
-    return float(s[k]), float(peak[k])
+                         1.45 * reach + 10.0, FAR_ALONG)
+    ok = np.flatnonzero(peak >= FAR_PEAK)
+    wide = [(float(s[k]), float(peak[k]), 1) for k in ok[np.argsort(-peak[ok])]]
+    return (near[:2] + [w for w in wide if all(abs(w[0] - n[0]) > 2 for n in near)])[:FAR_TRIES]
 
 
 def _far_edges(mag: Array, corner: Array, across: Array, along: Array, length: float,
-               lo: float, hi: float) -> tuple[Array, Array]:
+               lo: float, hi: float, share: float) -> tuple[Array, Array]:
     """The offsets from ``lo`` to ``hi`` where a line parallel to ``along`` is a local maximum
-    of the mean gradient, and how much each stands out of the image 5 px either side."""
+    of the gradient that ``share`` of its points reach, and how much each stands out of the
+    image 5 px either side."""
     h, w = mag.shape
     offs = np.arange(lo - 7, hi + 8, 1.0)
     ts = np.linspace(0.1, 0.9, 32) * length
@@ -309,8 +313,8 @@ def _far_edges(mag: Array, corner: Array, across: Array, along: Array, length: f
     ys = np.clip(np.rint(pts[..., 1]).astype(np.int64), 0, h - 1)
     v = np.minimum(mag[ys, xs], _FAR_CAP)
     v = np.maximum(np.maximum(v[:-2], v[1:-1]), v[2:])  # within a pixel of the line
-    # at offs[1:-1]: the gradient that 60 % of the line's points reach
-    prof = np.partition(v, FAR_ALONG, axis=1)[:, FAR_ALONG]
+    k = min(len(ts) - 1, round((1.0 - share) * len(ts)))
+    prof = np.partition(v, k, axis=1)[:, k]  # at offs[1:-1]
     mid = prof[6:-6]
     beside = np.maximum(np.maximum(prof[1:-11], prof[11:-1]), FAR_FLOOR / 2)
     top = (mid >= prof[5:-7]) & (mid >= prof[7:-5]) & (mid >= FAR_FLOOR)
@@ -322,11 +326,12 @@ def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30
     """Cards found from one corner: two sides at right angles whose edges start at their
     crossing (the sides of the top card that stand out, such as those along the table), and
     the two sides across from them found as the edges, faint or not (a card on a white card),
-    at about the arms' reach. (score, corners), best first; the score is how much the weaker
-    far side stands out."""
+    at about the arms' reach. (score, corners), likeliest first: the far sides nearest the
+    arms' reach, then those that stand out most; the score is how much the weaker far side
+    stands out."""
     h, w = mag.shape
     ls = [ln for ln in found[:max_lines] if ln.length >= ARM_MIN]
-    out: list[tuple[float, Array]] = []
+    ranked: list[tuple[int, float, Array]] = []
     for i in range(len(ls)):
         for j in range(i + 1, len(ls)):
             a, b = ls[i], ls[j]
@@ -338,17 +343,19 @@ def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30
             for sa, la in _arms(a, float(a.u @ p)):
                 for sb, lb in _arms(b, float(b.u @ p)):
                     ea, eb = sa * a.u, sb * b.u
-                    da, pa = _far_side(mag, p, ea, eb, la, lb)
-                    db, pb = _far_side(mag, p, eb, ea, lb, la)
-                    ratio = max(da, db) / max(min(da, db), 1.0)
-                    if min(pa, pb) < FAR_PEAK or not ASPECT[0] <= ratio <= ASPECT[1]:
+                    sides = [(ta + tb, da, db, min(pa, pb))
+                             for da, pa, ta in _far_side(mag, p, ea, eb, la, lb)
+                             for db, pb, tb in _far_side(mag, p, eb, ea, lb, la)
+                             if ASPECT[0] <= max(da, db) / max(min(da, db), 1.0) <= ASPECT[1]]
+                    if not sides:
                         continue
+                    rank, da, db, score = min(sides, key=lambda x: (x[0], -x[3]))
                     quad = np.array([p, p + da * ea, p + da * ea + db * eb, p + db * eb],
                                     np.float32)
                     if not crossed(quad, found):
-                        out.append((min(pa, pb), quad))
-    out.sort(key=lambda x: -x[0])
-    return out
+                        ranked.append((rank, score, quad))
+    ranked.sort(key=lambda x: (x[0], -x[1]))
+    return [(score, quad) for _, score, quad in ranked]
 
 
 #: A straight edge that runs CROSS_IN pixels inside a quad (deeper than CROSS_DEEP) and
@@ -391,3 +398,49 @@ def crossed(quad: Array, found: list[Line]) -> bool:
                     and 2.0 * (inside < -3.0).sum() >= CROSS_OUT:
                 return True
     return False
+
+
+#: A quad inside a card (a court card's picture frame) is widened onto the card's outline:
+#: the nearest edge outside each side, EXPAND_MIN pixels out at the least and EXPAND_MAX of
+#: the short side at the most, along half the side.
+EXPAND_MIN, EXPAND_MAX, EXPAND_ALONG = 4.0, 0.3, 0.5
+
+
+def expand(quad: Array, mag: Array) -> Array | None:
+    """The card around ``quad`` (ordered corners), or None: each side moved out onto the
+    nearest edge beyond it that stands out; a side with none (on a white card beneath) as far
+    as the side across from it (a picture frame is centred on its card)."""
+    q = quad.astype(np.float64)
+    c = q.mean(axis=0)
+    short = min(float(np.linalg.norm(q[1] - q[0])), float(np.linalg.norm(q[2] - q[1])))
+    moved = []
+    for i in range(4):
+        a, b = q[i], q[(i + 1) % 4]
+        d = b - a
+        length = float(np.hypot(d[0], d[1]))
+        if length < 4:
+            return None
+        u = d / length
+        n = np.array([-u[1], u[0]])
+        if n @ (a - c) < 0:
+            n = -n
+        s, peak = _far_edges(mag, a, n, u, length, EXPAND_MIN, EXPAND_MAX * short,
+                             EXPAND_ALONG)
+        ok = np.flatnonzero(peak >= FAR_PEAK)
+        moved.append((a, n, u, float(s[ok].min()) if len(ok) else None))
+    sides = []
+    for i, (a, n, u, off) in enumerate(moved):
+        if off is None:
+            off = moved[(i + 2) % 4][3]
+            if off is None:
+                return None
+        sides.append((a + off * n, u))
+    out = []
+    for i in range(4):
+        (p1, d1), (p2, d2) = sides[i - 1], sides[i]
+        m = np.array([d1, -d2]).T
+        if abs(np.linalg.det(m)) < 1e-6:
+            return None
+        t = np.linalg.solve(m, p2 - p1)
+        out.append(p1 + t[0] * d1)
+    return np.array(out, np.float32)

@@ -21,7 +21,7 @@ is then matched against them too, which decides between close readings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from hardware.camera.outline import (
     Line,
     corner_rectangles,
     crossed,
+    expand,
     lines,
     rectangles,
     refine,
@@ -283,15 +284,25 @@ class Finding:
     blurred: Array
     scale: float
 
+    @cached_property
+    def gradient(self) -> Array:
+        """The gradient magnitude of the (blurred) frame, at the finder's scale."""
+        gx = cv2.Sobel(self.blurred, cv2.CV_32F, 1, 0, ksize=3)
+        gy = cv2.Sobel(self.blurred, cv2.CV_32F, 0, 1, ksize=3)
+        return np.asarray(cv2.magnitude(gx, gy))
+
+    def around(self, quad: Array) -> Array | None:
+        """The card around a quad that lies inside one (a court card's picture frame), or
+        None (:func:`hardware.camera.outline.expand`)."""
+        got = expand(quad * self.scale, self.gradient)
+        return None if got is None else np.asarray(got / self.scale, np.float32)
+
     def from_corners(self) -> list[Array]:
         """Cards found from a corner whose two sides stand out, the two across from it faint
         (:func:`hardware.camera.outline.corner_rectangles`), likeliest first; for a frame
         in which no whole card read."""
-        gx = cv2.Sobel(self.blurred, cv2.CV_32F, 1, 0, ksize=3)
-        gy = cv2.Sobel(self.blurred, cv2.CV_32F, 0, 1, ksize=3)
-        mag = cv2.magnitude(gx, gy)
         out: list[Array] = []
-        for _, q in corner_rectangles(self.straight, mag):
+        for _, q in corner_rectangles(self.straight, self.gradient):
             q = _order(q) / self.scale
             if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
                    for u in out + self.quads):
@@ -655,17 +666,29 @@ class Recogniser:
         large card; such a quad reads unclear and the next is tried)."""
         first: Read | None = None
         finding = find(frame)
+        blank: list[Array] = []  # quads in which no index was seen
         for quad in finding.quads[:3]:
             got = self.read_quad(frame, quad)
             if got.card is not None:
                 return got
+            if got.reason == "no index":
+                blank.append(quad)
             first = first or got
         # No whole card read: a card whose sides on a white card beneath are faint.
         for quad in finding.from_corners()[:CORNER_TRIES]:
             got = self.read_quad(frame, quad)
             if got.card is not None:
                 return got
+            if got.reason == "no index":
+                blank.append(quad)
             first = first or got
+        # A quad without an index may be a court card's picture frame: the card around it.
+        for quad in blank[:2]:
+            wider = finding.around(quad)
+            if wider is not None:
+                got = self.read_quad(frame, wider)
+                if got.card is not None:
+                    return got
         return first or Read(None, 0.0, None, "no card")
 
     def read_quad(self, frame: Array, quad: Array) -> Read:
@@ -680,6 +703,8 @@ class Recogniser:
             wider = read_corners(warp(frame, grow_quad(quad, px)))
             corners = [c if c is not None else w for c, w in zip(corners, wider, strict=True)]
         seen = [c for c in corners if c is not None]
+        if not seen:
+            return Read(None, 0.0, quad, "no index")
         card: Card | None = None
         conf = 0.0
         if len(seen) == 2 and seen[0][0] == seen[1][0]:

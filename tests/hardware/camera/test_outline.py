@@ -11,6 +11,7 @@ cv2 = pytest.importorskip("cv2")
 
 from hardware.camera.outline import (  # noqa: E402
     corner_rectangles,
+    expand,
     lines,
     rectangles,
     refine,
@@ -121,3 +122,34 @@ def test_no_far_side_no_card_from_a_corner() -> None:
     img = faint_frame(under=235)
     got = corner_rectangles(lines(segments(img), 12), gradient(img))
     assert all(err(q, card_corners()) > 10 for _, q in got)
+
+
+def test_a_picture_frame_widens_onto_its_card() -> None:
+    """A court card's picture frame is a card-shaped rectangle of strong lines inside the card;
+    widened, it is the card, even where the card lies on a white card of its own grey (the
+    faint sides as far out as the sides across from them)."""
+    true = card_corners()
+    inner = grow_quad(true, -18.0)
+    for under in (225, 235):
+        img = faint_frame(under=under)
+        cv2.polylines(img, [np.rint(inner).astype(np.int32)], True, 60, 2)
+        wide = expand(inner, gradient(img))
+        assert wide is not None, under
+        assert err(wide, true) < 3.0, under
+    assert err(inner, true) > 15.0
+
+
+def test_a_frame_on_blank_paper_is_no_card() -> None:
+    """No edge outside the frame on any side (nor on two sides across from each other): no
+    card around it."""
+    true = card_corners()
+    inner = grow_quad(true, -18.0)
+    img = np.full((480, 640), 235, np.uint8)
+    cv2.polylines(img, [np.rint(inner).astype(np.int32)], True, 60, 2)
+    assert expand(inner, gradient(img)) is None
+    img = faint_frame()
+    band = cv2.boxPoints((CENTRE, (SIZE[0] + 80, SIZE[1] - 40), TURN))
+    cv2.fillPoly(img, [np.rint(band).astype(np.int32)], 235)  # the long sides lost in paper
+    cv2.fillPoly(img, [np.rint(true).astype(np.int32)], 235)
+    cv2.polylines(img, [np.rint(inner).astype(np.int32)], True, 60, 2)
+    assert expand(inner, gradient(img)) is None
