@@ -444,3 +444,77 @@ def expand(quad: Array, mag: Array) -> Array | None:
         t = np.linalg.solve(m, p2 - p1)
         out.append(p1 + t[0] * d1)
     return np.array(out, np.float32)
+
+
+def _outline_points(quad: Array, per_side: int = 40) -> Array:
+    """Points along a quad's sides, less their ends (a card's rounded corners)."""
+    ts = np.linspace(0.08, 0.92, per_side)
+    q = quad.astype(np.float64)
+    return np.concatenate([q[i][None, :] + ts[:, None] * (q[(i + 1) % 4] - q[i])[None, :]
+                           for i in range(4)])
+
+
+def _inside(pts: Array, quad: Array, margin: float) -> Array:
+    """Which points lie inside ``quad`` by ``margin`` pixels at least."""
+    q = quad.astype(np.float64)
+    c = q.mean(axis=0)
+    depth = np.full(len(pts), np.inf)
+    for i in range(4):
+        a, b = q[i], q[(i + 1) % 4]
+        d = b - a
+        n = np.array([-d[1], d[0]]) / max(float(np.hypot(d[0], d[1])), 1e-6)
+        if n @ (c - a) < 0:
+            n = -n
+        depth = np.minimum(depth, (pts - a) @ n)
+    return np.asarray(depth > margin)
+
+
+#: The least share of a quad's outline that must run inside another (and outside it) for the
+#: two to overlap as two cards do, one lying on the other.
+OVERLAP = (0.08, 0.92)
+
+
+def on_top(a: Array, b: Array, mag: Array) -> bool:
+    """Whether the card ``a`` lies on the card ``b`` where they overlap: the outline of the
+    card on top runs on, an edge however faint, across the other, while the outline of the
+    card beneath is hidden under it. False when they do not overlap so (apart, or one inside
+    the other, as a court card's picture frame is)."""
+    pa, pb = _outline_points(a), _outline_points(b)
+    ia, ib = _inside(pa, b, 4.0), _inside(pb, a, 4.0)
+    if not (OVERLAP[0] <= ia.mean() <= OVERLAP[1] and OVERLAP[0] <= ib.mean() <= OVERLAP[1]):
+        return False
+    h, w = mag.shape
+    near = cv2.dilate(mag, np.ones((3, 3), np.uint8))
+
+    def edge(pts: Array) -> float:
+        xs = np.clip(np.rint(pts[:, 0]).astype(np.int64), 0, w - 1)
+        ys = np.clip(np.rint(pts[:, 1]).astype(np.int64), 0, h - 1)
+        return float(np.median(near[ys, xs]))
+
+    return edge(pa[ia]) > 1.5 * edge(pb[ib]) + 2.0
+
+
+#: Every card has a white margin inside its edge: along each side, this share of the points
+#: MARGIN_IN pixels inside the outline must be paper.
+MARGIN_PAPER, MARGIN_IN = 0.5, 4.0
+
+
+def paper_margin(quad: Array, paper: Array) -> bool:
+    """Whether paper runs along the inside of every side of ``quad`` (a card's white
+    margin), not a picture or the table (a quad whose side runs through a card's picture)."""
+    h, w = paper.shape
+    q = quad.astype(np.float64)
+    c = q.mean(axis=0)
+    ts = np.linspace(0.1, 0.9, 24)
+    for i in range(4):
+        a, b = q[i], q[(i + 1) % 4]
+        d = b - a
+        n = np.array([-d[1], d[0]]) / max(float(np.hypot(d[0], d[1])), 1e-6)
+        if n @ (c - a) < 0:
+            n = -n
+        pts = a[None, :] + ts[:, None] * d[None, :] + MARGIN_IN * n[None, :]
+        xs = np.clip(np.rint(pts[:, 0]).astype(np.int64), 0, w - 1)
+        ys = np.clip(np.rint(pts[:, 1]).astype(np.int64), 0, h - 1)
+        if float((paper[ys, xs] > 0).mean()) < MARGIN_PAPER:
+            return False
+    return True

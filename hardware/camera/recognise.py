@@ -35,6 +35,8 @@ from hardware.camera.outline import (
     crossed,
     expand,
     lines,
+    on_top,
+    paper_margin,
     rectangles,
     refine,
     segments,
@@ -282,6 +284,7 @@ class Finding:
     quads: list[Array]
     straight: list[Line]
     blurred: Array
+    paper: Array
     scale: float
 
     @cached_property
@@ -295,7 +298,14 @@ class Finding:
         """The card around a quad that lies inside one (a court card's picture frame), or
         None (:func:`hardware.camera.outline.expand`)."""
         got = expand(quad * self.scale, self.gradient)
-        return None if got is None else np.asarray(got / self.scale, np.float32)
+        if got is None or not paper_margin(got, self.paper):
+            return None
+        return np.asarray(got / self.scale, np.float32)
+
+    def on_top(self, a: Array, b: Array) -> bool:
+        """Whether the card in quad ``a`` lies on the one in ``b``
+        (:func:`hardware.camera.outline.on_top`)."""
+        return a is not b and on_top(a * self.scale, b * self.scale, self.gradient)
 
     def from_corners(self) -> list[Array]:
         """Cards found from a corner whose two sides stand out, the two across from it faint
@@ -303,6 +313,8 @@ class Finding:
         in which no whole card read."""
         out: list[Array] = []
         for _, q in corner_rectangles(self.straight, self.gradient):
+            if not paper_margin(q, self.paper):
+                continue  # a side runs through a picture, not along a card's white margin
             q = _order(q) / self.scale
             if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
                    for u in out + self.quads):
@@ -384,7 +396,7 @@ def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
             unique.append(q.astype(np.float32))
     # A quad crossed by a straight edge lies beneath a card (or spans two): after the others.
     unique.sort(key=lambda u: crossed(u * scale, straight))
-    return Finding(unique, straight, blurred, scale)
+    return Finding(unique, straight, blurred, paper, scale)
 
 
 #: Cards found from a corner tried when no whole card read.
@@ -674,11 +686,16 @@ class Recogniser:
             if got.reason == "no index":
                 blank.append(quad)
             first = first or got
-        # No whole card read: a card whose sides on a white card beneath are faint.
-        for quad in finding.from_corners()[:CORNER_TRIES]:
+        # No whole card read: a card whose sides on a white card beneath are faint. Such a
+        # quad may also be a card beneath one whose sides there are faint: not one that
+        # another quad found lies on.
+        corners = finding.from_corners()[:CORNER_TRIES]
+        for quad in corners:
             got = self.read_quad(frame, quad)
             if got.card is not None:
-                return got
+                if not any(finding.on_top(other, quad) for other in corners + finding.quads[:3]):
+                    return got
+                got = Read(None, got.confidence, quad, "beneath another")
             if got.reason == "no index":
                 blank.append(quad)
             first = first or got

@@ -13,6 +13,8 @@ from hardware.camera.outline import (  # noqa: E402
     corner_rectangles,
     expand,
     lines,
+    on_top,
+    paper_margin,
     rectangles,
     refine,
     segments,
@@ -153,3 +155,37 @@ def test_a_frame_on_blank_paper_is_no_card() -> None:
     cv2.fillPoly(img, [np.rint(true).astype(np.int32)], 235)
     cv2.polylines(img, [np.rint(inner).astype(np.int32)], True, 60, 2)
     assert expand(inner, gradient(img)) is None
+
+
+def beneath_corners() -> np.ndarray:
+    """The corners of the card beneath the top card in :func:`faint_frame`."""
+    a = np.radians(TURN)
+    dx, dy = -30 * np.cos(a) - 25 * np.sin(a), -30 * np.sin(a) + 25 * np.cos(a)
+    return np.asarray(cv2.boxPoints(((CENTRE[0] + dx, CENTRE[1] + dy), SIZE, TURN)),
+                      np.float32)
+
+
+def test_the_card_on_top_is_the_one_whose_outline_runs_on() -> None:
+    """Where two cards overlap, the top card's faint edge runs across the card beneath; the
+    beneath card's outline is hidden under the top card."""
+    mag = gradient(faint_frame())
+    top, below = card_corners(), beneath_corners()
+    assert on_top(top, below, mag)
+    assert not on_top(below, top, mag)
+    assert not on_top(grow_quad(top, -18.0), top, mag)  # a frame inside its card: no overlap
+    far = top + np.float32(300.0)
+    assert not on_top(far, top, mag)  # apart
+
+
+def test_a_card_s_margin_is_paper() -> None:
+    """A card's quad has paper along the inside of each side; a quad whose side runs through
+    a picture (or off the card) has not."""
+    img = faint_frame()
+    top = card_corners()
+    assert paper_margin(top, img > 150)
+    half = top.copy()  # the top half of the card, its lower side through a dark picture
+    half[2], half[3] = (top[1] + top[2]) / 2, (top[0] + top[3]) / 2
+    cv2.fillPoly(img, [np.rint(grow_quad(top, -20.0)).astype(np.int32)], 90)
+    assert paper_margin(top, img > 150)  # a court card: its picture inside a white margin
+    assert not paper_margin(half, img > 150)
+    assert not paper_margin(grow_quad(top, 12.0), img > 150)  # the table outside
