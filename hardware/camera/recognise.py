@@ -312,7 +312,8 @@ class Finding:
         (:func:`hardware.camera.outline.corner_rectangles`), likeliest first; for a frame
         in which no whole card read."""
         out: list[Array] = []
-        for _, q in corner_rectangles(self.straight, self.gradient):
+        clipped = self.blurred >= CLIPPED
+        for _, q in corner_rectangles(self.straight, self.gradient, clipped=clipped):
             if not paper_margin(q, self.paper):
                 continue  # a side runs through a picture, not along a card's white margin
             q = _order(q) / self.scale
@@ -399,6 +400,8 @@ def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
     return Finding(unique, straight, blurred, paper, scale)
 
 
+#: Grey levels (of the blurred frame) from which paper is clipped white: no edge shows there.
+CLIPPED = 250
 #: Cards found from a corner tried when no whole card read.
 CORNER_TRIES = 3
 #: Pixels (of the frame) by which a quad is widened, in turn, when a corner cannot be read.
@@ -562,20 +565,24 @@ def suit_features(g: Glyphs) -> Array:
 
 # -- the classifiers ------------------------------------------------------------------------
 class Mlp:
-    """A one-hidden-layer perceptron with a softmax output (weights from ``model.npz``)."""
+    """One-hidden-layer perceptrons with a softmax output, their probabilities averaged
+    (weights from ``model.npz``, stacked along a first axis; a single network's have none).
+    The logits are divided by ``temperature`` (below 1: surer)."""
 
     def __init__(self, mean: Array, std: Array, w1: Array, b1: Array, w2: Array,
-                 b2: Array) -> None:
-        self.mean, self.std, self.w1, self.b1, self.w2, self.b2 = mean, std, w1, b1, w2, b2
+                 b2: Array, temperature: float = 1.0) -> None:
+        self.mean, self.std, self.temperature = mean, std, temperature
+        self.w1, self.b1 = (w1, b1) if w1.ndim == 3 else (w1[None], b1[None])
+        self.w2, self.b2 = (w2, b2) if w2.ndim == 3 else (w2[None], b2[None])
 
     def probabilities(self, x: Array) -> Array:
         """Class probabilities of each row of ``x``."""
         z = (x - self.mean) / self.std
-        h = np.maximum(z @ self.w1 + self.b1, 0)
-        o = h @ self.w2 + self.b2
+        h = np.maximum(z @ self.w1 + self.b1[:, None], 0)
+        o = (h @ self.w2 + self.b2[:, None]) / self.temperature
         o = o - o.max(axis=-1, keepdims=True)
         e = np.exp(o)
-        return np.asarray(e / e.sum(axis=-1, keepdims=True))
+        return np.asarray((e / e.sum(axis=-1, keepdims=True)).mean(axis=0))
 
 
 @lru_cache(maxsize=4)
@@ -587,6 +594,9 @@ def load_model(path: Path = MODEL_PATH) -> tuple[Mlp, Mlp]:
     with np.load(path) as z:
         nets = tuple(Mlp(*(z[f"{name}_{k}"] for k in ("mean", "std", "w1", "b1", "w2", "b2")))
                      for name in ("rank", "suit"))
+        for name, net in zip(("rank", "suit"), nets, strict=True):
+            if f"{name}_temperature" in z:
+                net.temperature = float(z[f"{name}_temperature"])
     return nets[0], nets[1]
 
 
