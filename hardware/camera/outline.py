@@ -253,6 +253,9 @@ ARM_START, ARM_GAP, ARM_MIN = 20.0, 30.0, 40.0
 FAR_ALONG, FAR_ALONG_NEAR, FAR_FLOOR, FAR_PEAK = 0.6, 0.3, 8.0, 1.4
 #: Places tried for each far side.
 FAR_TRIES = 4
+#: The share of a far side's expected place that must be clipped white for it to be taken
+#: without an edge.
+FAR_CLIPPED = 0.6
 _FAR_CAP = 240.0  # gradient values above this count as this (a crossing edge does not dominate)
 
 
@@ -280,18 +283,28 @@ def _arms(line: Line, t: float) -> list[tuple[float, float]]:
 
 
 def _far_side(mag: Array, corner: Array, across: Array, along: Array, reach: float,
-              length: float) -> list[tuple[float, float, int]]:
+              length: float, clipped: Array | None = None) -> list[tuple[float, float, int]]:
     """Where the side parallel to ``along`` across from ``corner`` may lie: edges of the
     gradient magnitude ``mag`` about ``reach`` away along ``across``, as (distance, how much
     it stands out of the image beside it, 0 if just beyond the reach or 1), likeliest first.
     First the edges just beyond the reach, nearest first (the arm ran the whole side; a card
     beneath may have a stronger edge a little further), then the strongest from 0.6 of it on
-    (the arm stopped short, or ran on along a card beneath)."""
+    (the arm stopped short, or ran on along a card beneath). Where glare has clipped the
+    paper beyond the reach to white (``clipped``) and no edge is seen there, the side is taken
+    to end where the arm does."""
     s, peak = _far_edges(mag, corner, across, along, length, reach - 8.0, reach + 22.0,
                          FAR_ALONG_NEAR)
     ok = np.flatnonzero(peak >= FAR_PEAK)
     near = [(float(s[k]), float(peak[k]), 0)
             for k in ok[np.argsort(np.abs(s[ok] - reach - 4.0))]]
+    if not near and clipped is not None:
+        h, w = clipped.shape
+        ts = np.linspace(0.1, 0.9, 24) * length
+        pts = corner[None, :] + (reach + 4.0) * across[None, :] + ts[:, None] * along[None, :]
+        xs = np.clip(np.rint(pts[:, 0]).astype(np.int64), 0, w - 1)
+        ys = np.clip(np.rint(pts[:, 1]).astype(np.int64), 0, h - 1)
+        if float(clipped[ys, xs].mean()) >= FAR_CLIPPED:
+            near = [(reach + 4.0, FAR_PEAK, 0)]
     s, peak = _far_edges(mag, corner, across, along, length, max(ARM_MIN * 0.75, 0.6 * reach),
                          1.45 * reach + 10.0, FAR_ALONG)
     ok = np.flatnonzero(peak >= FAR_PEAK)
@@ -321,8 +334,8 @@ def _far_edges(mag: Array, corner: Array, across: Array, along: Array, length: f
     return offs[1:-1][6:-6][top], (mid / beside)[top]
 
 
-def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30
-                      ) -> list[tuple[float, Array]]:
+def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30,
+                      clipped: Array | None = None) -> list[tuple[float, Array]]:
     """Cards found from one corner: two sides at right angles whose edges start at their
     crossing (the sides of the top card that stand out, such as those along the table), and
     the two sides across from them found as the edges, faint or not (a card on a white card),
@@ -344,8 +357,8 @@ def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30
                 for sb, lb in _arms(b, float(b.u @ p)):
                     ea, eb = sa * a.u, sb * b.u
                     sides = [(ta + tb, da, db, min(pa, pb))
-                             for da, pa, ta in _far_side(mag, p, ea, eb, la, lb)
-                             for db, pb, tb in _far_side(mag, p, eb, ea, lb, la)
+                             for da, pa, ta in _far_side(mag, p, ea, eb, la, lb, clipped)
+                             for db, pb, tb in _far_side(mag, p, eb, ea, lb, la, clipped)
                              if ASPECT[0] <= max(da, db) / max(min(da, db), 1.0) <= ASPECT[1]]
                     if not sides:
                         continue
