@@ -344,6 +344,7 @@ def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30,
     stands out."""
     h, w = mag.shape
     ls = [ln for ln in found[:max_lines] if ln.length >= ARM_MIN]
+    samples = edge_samples(found)
     ranked: list[tuple[int, float, Array]] = []
     for i in range(len(ls)):
         for j in range(i + 1, len(ls)):
@@ -365,7 +366,7 @@ def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30,
                     rank, da, db, score = min(sides, key=lambda x: (x[0], -x[3]))
                     quad = np.array([p, p + da * ea, p + da * ea + db * eb, p + db * eb],
                                     np.float32)
-                    if not crossed(quad, found):
+                    if not crossed(quad, samples):
                         ranked.append((rank, score, quad))
     ranked.sort(key=lambda x: (x[0], -x[1]))
     return [(score, quad) for _, score, quad in ranked]
@@ -376,9 +377,40 @@ def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30,
 CROSS_IN, CROSS_OUT, CROSS_DEEP = 30.0, 10.0, 6.0
 
 
-def crossed(quad: Array, found: list[Line]) -> bool:
+def edge_samples(found: list[Line]) -> tuple[Array, Array]:
+    """Points every 2 px along the unbroken straight edges long enough to cross a quad (gaps
+    up to ARM_GAP bridged), and the number of the edge each lies on: for :func:`crossed`."""
+    pts: list[Array] = []
+    ids: list[Array] = []
+    k = 0
+    for line in found:
+        if line.length < CROSS_IN:
+            continue
+        merged: list[tuple[float, float]] = []
+        for a, b in line.spans:
+            if merged and a - merged[-1][1] <= ARM_GAP:
+                merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+            else:
+                merged.append((a, b))
+        for a, b in merged:
+            if b - a < CROSS_IN + CROSS_OUT:
+                continue
+            ts = np.arange(a, b, 2.0)
+            pts.append((line.n * line.rho)[None, :] + ts[:, None] * line.u[None, :])
+            ids.append(np.full(len(ts), k))
+            k += 1
+    if not pts:
+        return np.zeros((0, 2)), np.zeros(0, np.int64)
+    return np.concatenate(pts), np.concatenate(ids)
+
+
+def crossed(quad: Array, found: list[Line] | tuple[Array, Array]) -> bool:
     """Whether a straight edge runs from well inside ``quad`` out across its outline: the
-    quad is then a card beneath another (or no card), never the top one."""
+    quad is then a card beneath another (or no card), never the top one. ``found``: the
+    lines, or their :func:`edge_samples`."""
+    pts, ids = edge_samples(found) if isinstance(found, list) else found
+    if not len(ids):
+        return False
     q = quad.astype(np.float64)
     c = q.mean(axis=0)
     normals, offsets = [], []
@@ -390,27 +422,10 @@ def crossed(quad: Array, found: list[Line]) -> bool:
             n = -n
         normals.append(n)
         offsets.append(float(n @ a))
-    nm, of = np.array(normals), np.array(offsets)
-    for line in found:
-        if line.length < CROSS_IN:
-            continue
-        spans = _union([(a, b) for a, b in line.spans])
-        merged: list[tuple[float, float]] = []
-        for a, b in spans:
-            if merged and a - merged[-1][1] <= ARM_GAP:
-                merged[-1] = (merged[-1][0], b)
-            else:
-                merged.append((a, b))
-        for a, b in merged:
-            if b - a < CROSS_IN + CROSS_OUT:
-                continue
-            ts = np.arange(a, b, 2.0)
-            pts = (line.n * line.rho)[None, :] + ts[:, None] * line.u[None, :]
-            inside = (pts @ nm.T - of[None, :]).min(axis=1)  # distance in from the outline
-            if 2.0 * (inside > CROSS_DEEP).sum() >= CROSS_IN \
-                    and 2.0 * (inside < -3.0).sum() >= CROSS_OUT:
-                return True
-    return False
+    inside = (pts @ np.array(normals).T - np.array(offsets)[None, :]).min(axis=1)
+    deep = np.bincount(ids, inside > CROSS_DEEP)
+    out = np.bincount(ids, inside < -3.0)
+    return bool(((2.0 * deep >= CROSS_IN) & (2.0 * out >= CROSS_OUT)).any())
 
 
 #: A quad inside a card (a court card's picture frame) is widened onto the card's outline:

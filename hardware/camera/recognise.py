@@ -33,6 +33,7 @@ from hardware.camera.outline import (
     Line,
     corner_rectangles,
     crossed,
+    edge_samples,
     expand,
     lines,
     on_top,
@@ -302,6 +303,16 @@ class Finding:
             return None
         return np.asarray(got / self.scale, np.float32)
 
+    @cached_property
+    def samples(self) -> tuple[Array, Array]:
+        """The straight edges' points (:func:`hardware.camera.outline.edge_samples`)."""
+        return edge_samples(self.straight)
+
+    def crossed(self, quad: Array) -> bool:
+        """Whether a straight edge runs across the quad: it lies beneath a card, or spans
+        two (:func:`hardware.camera.outline.crossed`)."""
+        return crossed(quad * self.scale, self.samples)
+
     def on_top(self, a: Array, b: Array) -> bool:
         """Whether the card in quad ``a`` lies on the one in ``b``
         (:func:`hardware.camera.outline.on_top`)."""
@@ -395,8 +406,6 @@ def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
         if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
                for u in unique):
             unique.append(q.astype(np.float32))
-    # A quad crossed by a straight edge lies beneath a card (or spans two): after the others.
-    unique.sort(key=lambda u: crossed(u * scale, straight))
     return Finding(unique, straight, blurred, paper, scale)
 
 
@@ -689,13 +698,20 @@ class Recogniser:
         first: Read | None = None
         finding = find(frame)
         blank: list[Array] = []  # quads in which no index was seen
+        crossed: Read | None = None  # a read of a quad a straight edge runs across
         for quad in finding.quads[:3]:
             got = self.read_quad(frame, quad)
             if got.card is not None:
-                return got
+                if not finding.crossed(quad):
+                    return got
+                # It lies beneath a card (or spans two): only when no other quad reads.
+                crossed = crossed or got
+                continue
             if got.reason == "no index":
                 blank.append(quad)
             first = first or got
+        if crossed is not None:
+            return crossed
         # No whole card read: a card whose sides on a white card beneath are faint. Such a
         # quad may also be a card beneath one whose sides there are faint: not one that
         # another quad found lies on.

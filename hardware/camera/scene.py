@@ -71,13 +71,24 @@ class Scene:
         return self.cards[-1].card if self.cards else None
 
 
+#: A deck named ``NAME+plain`` is deck NAME with its border line painted white: a borderless
+#: card, as most real decks print theirs (every training deck has a border line).
+PLAIN = "+plain"
+
+
 @lru_cache(maxsize=256)
 def _card_rgba(deck: str, card: Card) -> Image:
-    im = cv2.imread(str(card_png(deck, card)), cv2.IMREAD_UNCHANGED)
+    base = deck.removesuffix(PLAIN)
+    im = cv2.imread(str(card_png(base, card)), cv2.IMREAD_UNCHANGED)
     if im is None:
-        raise OSError(f"cannot read the artwork of {card} in {deck}")
+        raise OSError(f"cannot read the artwork of {card} in {base}")
     if im.shape[2] == 3:
         im = np.dstack([im, np.full(im.shape[:2], 255, np.uint8)])
+    if deck != base:  # the ring 3 px in from the card's edge, white
+        alpha = im[..., 3]
+        inner = cv2.erode((alpha > 250).astype(np.uint8), np.ones((7, 7), np.uint8),
+                          borderType=cv2.BORDER_CONSTANT, borderValue=0)
+        im[(alpha > 0) & (inner == 0), :3] = 254
     return np.asarray(im, np.uint8)
 
 
