@@ -138,6 +138,35 @@ def _angle(a: Line, b: Line) -> float:
     return math.degrees(min(d, math.pi - d))
 
 
+def meet(sides: list[tuple[Array, Array]]) -> Array | None:
+    """The corners where four sides (a point and a direction each, in order round the quad)
+    meet, or None when two neighbours are parallel."""
+    out = []
+    for i in range(4):
+        (p1, d1), (p2, d2) = sides[i - 1], sides[i]
+        m = np.array([d1, -d2]).T
+        if abs(np.linalg.det(m)) < 1e-6:
+            return None
+        t = np.linalg.solve(m, p2 - p1)
+        out.append(p1 + t[0] * d1)
+    return np.array(out, np.float32)
+
+
+def depth(pts: Array, quad: Array) -> Array:
+    """How far each point lies inside ``quad`` (pixels to its nearest side; below 0 outside)."""
+    q = quad.astype(np.float64)
+    c = q.mean(axis=0)
+    out = np.full(len(pts), np.inf)
+    for i in range(4):
+        a, b = q[i], q[(i + 1) % 4]
+        d = b - a
+        n = np.array([-d[1], d[0]]) / max(float(np.hypot(d[0], d[1])), 1e-6)
+        if n @ (c - a) < 0:
+            n = -n
+        out = np.minimum(out, (pts - a) @ n)
+    return out
+
+
 def rectangles(found: list[Line], size: tuple[int, int], max_lines: int = 40
                ) -> list[tuple[float, Array]]:
     """Card-shaped rectangles whose sides are mostly edge: (score, corners), best first.
@@ -411,18 +440,7 @@ def crossed(quad: Array, found: list[Line] | tuple[Array, Array]) -> bool:
     pts, ids = edge_samples(found) if isinstance(found, list) else found
     if not len(ids):
         return False
-    q = quad.astype(np.float64)
-    c = q.mean(axis=0)
-    normals, offsets = [], []
-    for i in range(4):
-        a, b = q[i], q[(i + 1) % 4]
-        d = b - a
-        n = np.array([-d[1], d[0]]) / max(float(np.hypot(d[0], d[1])), 1e-6)
-        if n @ (c - a) < 0:
-            n = -n
-        normals.append(n)
-        offsets.append(float(n @ a))
-    inside = (pts @ np.array(normals).T - np.array(offsets)[None, :]).min(axis=1)
+    inside = depth(pts, quad)
     deep = np.bincount(ids, inside > CROSS_DEEP)
     out = np.bincount(ids, inside < -3.0)
     return bool(((2.0 * deep >= CROSS_IN) & (2.0 * out >= CROSS_OUT)).any())
@@ -463,15 +481,7 @@ def expand(quad: Array, mag: Array) -> Array | None:
             if off is None:
                 return None
         sides.append((a + off * n, u))
-    out = []
-    for i in range(4):
-        (p1, d1), (p2, d2) = sides[i - 1], sides[i]
-        m = np.array([d1, -d2]).T
-        if abs(np.linalg.det(m)) < 1e-6:
-            return None
-        t = np.linalg.solve(m, p2 - p1)
-        out.append(p1 + t[0] * d1)
-    return np.array(out, np.float32)
+    return meet(sides)
 
 
 def _outline_points(quad: Array, per_side: int = 40) -> Array:
@@ -484,17 +494,7 @@ def _outline_points(quad: Array, per_side: int = 40) -> Array:
 
 def _inside(pts: Array, quad: Array, margin: float) -> Array:
     """Which points lie inside ``quad`` by ``margin`` pixels at least."""
-    q = quad.astype(np.float64)
-    c = q.mean(axis=0)
-    depth = np.full(len(pts), np.inf)
-    for i in range(4):
-        a, b = q[i], q[(i + 1) % 4]
-        d = b - a
-        n = np.array([-d[1], d[0]]) / max(float(np.hypot(d[0], d[1])), 1e-6)
-        if n @ (c - a) < 0:
-            n = -n
-        depth = np.minimum(depth, (pts - a) @ n)
-    return np.asarray(depth > margin)
+    return np.asarray(depth(pts, quad) > margin)
 
 
 #: The least share of a quad's outline that must run inside another (and outside it) for the

@@ -36,6 +36,7 @@ from hardware.camera.outline import (
     edge_samples,
     expand,
     lines,
+    meet,
     on_top,
     paper_margin,
     rectangles,
@@ -164,15 +165,7 @@ def _snap(quad: Array, canny: Array) -> Array | None:
         if best < SIDE_SUPPORT * len(ts):
             return None  # a side with no edge along it: not a card's outline
         lines.append((a + best_off * nrm, d))
-    out = []
-    for i in range(4):
-        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
-        m = np.array([d1, -d2]).T
-        if abs(np.linalg.det(m)) < 1e-6:
-            return None
-        t = np.linalg.solve(m, p2 - p1)
-        out.append(p1 + t[0] * d1)
-    return np.array(out, np.float32)
+    return meet(lines)
 
 
 #: Lines at least this long (pixels) part the paper regions, across gaps up to WALL_GAP.
