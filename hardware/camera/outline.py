@@ -312,15 +312,16 @@ def _arms(line: Line, t: float) -> list[tuple[float, float]]:
 
 
 def _far_side(mag: Array, corner: Array, across: Array, along: Array, reach: float,
-              length: float, clipped: Array | None = None) -> list[tuple[float, float, int]]:
+              length: float, clipped: Array | None = None, wide: bool = True
+              ) -> list[tuple[float, float, int]]:
     """Where the side parallel to ``along`` across from ``corner`` may lie: edges of the
     gradient magnitude ``mag`` about ``reach`` away along ``across``, as (distance, how much
     it stands out of the image beside it, 0 if just beyond the reach or 1), likeliest first.
     First the edges just beyond the reach, nearest first (the arm ran the whole side; a card
     beneath may have a stronger edge a little further), then the strongest from 0.6 of it on
-    (the arm stopped short, or ran on along a card beneath). Where glare has clipped the
-    paper beyond the reach to white (``clipped``) and no edge is seen there, the side is taken
-    to end where the arm does."""
+    (the arm stopped short, or ran on along a card beneath; not with ``wide`` False). Where
+    glare has clipped the paper beyond the reach to white (``clipped``) and no edge is seen
+    there, the side is taken to end where the arm does."""
     s, peak = _far_edges(mag, corner, across, along, length, reach - 8.0, reach + 22.0,
                          FAR_ALONG_NEAR)
     ok = np.flatnonzero(peak >= FAR_PEAK)
@@ -334,11 +335,14 @@ def _far_side(mag: Array, corner: Array, across: Array, along: Array, reach: flo
         ys = np.clip(np.rint(pts[:, 1]).astype(np.int64), 0, h - 1)
         if float(clipped[ys, xs].mean()) >= FAR_CLIPPED:
             near = [(reach + 4.0, FAR_PEAK, 0)]
+    if not wide:
+        return near[:2]
     s, peak = _far_edges(mag, corner, across, along, length, max(ARM_MIN * 0.75, 0.6 * reach),
                          1.45 * reach + 10.0, FAR_ALONG)
     ok = np.flatnonzero(peak >= FAR_PEAK)
-    wide = [(float(s[k]), float(peak[k]), 1) for k in ok[np.argsort(-peak[ok])]]
-    return (near[:2] + [w for w in wide if all(abs(w[0] - n[0]) > 2 for n in near)])[:FAR_TRIES]
+    further = [(float(s[k]), float(peak[k]), 1) for k in ok[np.argsort(-peak[ok])]]
+    return (near[:2] + [f for f in further if all(abs(f[0] - n[0]) > 2 for n in near)]
+            )[:FAR_TRIES]
 
 
 def _far_edges(mag: Array, corner: Array, across: Array, along: Array, length: float,
@@ -361,6 +365,14 @@ def _far_edges(mag: Array, corner: Array, across: Array, along: Array, length: f
     beside = np.maximum(np.maximum(prof[1:-11], prof[11:-1]), FAR_FLOOR / 2)
     top = (mid >= prof[5:-7]) & (mid >= prof[7:-5]) & (mid >= FAR_FLOOR)
     return offs[1:-1][6:-6][top], (mid / beside)[top]
+
+
+def _far_pairs(fa: list[tuple[float, float, int]], fb: list[tuple[float, float, int]]
+               ) -> list[tuple[int, float, float, float]]:
+    """The places of the two far sides that make a card's proportions: (rank, da, db, the
+    weaker's standing out)."""
+    return [(ta + tb, da, db, min(pa, pb)) for da, pa, ta in fa for db, pb, tb in fb
+            if ASPECT[0] <= max(da, db) / max(min(da, db), 1.0) <= ASPECT[1]]
 
 
 def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30,
@@ -386,10 +398,12 @@ def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30,
             for sa, la in _arms(a, float(a.u @ p)):
                 for sb, lb in _arms(b, float(b.u @ p)):
                     ea, eb = sa * a.u, sb * b.u
-                    sides = [(ta + tb, da, db, min(pa, pb))
-                             for da, pa, ta in _far_side(mag, p, ea, eb, la, lb, clipped)
-                             for db, pb, tb in _far_side(mag, p, eb, ea, lb, la, clipped)
-                             if ASPECT[0] <= max(da, db) / max(min(da, db), 1.0) <= ASPECT[1]]
+                    # both far sides just beyond the arms first: the likeliest, and cheap
+                    sides = _far_pairs(_far_side(mag, p, ea, eb, la, lb, clipped, False),
+                                       _far_side(mag, p, eb, ea, lb, la, clipped, False))
+                    if not sides:
+                        sides = _far_pairs(_far_side(mag, p, ea, eb, la, lb, clipped),
+                                           _far_side(mag, p, eb, ea, lb, la, clipped))
                     if not sides:
                         continue
                     rank, da, db, score = min(sides, key=lambda x: (x[0], -x[3]))
