@@ -152,19 +152,34 @@ def meet(sides: list[tuple[Array, Array]]) -> Array | None:
     return np.array(out, np.float32)
 
 
-def depth(pts: Array, quad: Array) -> Array:
-    """How far each point lies inside ``quad`` (pixels to its nearest side; below 0 outside)."""
+def sides(quad: Array) -> list[tuple[Array, Array, Array]]:
+    """Each side of ``quad``: its first corner, the way to the next, and the unit normal
+    pointing into the quad."""
     q = quad.astype(np.float64)
     c = q.mean(axis=0)
-    out = np.full(len(pts), np.inf)
+    out = []
     for i in range(4):
-        a, b = q[i], q[(i + 1) % 4]
-        d = b - a
+        a = q[i]
+        d = q[(i + 1) % 4] - a
         n = np.array([-d[1], d[0]]) / max(float(np.hypot(d[0], d[1])), 1e-6)
-        if n @ (c - a) < 0:
-            n = -n
+        out.append((a, d, n if n @ (c - a) >= 0 else -n))
+    return out
+
+
+def depth(pts: Array, quad: Array) -> Array:
+    """How far each point lies inside ``quad`` (pixels to its nearest side; below 0 outside)."""
+    out = np.full(len(pts), np.inf)
+    for a, _, n in sides(quad):
         out = np.minimum(out, (pts - a) @ n)
     return out
+
+
+def sample(img: Array, pts: Array) -> Array:
+    """``img`` at the pixels nearest ``pts`` (the last axis x, y), clamped to the image."""
+    h, w = img.shape[:2]
+    xs = np.clip(np.rint(pts[..., 0]).astype(np.int64), 0, w - 1)
+    ys = np.clip(np.rint(pts[..., 1]).astype(np.int64), 0, h - 1)
+    return np.asarray(img[ys, xs])
 
 
 def rectangles(found: list[Line], size: tuple[int, int], max_lines: int = 40
@@ -312,36 +327,36 @@ def _arms(line: Line, t: float) -> list[tuple[float, float]]:
 
 
 def _far_side(mag: Array, corner: Array, across: Array, along: Array, reach: float,
-              length: float, clipped: Array | None = None, wide: bool = True
-              ) -> list[tuple[float, float, int]]:
-    """Where the side parallel to ``along`` across from ``corner`` may lie: edges of the
-    gradient magnitude ``mag`` about ``reach`` away along ``across``, as (distance, how much
-    it stands out of the image beside it, 0 if just beyond the reach or 1), likeliest first.
-    First the edges just beyond the reach, nearest first (the arm ran the whole side; a card
-    beneath may have a stronger edge a little further), then the strongest from 0.6 of it on
-    (the arm stopped short, or ran on along a card beneath; not with ``wide`` False). Where
-    glare has clipped the paper beyond the reach to white (``clipped``) and no edge is seen
-    there, the side is taken to end where the arm does."""
+              length: float, clipped: Array | None = None) -> list[tuple[float, float, int]]:
+    """Where the side parallel to ``along`` across from ``corner`` may lie just beyond the
+    reach of the arm along ``across`` (the arm ran the whole side): edges of the gradient
+    magnitude ``mag``, as (distance, how much it stands out of the image beside it, 0),
+    nearest the reach first (a card beneath may have a stronger edge a little further), two
+    at most. Where glare has clipped the paper there to white (``clipped``) and no edge is
+    seen, the side is taken to end where the arm does."""
     s, peak = _far_edges(mag, corner, across, along, length, reach - 8.0, reach + 22.0,
                          FAR_ALONG_NEAR)
     ok = np.flatnonzero(peak >= FAR_PEAK)
     near = [(float(s[k]), float(peak[k]), 0)
             for k in ok[np.argsort(np.abs(s[ok] - reach - 4.0))]]
     if not near and clipped is not None:
-        h, w = clipped.shape
         ts = np.linspace(0.1, 0.9, 24) * length
         pts = corner[None, :] + (reach + 4.0) * across[None, :] + ts[:, None] * along[None, :]
-        xs = np.clip(np.rint(pts[:, 0]).astype(np.int64), 0, w - 1)
-        ys = np.clip(np.rint(pts[:, 1]).astype(np.int64), 0, h - 1)
-        if float(clipped[ys, xs].mean()) >= FAR_CLIPPED:
+        if float(sample(clipped, pts).mean()) >= FAR_CLIPPED:
             near = [(reach + 4.0, FAR_PEAK, 0)]
-    if not wide:
-        return near[:2]
+    return near[:2]
+
+
+def _further(mag: Array, corner: Array, across: Array, along: Array, reach: float,
+             length: float, near: list[tuple[float, float, int]]
+             ) -> list[tuple[float, float, int]]:
+    """``near`` (from :func:`_far_side`) and then the strongest edges from 0.6 of the reach
+    to well beyond it (the arm stopped short, or ran on along a card beneath), rank 1."""
     s, peak = _far_edges(mag, corner, across, along, length, max(ARM_MIN * 0.75, 0.6 * reach),
                          1.45 * reach + 10.0, FAR_ALONG)
     ok = np.flatnonzero(peak >= FAR_PEAK)
     further = [(float(s[k]), float(peak[k]), 1) for k in ok[np.argsort(-peak[ok])]]
-    return (near[:2] + [f for f in further if all(abs(f[0] - n[0]) > 2 for n in near)]
+    return (near + [f for f in further if all(abs(f[0] - n[0]) > 2 for n in near)]
             )[:FAR_TRIES]
 
 
@@ -350,14 +365,11 @@ def _far_edges(mag: Array, corner: Array, across: Array, along: Array, length: f
     """The offsets from ``lo`` to ``hi`` where a line parallel to ``along`` is a local maximum
     of the gradient that ``share`` of its points reach, and how much each stands out of the
     image 5 px either side."""
-    h, w = mag.shape
     offs = np.arange(lo - 7, hi + 8, 1.0)
     ts = np.linspace(0.1, 0.9, 32) * length
     pts = corner[None, None, :] + offs[:, None, None] * across[None, None, :] \
         + ts[None, :, None] * along[None, None, :]
-    xs = np.clip(np.rint(pts[..., 0]).astype(np.int64), 0, w - 1)
-    ys = np.clip(np.rint(pts[..., 1]).astype(np.int64), 0, h - 1)
-    v = np.minimum(mag[ys, xs], _FAR_CAP)
+    v = np.minimum(sample(mag, pts), _FAR_CAP)
     v = np.maximum(np.maximum(v[:-2], v[1:-1]), v[2:])  # within a pixel of the line
     k = min(len(ts) - 1, round((1.0 - share) * len(ts)))
     prof = np.partition(v, k, axis=1)[:, k]  # at offs[1:-1]
@@ -399,14 +411,15 @@ def corner_rectangles(found: list[Line], mag: Array, max_lines: int = 30,
                 for sb, lb in _arms(b, float(b.u @ p)):
                     ea, eb = sa * a.u, sb * b.u
                     # both far sides just beyond the arms first: the likeliest, and cheap
-                    sides = _far_pairs(_far_side(mag, p, ea, eb, la, lb, clipped, False),
-                                       _far_side(mag, p, eb, ea, lb, la, clipped, False))
-                    if not sides:
-                        sides = _far_pairs(_far_side(mag, p, ea, eb, la, lb, clipped),
-                                           _far_side(mag, p, eb, ea, lb, la, clipped))
-                    if not sides:
+                    na = _far_side(mag, p, ea, eb, la, lb, clipped)
+                    nb = _far_side(mag, p, eb, ea, lb, la, clipped)
+                    pairs = _far_pairs(na, nb)
+                    if not pairs:
+                        pairs = _far_pairs(_further(mag, p, ea, eb, la, lb, na),
+                                           _further(mag, p, eb, ea, lb, la, nb))
+                    if not pairs:
                         continue
-                    rank, da, db, score = min(sides, key=lambda x: (x[0], -x[3]))
+                    rank, da, db, score = min(pairs, key=lambda x: (x[0], -x[3]))
                     quad = np.array([p, p + da * ea, p + da * ea + db * eb, p + db * eb],
                                     np.float32)
                     if not crossed(quad, samples):
@@ -471,31 +484,25 @@ def expand(quad: Array, mag: Array) -> Array | None:
     nearest edge beyond it that stands out; a side with none (on a white card beneath) as far
     as the side across from it (a picture frame is centred on its card)."""
     q = quad.astype(np.float64)
-    c = q.mean(axis=0)
     short = min(float(np.linalg.norm(q[1] - q[0])), float(np.linalg.norm(q[2] - q[1])))
     moved = []
-    for i in range(4):
-        a, b = q[i], q[(i + 1) % 4]
-        d = b - a
+    for a, d, inward in sides(q):
         length = float(np.hypot(d[0], d[1]))
         if length < 4:
             return None
-        u = d / length
-        n = np.array([-u[1], u[0]])
-        if n @ (a - c) < 0:
-            n = -n
+        u, n = d / length, -inward
         s, peak = _far_edges(mag, a, n, u, length, EXPAND_MIN, EXPAND_MAX * short,
                              EXPAND_ALONG)
         ok = np.flatnonzero(peak >= FAR_PEAK)
         moved.append((a, n, u, float(s[ok].min()) if len(ok) else None))
-    sides = []
+    out = []
     for i, (a, n, u, off) in enumerate(moved):
         if off is None:
             off = moved[(i + 2) % 4][3]
             if off is None:
                 return None
-        sides.append((a + off * n, u))
-    return meet(sides)
+        out.append((a + off * n, u))
+    return meet(out)
 
 
 def _outline_points(quad: Array, per_side: int = 40) -> Array:
@@ -506,34 +513,27 @@ def _outline_points(quad: Array, per_side: int = 40) -> Array:
                            for i in range(4)])
 
 
-def _inside(pts: Array, quad: Array, margin: float) -> Array:
-    """Which points lie inside ``quad`` by ``margin`` pixels at least."""
-    return np.asarray(depth(pts, quad) > margin)
-
-
 #: The least share of a quad's outline that must run inside another (and outside it) for the
 #: two to overlap as two cards do, one lying on the other.
 OVERLAP = (0.08, 0.92)
 
 
-def on_top(a: Array, b: Array, mag: Array) -> bool:
+def spread(mag: Array) -> Array:
+    """The gradient magnitude at its strongest within a pixel: what :func:`on_top` reads."""
+    return np.asarray(cv2.dilate(mag, np.ones((3, 3), np.uint8)))
+
+
+def on_top(a: Array, b: Array, near: Array) -> bool:
     """Whether the card ``a`` lies on the card ``b`` where they overlap: the outline of the
     card on top runs on, an edge however faint, across the other, while the outline of the
-    card beneath is hidden under it. False when they do not overlap so (apart, or one inside
-    the other, as a court card's picture frame is)."""
+    card beneath is hidden under it (``near``: the :func:`spread` gradient). False when they
+    do not overlap so (apart, or one inside the other, as a court card's picture frame is)."""
     pa, pb = _outline_points(a), _outline_points(b)
-    ia, ib = _inside(pa, b, 4.0), _inside(pb, a, 4.0)
+    ia, ib = depth(pa, b) > 4.0, depth(pb, a) > 4.0
     if not (OVERLAP[0] <= ia.mean() <= OVERLAP[1] and OVERLAP[0] <= ib.mean() <= OVERLAP[1]):
         return False
-    h, w = mag.shape
-    near = cv2.dilate(mag, np.ones((3, 3), np.uint8))
-
-    def edge(pts: Array) -> float:
-        xs = np.clip(np.rint(pts[:, 0]).astype(np.int64), 0, w - 1)
-        ys = np.clip(np.rint(pts[:, 1]).astype(np.int64), 0, h - 1)
-        return float(np.median(near[ys, xs]))
-
-    return edge(pa[ia]) > 1.5 * edge(pb[ib]) + 2.0
+    return float(np.median(sample(near, pa[ia]))) \
+        > 1.5 * float(np.median(sample(near, pb[ib]))) + 2.0
 
 
 #: Every card has a white margin inside its edge: along each side, this share of the points
@@ -544,19 +544,9 @@ MARGIN_PAPER, MARGIN_IN = 0.5, 4.0
 def paper_margin(quad: Array, paper: Array) -> bool:
     """Whether paper runs along the inside of every side of ``quad`` (a card's white
     margin), not a picture or the table (a quad whose side runs through a card's picture)."""
-    h, w = paper.shape
-    q = quad.astype(np.float64)
-    c = q.mean(axis=0)
     ts = np.linspace(0.1, 0.9, 24)
-    for i in range(4):
-        a, b = q[i], q[(i + 1) % 4]
-        d = b - a
-        n = np.array([-d[1], d[0]]) / max(float(np.hypot(d[0], d[1])), 1e-6)
-        if n @ (c - a) < 0:
-            n = -n
+    for a, d, n in sides(quad):
         pts = a[None, :] + ts[:, None] * d[None, :] + MARGIN_IN * n[None, :]
-        xs = np.clip(np.rint(pts[:, 0]).astype(np.int64), 0, w - 1)
-        ys = np.clip(np.rint(pts[:, 1]).astype(np.int64), 0, h - 1)
-        if float((paper[ys, xs] > 0).mean()) < MARGIN_PAPER:
+        if float((sample(paper, pts) > 0).mean()) < MARGIN_PAPER:
             return False
     return True

@@ -42,6 +42,7 @@ from hardware.camera.outline import (
     rectangles,
     refine,
     segments,
+    spread,
 )
 from referee.cards import Card, full_deck
 
@@ -271,6 +272,12 @@ def find_cards(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> list[
     return find(frame, canny_thresholds).quads
 
 
+def _new(quad: Array, seen: list[Array]) -> bool:
+    """Whether ``quad`` is none of ``seen`` (corners within 8 px, either way up)."""
+    return all(np.abs(quad - u).max() > 8 and np.abs(np.roll(quad, 2, axis=0) - u).max() > 8
+               for u in seen)
+
+
 @dataclass
 class Finding:
     """The whole cards of a frame, and what :meth:`from_corners` needs to look further."""
@@ -306,10 +313,15 @@ class Finding:
         two (:func:`hardware.camera.outline.crossed`)."""
         return crossed(quad * self.scale, self.samples)
 
+    @cached_property
+    def spread(self) -> Array:
+        """The gradient at its strongest within a pixel (:func:`hardware.camera.outline.spread`)."""
+        return spread(self.gradient)
+
     def on_top(self, a: Array, b: Array) -> bool:
         """Whether the card in quad ``a`` lies on the one in ``b``
         (:func:`hardware.camera.outline.on_top`)."""
-        return a is not b and on_top(a * self.scale, b * self.scale, self.gradient)
+        return a is not b and on_top(a * self.scale, b * self.scale, self.spread)
 
     def from_corners(self) -> list[Array]:
         """Cards found from a corner whose two sides stand out, the two across from it faint
@@ -321,8 +333,7 @@ class Finding:
             if not paper_margin(q, self.paper):
                 continue  # a side runs through a picture, not along a card's white margin
             q = _order(q) / self.scale
-            if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
-                   for u in out + self.quads):
+            if _new(q, out + self.quads):
                 out.append(q.astype(np.float32))
         return out
 
@@ -396,8 +407,7 @@ def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
                      rectangles(straight, (w, h))[:2])
     unique: list[Array] = []
     for _, q, _ in found:
-        if all(np.abs(q - u).max() > 8 and np.abs(np.roll(q, 2, axis=0) - u).max() > 8
-               for u in unique):
+        if _new(q, unique):
             unique.append(q.astype(np.float32))
     return Finding(unique, straight, blurred, paper, scale)
 
@@ -594,11 +604,12 @@ def load_model(path: Path = MODEL_PATH) -> tuple[Mlp, Mlp]:
         raise RecogniserError(f"the recogniser's model {path} is missing; make it with "
                               "python3 -m hardware.camera.train")
     with np.load(path) as z:
-        nets = tuple(Mlp(*(z[f"{name}_{k}"] for k in ("mean", "std", "w1", "b1", "w2", "b2")))
-                     for name in ("rank", "suit"))
-        for name, net in zip(("rank", "suit"), nets, strict=True):
-            if f"{name}_temperature" in z:
-                net.temperature = float(z[f"{name}_temperature"])
+        nets = []
+        for name in ("rank", "suit"):
+            mean, std, w1, b1, w2, b2 = (z[f"{name}_{k}"]
+                                         for k in ("mean", "std", "w1", "b1", "w2", "b2"))
+            t = float(z[f"{name}_temperature"]) if f"{name}_temperature" in z else 1.0
+            nets.append(Mlp(mean, std, w1, b1, w2, b2, t))
     return nets[0], nets[1]
 
 
@@ -691,20 +702,20 @@ class Recogniser:
         first: Read | None = None
         finding = find(frame)
         blank: list[Array] = []  # quads in which no index was seen
-        crossed: Read | None = None  # a read of a quad a straight edge runs across
+        beneath: Read | None = None  # a read of a quad a straight edge runs across
         for quad in finding.quads[:3]:
             got = self.read_quad(frame, quad)
             if got.card is not None:
                 if not finding.crossed(quad):
                     return got
                 # It lies beneath a card (or spans two): only when no other quad reads.
-                crossed = crossed or got
+                beneath = beneath or got
                 continue
             if got.reason == "no index":
                 blank.append(quad)
             first = first or got
-        if crossed is not None:
-            return crossed
+        if beneath is not None:
+            return beneath
         # No whole card read: a card whose sides on a white card beneath are faint. Such a
         # quad may also be a card beneath one whose sides there are faint: not one that
         # another quad found lies on.

@@ -18,6 +18,7 @@ from hardware.camera.outline import (  # noqa: E402
     rectangles,
     refine,
     segments,
+    spread,
 )
 from hardware.camera.recognise import grow_quad  # noqa: E402
 
@@ -170,11 +171,12 @@ def test_the_card_on_top_is_the_one_whose_outline_runs_on() -> None:
     beneath card's outline is hidden under the top card."""
     mag = gradient(faint_frame())
     top, below = card_corners(), beneath_corners()
-    assert on_top(top, below, mag)
-    assert not on_top(below, top, mag)
-    assert not on_top(grow_quad(top, -18.0), top, mag)  # a frame inside its card: no overlap
+    near = spread(mag)
+    assert on_top(top, below, near)
+    assert not on_top(below, top, near)
+    assert not on_top(grow_quad(top, -18.0), top, near)  # a frame inside its card: no overlap
     far = top + np.float32(300.0)
-    assert not on_top(far, top, mag)  # apart
+    assert not on_top(far, top, near)  # apart
 
 
 def test_a_card_s_margin_is_paper() -> None:
