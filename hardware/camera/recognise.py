@@ -468,17 +468,25 @@ def _fit(mask: Array, size: tuple[int, int]) -> Array:
 #: found a few pixels wide leaves a strip of table or of the card beneath along the edge.
 MARGINS = (2, 5, 8)
 
+#: Shares of the way from the ink threshold to the darkest ink, tried in turn on ink that runs
+#: out of the corner until the index splits.
+DARKER = (0.0, 0.25, 0.5)
+
+#: An upright line of ink at least this share of a corner's height is a picture frame.
+FRAME_LINE = 0.45
+
 
 def corner_glyphs(card: Array) -> Glyphs | None:
     """The index of the card's top-left corner, or None when it cannot be split."""
-    for m in MARGINS:
-        got = _corner_glyphs(card, m)
-        if got is not None:
-            return got
+    for darker in DARKER:
+        for m in MARGINS:
+            got = _corner_glyphs(card, m, darker)
+            if got is not None:
+                return got
     return None
 
 
-def _corner_glyphs(card: Array, m: int) -> Glyphs | None:
+def _corner_glyphs(card: Array, m: int, darker: float = 0.0) -> Glyphs | None:
     cw, ch = round(CORNER_W * WARP_W), round(CORNER_H * WARP_H)
     crop = card[:ch, :cw].astype(np.float32)
     gray = crop.min(axis=2)  # red ink is dark in green and blue
@@ -491,7 +499,23 @@ def _corner_glyphs(card: Array, m: int) -> Glyphs | None:
     gray[:, :m] = paper
     g8 = np.clip(gray, 0, 255).astype(np.uint8)
     otsu, _ = cv2.threshold(g8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    ink = (gray < min(float(otsu), paper - 35)).astype(np.uint8)
+    cut = min(float(otsu), paper - 35)
+    ink = (gray < cut).astype(np.uint8)
+    # A court card's picture frame runs down beside the index, and a rank's tail may touch
+    # it: long upright lines are taken out (no index glyph is nearly half a corner tall).
+    lines = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((round(FRAME_LINE * ch), 1), np.uint8))
+    if lines.any():
+        ink &= 1 - cv2.dilate(lines, np.ones((1, 3), np.uint8))
+    if darker:
+        # Blur can join the index to a pip or a picture beside it: of ink that runs out of
+        # the corner, only the darker part is kept.
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+        for i in range(1, n):
+            x, y, w, h, _a = (int(v) for v in stats[i])
+            if x + w >= cw - 1 or y + h >= ch - 1:
+                inside = labels == i
+                lo = float(gray[inside].min())
+                ink[inside & (gray >= cut - darker * (cut - lo))] = 0
     n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     comps = []
     for i in range(1, n):
