@@ -22,11 +22,14 @@ import numpy.typing as npt
 Array = npt.NDArray[Any]
 
 #: A card's long side over its short side, seen from above, with room for a tilted camera.
-ASPECT = (1.25, 1.75)
+ASPECT = (1.25, 1.8)
 #: Pieces closer than this (degrees, pixels) lie on one line.
 JOIN_DEG, JOIN_PX = 2.5, 2.5
-#: Two lines this close to parallel, or to square, may be a card's sides (degrees).
-PARALLEL_DEG, SQUARE_DEG = 5.0, 7.0
+#: Two lines this close to square may be the two sides of a card's corner (degrees).
+SQUARE_DEG = 7.0
+#: Four lines may be a whole card's sides when its opposite sides are this close to parallel
+#: and its neighbours this close to square (degrees): the camera's tilt turns them a little.
+RECT_PARALLEL_DEG, RECT_SQUARE_DEG = 10.0, 10.0
 #: The share of a side that must be edge, at the least for every side and on average.
 SIDE_MIN, MEAN_MIN = 0.45, 0.7
 #: A card's rounded corners: this share of each end of a side is not counted.
@@ -189,45 +192,61 @@ def rectangles(found: list[Line], size: tuple[int, int], max_lines: int = 40
     w, h = size
     ls = found[:max_lines]
     short = (0.08 * min(w, h), 0.8 * min(w, h))
-    pairs: list[tuple[int, int, float]] = []
-    for i in range(len(ls)):
-        for j in range(i + 1, len(ls)):
-            if _angle(ls[i], ls[j]) > PARALLEL_DEG:
-                continue
-            d = abs(ls[i].rho - (ls[j].rho if ls[i].n @ ls[j].n > 0 else -ls[j].rho))
-            if short[0] <= d <= short[1] * ASPECT[1]:
-                pairs.append((i, j, d))
+    if len(ls) < 4:
+        return []
+    th = np.array([ln.theta for ln in ls])
+    nrm = np.array([ln.n for ln in ls])
+    rho = np.array([ln.rho for ln in ls])
+    # how far apart each two lines' directions are, in degrees
+    dd = np.abs(th[:, None] - th[None, :])
+    apart = np.degrees(np.minimum(dd, np.pi - dd))
+    ii, jj = np.triu_indices(len(ls), 1)
+    keep = apart[ii, jj] <= RECT_PARALLEL_DEG
+    pa, pb = ii[keep], jj[keep]  # the pairs of nearly parallel lines
+    p, q = np.triu_indices(len(pa), 1)
+    a, b, c, e = pa[p], pb[p], pa[q], pb[q]
+    ok = (a != c) & (a != e) & (b != c) & (b != e) & \
+        (np.abs(apart[a, c] - 90) <= RECT_SQUARE_DEG)
+    a, b, c, e = a[ok], b[ok], c[ok], e[ok]
+    # the corners: where a meets c, c meets b, b meets e and e meets a
+    quads = np.stack([_crossings(nrm, rho, x, y) for x, y in ((a, c), (c, b), (b, e), (e, a))],
+                     axis=1)
+    with np.errstate(invalid="ignore"):
+        n = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2)
+        # The sides' lengths, not the lines' offsets: with the camera tilted, a card's
+        # opposite sides are a few degrees from parallel.
+        d1, d2 = (n[:, 0] + n[:, 2]) / 2, (n[:, 1] + n[:, 3]) / 2
+        lo, hi = np.minimum(d1, d2), np.maximum(d1, d2)
+        ok = (lo >= short[0]) & (hi <= short[1] * ASPECT[1]) & \
+            (hi >= ASPECT[0] * lo) & (hi <= ASPECT[1] * lo)
     out: list[tuple[float, Array]] = []
-    for p in range(len(pairs)):
-        a, b, d1 = pairs[p]
-        for q in range(p + 1, len(pairs)):
-            c, e, d2 = pairs[q]
-            if len({a, b, c, e}) < 4 or abs(_angle(ls[a], ls[c]) - 90) > SQUARE_DEG:
-                continue
-            ratio = max(d1, d2) / max(min(d1, d2), 1.0)
-            if not ASPECT[0] <= ratio <= ASPECT[1] or min(d1, d2) < short[0]:
-                continue
-            corners = [_cross(ls[a], ls[c]), _cross(ls[c], ls[b]), _cross(ls[b], ls[e]),
-                       _cross(ls[e], ls[a])]
-            if any(k is None for k in corners):
-                continue
-            quad = np.array(corners, np.float32)
-            sides = ((ls[a], quad[3], quad[0]), (ls[c], quad[0], quad[1]),
-                     (ls[b], quad[1], quad[2]), (ls[e], quad[2], quad[3]))
-            shares = []
-            for line, p0, p1 in sides:
-                t0, t1 = float(line.u @ p0), float(line.u @ p1)
-                cut = CORNER_SHARE * abs(t1 - t0)
-                lo, hi = min(t0, t1) + cut, max(t0, t1) - cut
-                shares.append(line.covered(lo, hi))
-            if min(shares) < SIDE_MIN:
-                continue
+    for k in np.flatnonzero(ok).tolist():
+        quad = quads[k].astype(np.float32)
+        sides = ((ls[a[k]], quad[3], quad[0]), (ls[c[k]], quad[0], quad[1]),
+                 (ls[b[k]], quad[1], quad[2]), (ls[e[k]], quad[2], quad[3]))
+        shares = []
+        for line, p0, p1 in sides:
+            t0, t1 = float(line.u @ p0), float(line.u @ p1)
+            cut = CORNER_SHARE * abs(t1 - t0)
+            shares.append(line.covered(min(t0, t1) + cut, max(t0, t1) - cut))
+            if shares[-1] < SIDE_MIN:
+                break
+        else:
             lengths = [float(np.linalg.norm(s[2] - s[1])) for s in sides]
             score = sum(s * ln for s, ln in zip(shares, lengths, strict=True)) / sum(lengths)
             if score >= MEAN_MIN:
                 out.append((score, quad))
     out.sort(key=lambda x: -x[0])
     return out
+
+
+def _crossings(nrm: Array, rho: Array, x: Array, y: Array) -> Array:
+    """Where lines ``x[k]`` and ``y[k]`` cross (NaN where they are parallel)."""
+    n1, n2, r1, r2 = nrm[x], nrm[y], rho[x], rho[y]
+    det = n1[:, 0] * n2[:, 1] - n1[:, 1] * n2[:, 0]
+    det = np.where(np.abs(det) < 1e-6, np.nan, det)
+    return np.stack([(r1 * n2[:, 1] - r2 * n1[:, 1]) / det,
+                     (n1[:, 0] * r2 - n2[:, 0] * r1) / det], axis=1)
 
 
 #: A side's line may lie this far inside or outside the rough side (pixels), and turn this

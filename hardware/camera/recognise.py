@@ -72,6 +72,7 @@ class Read:
     confidence: float
     quad: Array | None = None  # the top card's corners in the frame, or None: no card seen
     reason: str = ""
+    guess: Card | None = None  # of an unclear read: the card both its corners named, if any
 
     def to_json(self, image: str | None = None) -> dict[str, Any]:
         """``{"image": …, "card": "QH" | None, "confidence": …}``."""
@@ -727,8 +728,11 @@ class Recogniser:
         finding = find(frame)
         blank: list[Array] = []  # quads in which no index was seen
         beneath: Read | None = None  # a read of a quad a straight edge runs across
+        doubts: list[Read] = []  # whole cards read unclear, with the card they named
         for quad in finding.quads[:3]:
             got = self.read_quad(frame, quad)
+            if got.guess is not None:
+                doubts.append(got)
             if got.card is not None:
                 if not finding.crossed(quad):
                     return got
@@ -745,7 +749,7 @@ class Recogniser:
         # another quad found lies on.
         corners = finding.from_corners()[:CORNER_TRIES]
         for quad in corners:
-            got = self.read_quad(frame, quad)
+            got = _unless_disputed(self.read_quad(frame, quad), doubts)
             if got.card is not None:
                 if not any(finding.on_top(other, quad) for other in corners + finding.quads[:3]):
                     return got
@@ -757,7 +761,7 @@ class Recogniser:
         for quad in blank[:2]:
             wider = finding.around(quad)
             if wider is not None:
-                got = self.read_quad(frame, wider)
+                got = _unless_disputed(self.read_quad(frame, wider), doubts)
                 if got.card is not None:
                     return got
         return first or Read(None, 0.0, None, "no card")
@@ -804,8 +808,24 @@ class Recogniser:
                 # but sure (a template that is not clear leaves the corners to decide)
                 return Read(None, conf, quad, "template disagrees")
         if card is None or conf < self.threshold:
-            return Read(None, conf, quad, "unclear")
+            agreed = len(seen) == 2 and seen[0][0] == seen[1][0]
+            return Read(None, conf, quad, "unclear", card if agreed else None)
         return Read(card, conf, quad)
+
+
+def _unless_disputed(got: Read, doubts: list[Read]) -> Read:
+    """``got``, or an unclear read when a whole card found on the same place named another
+    card, if not surely (an outline found from a corner may be a few pixels off, onto the
+    card beneath)."""
+    if got.card is None or got.quad is None:
+        return got
+    centre = got.quad.mean(axis=0)
+    for d in doubts:
+        assert d.quad is not None
+        if d.guess != got.card and cv2.pointPolygonTest(
+                d.quad.reshape(-1, 1, 2), (float(centre[0]), float(centre[1])), False) > 0:
+            return Read(None, got.confidence, got.quad, "outlines disagree", got.card)
+    return got
 
 
 def all_cards() -> list[Card]:

@@ -82,6 +82,22 @@ def test_a_card_on_a_white_card_is_a_rectangle_of_lines() -> None:
     assert rects[0][0] > 0.85
 
 
+def test_a_card_seen_at_a_slant_is_a_rectangle_of_lines() -> None:
+    """A camera tilted over the pile: the card's long sides 9 degrees from parallel."""
+    shift = np.array([[1, 0, -CENTRE[0]], [0, 1, -CENTRE[1]], [0, 0, 1.0]])
+    tilt = np.linalg.inv(shift) @ np.array([[1, 0, 0], [0, 1, 0], [0, 0.0012, 1]]) @ shift
+    true = cv2.perspectiveTransform(card_corners().reshape(-1, 1, 2).astype(np.float64),
+                                    tilt).reshape(-1, 2).astype(np.float32)
+    d = np.diff(np.vstack([true, true[:1]]), axis=0)
+    turn = np.degrees(np.arctan2(d[:, 1], d[:, 0])) % 180
+    assert abs(turn[0] - turn[2]) > 8
+    img = np.full((480, 640), 70, np.uint8)
+    cv2.fillPoly(img, [np.rint(true).astype(np.int32)], 235)
+    rects = rectangles(lines(segments(cv2.GaussianBlur(img, (3, 3), 0)), 12), (640, 480))
+    assert rects, "no rectangle"
+    assert err(rects[0][1], true) < 3.0
+
+
 def test_no_lines_no_rectangles() -> None:
     blank = np.full((480, 640), 70, np.uint8)
     assert rectangles(lines(segments(blank), 12), (640, 480)) == []

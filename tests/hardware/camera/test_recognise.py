@@ -33,7 +33,7 @@ def test_training_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """anglo (a training deck): most scenes read right, none wrong."""
     score = score_deck("anglo", SEEDS, recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 0.8 * len(SEEDS), score.figures()  # measured 27 of 30
+    assert score.correct >= 0.8 * len(SEEDS), score.figures()  # measured 28 of 30
 
 
 def test_held_out_deck_scenes(decks: None, recogniser: Recogniser) -> None:
@@ -49,7 +49,7 @@ def test_borderless_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     wrong. Without the finder's corner stage 50 of these 60 read right."""
     score = score_deck("anglo+plain", range(1000, 1060), recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 53, score.figures()  # measured 55 of 60
+    assert score.correct >= 53, score.figures()  # measured 56 of 60
 
 
 def true_outline_reads(deck: str, seeds: range, recogniser: Recogniser) -> tuple[int, int]:
@@ -160,6 +160,25 @@ def test_read_to_json() -> None:
         "image": "a.png", "card": "QH", "confidence": 0.9123}
     assert Read(None, 0.2).to_json("b.png") == {"image": "b.png", "card": None,
                                                "confidence": 0.2}
+
+
+def test_an_outline_that_reads_another_card_than_the_whole_card_there_is_unclear() -> None:
+    """A whole card read unclear whose two corners both named 5C, then an outline found from
+    a corner on the same place, a few pixels off onto the card beneath, reading 5S: unclear.
+    The same outline reading 5C, or lying elsewhere, stands."""
+    from hardware.camera.recognise import _unless_disputed
+
+    whole = np.array([[100, 100], [240, 100], [240, 300], [100, 300]], np.float32)
+    doubt = Read(None, 0.74, whole, "unclear", Card.parse("5C"))
+    near = whole + np.float32(6)
+    other = Read(Card.parse("5S"), 0.82, near)
+    got = _unless_disputed(other, [doubt])
+    assert got.card is None and got.reason == "outlines disagree"
+    assert got.guess == Card.parse("5S")
+    same = Read(Card.parse("5C"), 0.9, near)
+    assert _unless_disputed(same, [doubt]) is same
+    elsewhere = Read(Card.parse("5S"), 0.82, whole + np.float32(300))
+    assert _unless_disputed(elsewhere, [doubt]) is elsewhere
 
 
 def test_a_plain_deck_is_the_deck_without_its_border(decks: None) -> None:
