@@ -475,6 +475,9 @@ DARKER = (0.0, 0.25, 0.5)
 
 #: An upright line of ink at least this share of a corner's height is a picture frame.
 FRAME_LINE = 0.45
+#: A level line of ink at least this share of a corner's width that runs out of the corner on
+#: the right is the top of a picture frame.
+FRAME_TOP = 0.3
 
 
 def corner_glyphs(card: Array) -> Glyphs | None:
@@ -507,6 +510,14 @@ def _corner_glyphs(card: Array, m: int, darker: float = 0.0) -> Glyphs | None:
     lines = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((round(FRAME_LINE * ch), 1), np.uint8))
     if lines.any():
         ink &= 1 - cv2.dilate(lines, np.ones((1, 3), np.uint8))
+    # and the frame's top, a thin level line running out of the corner on the right (not ink
+    # strokes thick, such as a suit that blur has joined to a picture)
+    thin = ink & (1 - cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
+    level = cv2.morphologyEx(thin, cv2.MORPH_OPEN, np.ones((1, round(FRAME_TOP * cw)), np.uint8))
+    if level[:, -2:].any():
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(level, connectivity=8)
+        out = [i for i in range(1, n) if stats[i, 0] + stats[i, 2] >= cw - 1]
+        ink &= 1 - cv2.dilate(np.isin(labels, out).astype(np.uint8), np.ones((3, 1), np.uint8))
     if darker:
         # Blur can join the index to a pip or a picture beside it: of ink that runs out of
         # the corner, only the darker part is kept.
