@@ -31,7 +31,7 @@ SQUARE_DEG = 7.0
 #: and its neighbours this close to square (degrees): the camera's tilt turns them a little.
 RECT_PARALLEL_DEG, RECT_SQUARE_DEG = 10.0, 10.0
 #: The share of a side that must be edge, at the least for every side and on average.
-SIDE_MIN, MEAN_MIN = 0.45, 0.7
+SIDE_MIN, MEAN_MIN = 0.3, 0.7
 #: A card's rounded corners: this share of each end of a side is not counted.
 CORNER_SHARE = 0.07
 

@@ -324,6 +324,18 @@ class Finding:
         (:func:`hardware.camera.outline.on_top`)."""
         return a is not b and on_top(a * self.scale, b * self.scale, self.spread)
 
+    def rectangles(self) -> list[Array]:
+        """Card-shaped rectangles of straight lines not among :attr:`quads`, best first
+        (:func:`hardware.camera.outline.rectangles`): for a frame in which no whole card
+        read, where one was found on edges (such as a court card's picture frame)."""
+        out: list[Array] = []
+        h, w = self.blurred.shape[:2]
+        for _, q in rectangles(self.straight, (w, h))[:RECT_TRIES + len(self.quads)]:
+            q = _order(q) / self.scale
+            if _new(q, out + self.quads):
+                out.append(q.astype(np.float32))
+        return out[:RECT_TRIES]
+
     def from_corners(self) -> list[Array]:
         """Cards found from a corner whose two sides stand out, the two across from it faint
         (:func:`hardware.camera.outline.corner_rectangles`), likeliest first; for a frame
@@ -417,6 +429,8 @@ def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
 CLIPPED = 250
 #: Cards found from a corner tried when no whole card read.
 CORNER_TRIES = 3
+#: Rectangles of straight lines tried when no whole card read.
+RECT_TRIES = 2
 #: Pixels (of the frame) by which a quad is widened, in turn, when a corner cannot be read.
 READ_WIDER = (4.0, 8.0)
 
@@ -755,6 +769,13 @@ class Recogniser:
             first = first or got
         if beneath is not None:
             return beneath
+        for quad in finding.rectangles():
+            got = self.read_quad(frame, quad)
+            if got.guess is not None:
+                doubts.append(got)
+            if got.card is not None and not finding.crossed(quad):
+                return got
+            first = first or got
         # No whole card read: a card whose sides on a white card beneath are faint. Such a
         # quad may also be a card beneath one whose sides there are faint: not one that
         # another quad found lies on.

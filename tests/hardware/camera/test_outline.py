@@ -98,6 +98,34 @@ def test_a_card_seen_at_a_slant_is_a_rectangle_of_lines() -> None:
     assert err(rects[0][1], true) < 3.0
 
 
+def test_a_card_with_one_side_mostly_on_a_white_card_is_a_rectangle_of_lines() -> None:
+    """A white card beneath, as bright as the top card, under 70 % of the top card's right
+    side and 40 % of its bottom: no edge there, but the three other sides make the card."""
+    true = np.array([[250, 140], [390, 140], [390, 340], [250, 340]], np.float32)
+    img = np.full((480, 640), 70, np.uint8)
+    cv2.rectangle(img, (330, 210), (470, 410), 235, -1)
+    cv2.fillPoly(img, [true.astype(np.int32)], 235)
+    rects = rectangles(lines(segments(cv2.GaussianBlur(img, (3, 3), 0)), 12), (640, 480))
+    assert any(err(q, true) < 3.0 for _, q in rects)
+
+
+def test_a_frame_s_rectangles_are_the_cards_not_already_found() -> None:
+    """Finding.rectangles, tried when no whole card read: the rectangles of lines, none of
+    them a quad already found."""
+    from dataclasses import replace
+
+    from hardware.camera.recognise import RECT_TRIES, find
+
+    bgr = cv2.cvtColor(frame(beneath=True, faint_side=True), cv2.COLOR_GRAY2BGR)
+    finding = find(bgr)
+    true = card_corners()
+    none_found = replace(finding, quads=[])
+    assert err(none_found.rectangles()[0], true) < 3.0
+    found = replace(finding, quads=[none_found.rectangles()[0]])
+    assert all(err(q, true) > 10 for q in found.rectangles())
+    assert len(found.rectangles()) <= RECT_TRIES
+
+
 def test_no_lines_no_rectangles() -> None:
     blank = np.full((480, 640), 70, np.uint8)
     assert rectangles(lines(segments(blank), 12), (640, 480)) == []
