@@ -496,23 +496,35 @@ FRAME_TOP = 0.3
 
 def corner_glyphs(card: Array) -> Glyphs | None:
     """The index of the card's top-left corner, or None when it cannot be split."""
-    for darker in DARKER:
-        for m in MARGINS:
-            got = _corner_glyphs(card, m, darker)
-            if got is not None:
-                return got
-    return None
-
-
-def _corner_glyphs(card: Array, m: int, darker: float = 0.0) -> Glyphs | None:
     cw, ch = round(CORNER_W * WARP_W), round(CORNER_H * WARP_H)
     crop = card[:ch, :cw].astype(np.float32)
     gray = crop.min(axis=2)  # red ink is dark in green and blue
     flat = gray.ravel()
     k = int(0.85 * (flat.size - 1))
     paper = float(np.partition(flat, k)[k])  # the 85th percentile
-    if paper < 40 or paper - float(gray[m:, m:].min()) < 50:
+    if paper < 40:
         return None
+    inks: dict[int, tuple[Array, Array, float] | None] = {}
+    for darker in DARKER:
+        for m in MARGINS:
+            if m not in inks:
+                inks[m] = _corner_ink(gray, paper, m)
+            got = inks[m]
+            if got is None:
+                continue
+            glyphs = _split(crop, paper, m, *got, darker)
+            if glyphs is not None:
+                return glyphs
+    return None
+
+
+def _corner_ink(gray: Array, paper: float, m: int) -> tuple[Array, Array, float] | None:
+    """The corner's grey levels with a margin of ``m`` pixels blanked, its ink (picture
+    frames taken out) and the ink's threshold; None if there is no ink."""
+    ch, cw = gray.shape
+    if paper - float(gray[m:, m:].min()) < 50:
+        return None
+    gray = gray.copy()
     gray[:m, :] = paper
     gray[:, :m] = paper
     g8 = np.clip(gray, 0, 255).astype(np.uint8)
@@ -532,16 +544,26 @@ def _corner_glyphs(card: Array, m: int, darker: float = 0.0) -> Glyphs | None:
         n, labels, stats, _ = cv2.connectedComponentsWithStats(level, connectivity=8)
         out = [i for i in range(1, n) if stats[i, 0] + stats[i, 2] >= cw - 1]
         ink &= 1 - cv2.dilate(np.isin(labels, out).astype(np.uint8), np.ones((3, 1), np.uint8))
+    return gray, ink, cut
+
+
+def _split(crop: Array, paper: float, m: int, gray: Array, ink: Array, cut: float,
+           darker: float) -> Glyphs | None:
+    """The rank and suit of a corner's ink, or None; ``darker`` as in :data:`DARKER`."""
+    ch, cw = ink.shape
     if darker:
         # Blur can join the index to a pip or a picture beside it: of ink that runs out of
         # the corner, only the darker part is kept.
         n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-        for i in range(1, n):
-            x, y, w, h, _a = (int(v) for v in stats[i])
-            if x + w >= cw - 1 or y + h >= ch - 1:
-                inside = labels == i
-                lo = float(gray[inside].min())
-                ink[inside & (gray >= cut - darker * (cut - lo))] = 0
+        out = [i for i in range(1, n) if stats[i, 0] + stats[i, 2] >= cw - 1
+               or stats[i, 1] + stats[i, 3] >= ch - 1]
+        if not out:
+            return None  # nothing runs out: as without the darker step
+        ink = ink.copy()
+        for i in out:
+            inside = labels == i
+            lo = float(gray[inside].min())
+            ink[inside & (gray >= cut - darker * (cut - lo))] = 0
     n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     comps = []
     for i in range(1, n):
