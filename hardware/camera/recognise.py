@@ -530,7 +530,7 @@ def _corner_ink(gray: Array, paper: float, m: int) -> tuple[Array, Array, float]
     g8 = np.clip(gray, 0, 255).astype(np.uint8)
     otsu, _ = cv2.threshold(g8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     cut = min(float(otsu), paper - 35)
-    ink = (gray < cut).astype(np.uint8)
+    ink: Array = (gray < cut).astype(np.uint8)
     # A court card's picture frame runs down beside the index, and a rank's tail may touch
     # it: long upright lines are taken out (no index glyph is nearly half a corner tall).
     lines = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((round(FRAME_LINE * ch), 1), np.uint8))
