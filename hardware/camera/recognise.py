@@ -321,8 +321,14 @@ class Finding:
 
     def on_top(self, a: Array, b: Array) -> bool:
         """Whether the card in quad ``a`` lies on the one in ``b``
-        (:func:`hardware.camera.outline.on_top`)."""
-        return a is not b and on_top(a * self.scale, b * self.scale, self.spread)
+        (:func:`hardware.camera.outline.on_top`). The cards of a pile are of one size: a
+        quad far larger or smaller (a picture's frame, two cards taken as one) is none."""
+        if a is b:
+            return False
+        ratio = cv2.contourArea(a.astype(np.float32)) / max(
+            cv2.contourArea(b.astype(np.float32)), 1.0)
+        return SAME_SIZE[0] <= ratio <= SAME_SIZE[1] and \
+            on_top(a * self.scale, b * self.scale, self.spread)
 
     def rectangles(self) -> list[Array]:
         """Card-shaped rectangles of straight lines not among :attr:`quads`, best first
@@ -429,6 +435,9 @@ def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
 CLIPPED = 250
 #: Cards found from a corner tried when no whole card read.
 CORNER_TRIES = 3
+#: Two quads whose areas are this far apart (the larger over the smaller, the camera's tilt
+#: allowing for some) may be two cards of one pile.
+SAME_SIZE = (0.75, 1 / 0.75)
 #: Rectangles of straight lines tried when no whole card read.
 RECT_TRIES = 2
 #: Pixels (of the frame) by which a quad is widened, in turn, when a corner cannot be read.

@@ -223,6 +223,22 @@ def test_the_card_on_top_is_the_one_whose_outline_runs_on() -> None:
     assert not on_top(far, top, near)  # apart
 
 
+def test_only_a_card_of_the_same_size_lies_on_a_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding.on_top: the cards of a pile are of one size, so a quad far smaller (a picture's
+    frame) or far larger (two cards taken as one) is not a card lying on another, however
+    its outline runs."""
+    import hardware.camera.recognise as recognise
+
+    finding = recognise.find(cv2.cvtColor(faint_frame(), cv2.COLOR_GRAY2BGR))
+    top, below = card_corners(), beneath_corners()
+    assert finding.on_top(top, below)
+    monkeypatch.setattr(recognise, "on_top", lambda a, b, near: True)
+    centre = top.mean(axis=0)
+    for k, alike in ((0.95, True), (0.8, False), (1.2, False)):  # areas 0.9, 0.64, 1.44
+        quad = np.asarray(centre + (top - centre) * k, np.float32)
+        assert finding.on_top(quad, below) is alike, k
+
+
 def test_a_card_s_margin_is_paper() -> None:
     """A card's quad has paper along the inside of each side; a quad whose side runs through
     a picture (or off the card) has not."""
