@@ -11,8 +11,8 @@
    trained by :mod:`hardware.camera.train` and shipped as ``model.npz``) name them.
 4. The card is named only when both corners agree (or, with an enrolled deck, when its
    template clearly sides with one of two corners that differ); the confidence combines the
-   readings. Below the threshold the read
-   is *unclear* (``card`` None), never a guess.
+   readings. Below the threshold (:data:`AGREED` for two corners that agree by themselves,
+   :data:`THRESHOLD` otherwise) the read is *unclear* (``card`` None), never a guess.
 
 A deck enrolled with ``referee camera enroll`` adds its 52 cards as templates: the warped card
 is then matched against them too, which decides between close readings.
@@ -55,8 +55,9 @@ RANK_SIZE = (24, 32)
 SUIT_SIZE = (24, 24)
 RANK_CLASSES = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
 SUIT_CLASSES = "CDHS"
-#: A read below this confidence is unclear.
-THRESHOLD = 0.80
+#: A read below this confidence is unclear; AGREED for two corners that name one card by
+#: themselves (the geometric mean of their readings), THRESHOLD for every other read.
+THRESHOLD, AGREED = 0.80, 0.65
 MODEL_PATH = Path(__file__).with_name("model.npz")
 
 
@@ -771,9 +772,11 @@ def read_corners(card: Array) -> list[tuple[Card, float] | None]:
 class Recogniser:
     """Reads the top card of frames; ``deck`` (an enrolled deck) sharpens the reads."""
 
-    def __init__(self, deck: EnrolledDeck | None = None, threshold: float = THRESHOLD) -> None:
+    def __init__(self, deck: EnrolledDeck | None = None, threshold: float = THRESHOLD,
+                 agreed: float = AGREED) -> None:
         self.deck = deck
         self.threshold = threshold
+        self.agreed = agreed
         load_model()
 
     def read(self, frame: Array) -> Read:
@@ -845,10 +848,13 @@ class Recogniser:
             return Read(None, 0.0, quad, "no index")
         card: Card | None = None
         conf = 0.0
-        if len(seen) == 2 and seen[0][0] == seen[1][0]:
+        agreed = len(seen) == 2 and seen[0][0] == seen[1][0]
+        need = self.threshold
+        if agreed:
             # Two corners read apart agree (their geometric mean: the corners of one deck err
             # alike, so they are not independent evidence).
             card, conf = seen[0][0], (seen[0][1] * seen[1][1]) ** 0.5
+            need = min(self.threshold, self.agreed)
         elif len(seen) == 2:
             surer = max(seen, key=lambda s: s[1])
             card, conf = surer[0], 0.5 * surer[1] * (1 - min(s[1] for s in seen))
@@ -870,8 +876,7 @@ class Recogniser:
                 # the template clearly names another card: unclear, unless the corners are all
                 # but sure (a template that is not clear leaves the corners to decide)
                 return Read(None, conf, quad, "template disagrees")
-        if card is None or conf < self.threshold:
-            agreed = len(seen) == 2 and seen[0][0] == seen[1][0]
+        if card is None or conf < need:
             return Read(None, conf, quad, "unclear", card if agreed else None)
         return Read(card, conf, quad)
 

@@ -181,6 +181,24 @@ def test_an_outline_that_reads_another_card_than_the_whole_card_there_is_unclear
     assert _unless_disputed(elsewhere, [doubt]) is elsewhere
 
 
+def test_two_corners_that_agree_need_less_than_corners_that_differ(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two corners naming 5C at 0.9 and 0.5 (geometric mean 0.67) name it; the same corners
+    under ``agreed=0.8``, or one of them naming 5S, make the read unclear."""
+    import hardware.camera.recognise as recognise
+
+    five, spade = Card.parse("5C"), Card.parse("5S")
+    quad = np.array([[100, 100], [240, 100], [240, 300], [100, 300]], np.float32)
+    frame = np.full((480, 640, 3), 200, np.uint8)
+    readings: list[tuple[Card, float] | None] = [(five, 0.9), (five, 0.5)]
+    monkeypatch.setattr(recognise, "read_corners", lambda card: list(readings))
+    got = Recogniser().read_quad(frame, quad)
+    assert got.card == five and got.confidence == pytest.approx(0.45 ** 0.5)
+    assert Recogniser(agreed=0.8).read_quad(frame, quad).card is None
+    readings[1] = (spade, 0.5)
+    assert Recogniser().read_quad(frame, quad).card is None
+
+
 def test_a_plain_deck_is_the_deck_without_its_border(decks: None) -> None:
     """``anglo+plain``: anglo's cards with the black line round their edge painted white (a
     borderless deck, for the finder's figures), the rest of the card as it was."""
