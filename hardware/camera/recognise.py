@@ -889,8 +889,7 @@ def _unless_disputed(got: Read, doubts: list[Read]) -> Read:
         return got
     centre = got.quad.mean(axis=0)
     for d in doubts:
-        assert d.quad is not None
-        if d.guess != got.card and cv2.pointPolygonTest(
+        if d.quad is not None and d.guess != got.card and cv2.pointPolygonTest(
                 d.quad.reshape(-1, 1, 2), (float(centre[0]), float(centre[1])), False) > 0:
             return Read(None, got.confidence, got.quad, "outlines disagree", got.card)
     return got
