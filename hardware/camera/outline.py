@@ -32,6 +32,9 @@ SQUARE_DEG = 7.0
 RECT_PARALLEL_DEG, RECT_SQUARE_DEG = 10.0, 10.0
 #: The share of a side that must be edge, at the least for every side and on average.
 SIDE_MIN, MEAN_MIN = 0.3, 0.7
+#: A rectangle's weakest side may be edge along only SIDE_WEAK of it when the three others
+#: are edge along SIDE_SURE (a card's side on a white card as bright as it).
+SIDE_WEAK, SIDE_SURE = 0.15, 0.9
 #: A card's rounded corners: this share of each end of a side is not counted.
 CORNER_SHARE = 0.07
 
@@ -229,9 +232,12 @@ def rectangles(found: list[Line], size: tuple[int, int], max_lines: int = 40
             t0, t1 = float(line.u @ p0), float(line.u @ p1)
             cut = CORNER_SHARE * abs(t1 - t0)
             shares.append(line.covered(min(t0, t1) + cut, max(t0, t1) - cut))
-            if shares[-1] < SIDE_MIN:
+            if shares[-1] < SIDE_WEAK:
                 break
         else:
+            weak = sorted(shares)
+            if weak[0] < SIDE_MIN and weak[1] < SIDE_SURE:
+                continue  # one side this faint only with the three others all edge
             lengths = [float(np.linalg.norm(s[2] - s[1])) for s in sides]
             score = sum(s * ln for s, ln in zip(shares, lengths, strict=True)) / sum(lengths)
             if score >= MEAN_MIN:

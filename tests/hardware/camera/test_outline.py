@@ -109,6 +109,17 @@ def test_a_card_with_one_side_mostly_on_a_white_card_is_a_rectangle_of_lines() -
     assert any(err(q, true) < 3.0 for _, q in rects)
 
 
+def test_a_card_with_three_sides_on_the_table_and_one_on_a_white_card() -> None:
+    """The white card beneath under all but the top fifth of the top card's right side: that
+    side is edge along less than a fifth of it, the three others all along."""
+    true = np.array([[250, 140], [390, 140], [390, 340], [250, 340]], np.float32)
+    img = np.full((480, 640), 70, np.uint8)
+    cv2.rectangle(img, (385, 185), (525, 385), 235, -1)
+    cv2.fillPoly(img, [true.astype(np.int32)], 235)
+    rects = rectangles(lines(segments(cv2.GaussianBlur(img, (3, 3), 0)), 12), (640, 480))
+    assert any(err(q, true) < 3.0 for _, q in rects)
+
+
 def test_a_frame_s_rectangles_are_the_cards_not_already_found() -> None:
     """Finding.rectangles, tried when no whole card read: the rectangles of lines, none of
     them a quad already found."""
