@@ -867,6 +867,8 @@ class Recogniser:
             tcard, best, second = self.deck.match(card_img)
             tconf = float(np.clip((best - second) / 0.08, 0, 1)) * float(best > 0.6)
             readings = {s[0] for s in seen}
+            if card != tcard or tconf < 0.5:
+                need = self.threshold  # an enrolled deck's template must confirm a lesser read
             if card == tcard:
                 conf = 1 - (1 - conf) * (1 - tconf)
             elif len(readings) == 2 and tcard in readings and tconf >= 0.5:

@@ -198,6 +198,16 @@ def test_two_corners_that_agree_need_less_than_corners_that_differ(
     readings[1] = (spade, 0.5)
     assert Recogniser().read_quad(frame, quad).card is None
 
+    class Unsure:
+        """An enrolled deck whose template cannot tell (best 0.7, runner-up 0.69)."""
+
+        def match(self, card: np.ndarray) -> tuple[Card, float, float]:
+            return five, 0.7, 0.69
+
+    readings[1] = (five, 0.5)
+    # with an enrolled deck, the template must confirm a read below THRESHOLD
+    assert Recogniser(deck=Unsure()).read_quad(frame, quad).card is None  # type: ignore[arg-type]
+
 
 def test_a_plain_deck_is_the_deck_without_its_border(decks: None) -> None:
     """``anglo+plain``: anglo's cards with the black line round their edge painted white (a
