@@ -331,13 +331,19 @@ class Finding:
         return SAME_SIZE[0] <= ratio <= SAME_SIZE[1] and \
             on_top(a * self.scale, b * self.scale, self.spread)
 
+    @cached_property
+    def lined(self) -> list[tuple[float, Array]]:
+        """The card-shaped rectangles of the straight lines, at the finder's scale
+        (:func:`hardware.camera.outline.rectangles`), made once a frame."""
+        h, w = self.blurred.shape[:2]
+        return rectangles(self.straight, (w, h))
+
     def rectangles(self) -> list[Array]:
         """Card-shaped rectangles of straight lines not among :attr:`quads`, best first
         (:func:`hardware.camera.outline.rectangles`): for a frame in which no whole card
         read, where one was found on edges (such as a court card's picture frame)."""
         out: list[Array] = []
-        h, w = self.blurred.shape[:2]
-        for _, q in rectangles(self.straight, (w, h))[:RECT_TRIES + len(self.quads)]:
+        for _, q in self.lined[:RECT_TRIES + len(self.quads)]:
             q = _order(q) / self.scale
             if _new(q, out + self.quads):
                 out.append(q.astype(np.float32))
@@ -420,16 +426,15 @@ def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
             if quad is not None:
                 found.append((area, quad / scale, support(quad, near)))
     found.sort(key=lambda x: -x[0])
+    finding = Finding([], straight, blurred, paper, scale)
     if not any(edge >= SURE_SUPPORT for _, _, edge in found):
         # No card with its whole outline on edges: the rectangles of the straight lines
         # (a card whose paper runs into a white card's beneath), after the others.
-        found.extend((0.0, _order(q) / scale, score) for score, q in
-                     rectangles(straight, (w, h))[:2])
-    unique: list[Array] = []
+        found.extend((0.0, _order(q) / scale, score) for score, q in finding.lined[:2])
     for _, q, _ in found:
-        if _new(q, unique):
-            unique.append(q.astype(np.float32))
-    return Finding(unique, straight, blurred, paper, scale)
+        if _new(q, finding.quads):
+            finding.quads.append(q.astype(np.float32))
+    return finding
 
 
 #: Grey levels (of the blurred frame) from which paper is clipped white: no edge shows there.

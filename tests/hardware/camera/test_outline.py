@@ -98,26 +98,31 @@ def test_a_card_seen_at_a_slant_is_a_rectangle_of_lines() -> None:
     assert err(rects[0][1], true) < 3.0
 
 
-def test_a_card_with_one_side_mostly_on_a_white_card_is_a_rectangle_of_lines() -> None:
-    """A white card beneath, as bright as the top card, under 70 % of the top card's right
-    side and 40 % of its bottom: no edge there, but the three other sides make the card."""
-    true = np.array([[250, 140], [390, 140], [390, 340], [250, 340]], np.float32)
+#: An upright card 140 x 200 (corners) whose sides lie on a white card beneath in places.
+UPRIGHT = np.array([[250, 140], [390, 140], [390, 340], [250, 340]], np.float32)
+
+
+def found_on_white(beneath: tuple[int, int]) -> bool:
+    """Whether a rectangle of lines is :data:`UPRIGHT`, drawn on felt over a white card as
+    bright as it (140 x 200, its top-left corner at ``beneath``)."""
     img = np.full((480, 640), 70, np.uint8)
-    cv2.rectangle(img, (330, 210), (470, 410), 235, -1)
-    cv2.fillPoly(img, [true.astype(np.int32)], 235)
+    x, y = beneath
+    cv2.rectangle(img, (x, y), (x + 140, y + 200), 235, -1)
+    cv2.fillPoly(img, [UPRIGHT.astype(np.int32)], 235)
     rects = rectangles(lines(segments(cv2.GaussianBlur(img, (3, 3), 0)), 12), (640, 480))
-    assert any(err(q, true) < 3.0 for _, q in rects)
+    return any(err(q, UPRIGHT) < 3.0 for _, q in rects)
+
+
+def test_a_card_with_one_side_mostly_on_a_white_card_is_a_rectangle_of_lines() -> None:
+    """The white card under 70 % of the top card's right side and 40 % of its bottom: no
+    edge there, but the three other sides make the card."""
+    assert found_on_white((330, 210))
 
 
 def test_a_card_with_three_sides_on_the_table_and_one_on_a_white_card() -> None:
-    """The white card beneath under all but the top fifth of the top card's right side: that
-    side is edge along less than a fifth of it, the three others all along."""
-    true = np.array([[250, 140], [390, 140], [390, 340], [250, 340]], np.float32)
-    img = np.full((480, 640), 70, np.uint8)
-    cv2.rectangle(img, (385, 185), (525, 385), 235, -1)
-    cv2.fillPoly(img, [true.astype(np.int32)], 235)
-    rects = rectangles(lines(segments(cv2.GaussianBlur(img, (3, 3), 0)), 12), (640, 480))
-    assert any(err(q, true) < 3.0 for _, q in rects)
+    """The white card under all but the top fifth of the top card's right side: that side is
+    edge along less than a fifth of it, the three others all along."""
+    assert found_on_white((385, 185))
 
 
 def test_a_frame_s_rectangles_are_the_cards_not_already_found() -> None:
