@@ -305,6 +305,26 @@ class Finding:
             return None
         return np.asarray(got / self.scale, np.float32)
 
+    def enclosing(self, quad: Array) -> list[Array]:
+        """Card-shaped rectangles of straight lines (:attr:`lined`) around ``quad`` (a court
+        card's picture frame that :meth:`around` could not widen), best first."""
+        inner = quad.astype(np.float32) * self.scale
+        area = cv2.contourArea(inner)
+        out: list[Array] = []
+        for _, q in self.lined:
+            ratio = cv2.contourArea(q) / max(area, 1.0)
+            if not ENCLOSING[0] <= ratio <= ENCLOSING[1]:
+                continue
+            outline = q.reshape(-1, 1, 2)
+            if all(cv2.pointPolygonTest(outline, (float(x), float(y)), True) >= 2.0
+                   for x, y in inner):
+                q = _order(q) / self.scale
+                if _new(q, out):
+                    out.append(q.astype(np.float32))
+            if len(out) >= ENCLOSING_TRIES:
+                break
+        return out
+
     @cached_property
     def samples(self) -> tuple[Array, Array]:
         """The straight edges' points (:func:`hardware.camera.outline.edge_samples`)."""
@@ -446,6 +466,9 @@ CORNER_TRIES = 3
 SAME_SIZE = (0.75, 1 / 0.75)
 #: Rectangles of straight lines tried when no whole card read.
 RECT_TRIES = 2
+#: A rectangle of straight lines around a quad without an index (a picture frame) may be its
+#: card when its area is this many times the quad's; this many are tried.
+ENCLOSING, ENCLOSING_TRIES = (1.3, 5.0), 2
 #: Pixels (of the frame) by which a quad is widened, in turn, when a corner cannot be read.
 READ_WIDER = (4.0, 8.0)
 
@@ -831,8 +854,8 @@ class Recogniser:
         # A quad without an index may be a court card's picture frame: the card around it.
         for quad in blank[:2]:
             wider = finding.around(quad)
-            if wider is not None:
-                got = _unless_disputed(self.read_quad(frame, wider), doubts)
+            for card in ([wider] if wider is not None else []) + finding.enclosing(quad):
+                got = _unless_disputed(self.read_quad(frame, card), doubts)
                 if got.card is not None:
                     return got
         return first or Read(None, 0.0, None, "no card")

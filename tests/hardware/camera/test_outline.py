@@ -142,6 +142,45 @@ def test_a_frame_s_rectangles_are_the_cards_not_already_found() -> None:
     assert len(found.rectangles()) <= RECT_TRIES
 
 
+def test_a_frame_far_inside_its_card_is_read_as_the_rectangle_around_it() -> None:
+    """A picture frame 35 px inside its card (too far for ``expand``): Finding.enclosing
+    gives the card's rectangle of lines around it; a quad on the felt has none."""
+    from hardware.camera.recognise import find
+
+    true = card_corners()
+    inner = grow_quad(true, -35.0)
+    img = frame(beneath=True, faint_side=True)
+    cv2.polylines(img, [np.rint(inner).astype(np.int32)], True, 60, 2)
+    finding = find(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR))
+    assert finding.around(inner) is None
+    got = finding.enclosing(inner)
+    assert got and err(got[0], true) < 3.0
+    assert finding.enclosing(inner + np.float32(400.0)) == []
+
+
+def test_a_quad_without_an_index_is_tried_as_the_frame_of_the_card_around_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same card: the frame is the one whole quad found, and reads no index; with no
+    card found from a corner either (as where the corners' sides run on along cards beneath),
+    the rectangle of lines around the frame is the card read."""
+    from hardware.camera.recognise import Finding, Read, Recogniser
+    from referee.cards import Card
+
+    true = card_corners()
+    img = frame(beneath=True, faint_side=True)
+    cv2.polylines(img, [np.rint(grow_quad(true, -35.0)).astype(np.int32)], True, 60, 2)
+    five = Card.parse("5C")
+
+    def read_quad(self: Recogniser, frame: np.ndarray, quad: np.ndarray) -> Read:
+        if err(quad, true) < 3.0:
+            return Read(five, 0.9, quad)
+        return Read(None, 0.0, quad, "no index")
+
+    monkeypatch.setattr(Recogniser, "read_quad", read_quad)
+    monkeypatch.setattr(Finding, "from_corners", lambda self: [])
+    assert Recogniser().read(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)).card == five
+
+
 def test_no_lines_no_rectangles() -> None:
     blank = np.full((480, 640), 70, np.uint8)
     assert rectangles(lines(segments(blank), 12), (640, 480)) == []
