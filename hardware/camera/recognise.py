@@ -840,12 +840,14 @@ class Recogniser:
             first = first or got
         # No whole card read: a card whose sides on a white card beneath are faint. Such a
         # quad may also be a card beneath one whose sides there are faint: not one that
-        # another quad found lies on.
+        # another quad found lies on (a quad a straight edge runs across lies beneath a card
+        # itself, or spans two: it tells nothing).
         corners = finding.from_corners()[:CORNER_TRIES]
         for quad in corners:
             got = _unless_disputed(self.read_quad(frame, quad), doubts)
             if got.card is not None:
-                if not any(finding.on_top(other, quad) for other in corners + finding.quads[:3]):
+                if not any(finding.on_top(other, quad) and not finding.crossed(other)
+                           for other in corners + finding.quads[:3]):
                     return got
                 got = Read(None, got.confidence, quad, "beneath another")
             if got.reason == "no index":

@@ -181,6 +181,32 @@ def test_a_quad_without_an_index_is_tried_as_the_frame_of_the_card_around_it(
     assert Recogniser().read(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)).card == five
 
 
+def test_a_card_found_from_a_corner_is_beneath_only_a_quad_nothing_runs_across(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card found from its corner that another quad lies on is a card beneath, unless a
+    straight edge runs across that quad: then it lies beneath a card itself, or spans two."""
+    from dataclasses import replace
+
+    import hardware.camera.recognise as recognise
+    from hardware.camera.recognise import Finding, Read, Recogniser
+    from referee.cards import Card
+
+    five = Card.parse("5C")
+    mine, other = card_corners(), card_corners() + np.float32(30.0)
+    img = cv2.cvtColor(frame(), cv2.COLOR_GRAY2BGR)
+    monkeypatch.setattr(Recogniser, "read_quad", lambda self, frame, quad: (
+        Read(five, 0.9, quad) if quad is mine else Read(None, 0.0, quad, "no index")))
+    monkeypatch.setattr(Finding, "rectangles", lambda self: [])
+    monkeypatch.setattr(Finding, "from_corners", lambda self: [mine])
+    monkeypatch.setattr(Finding, "on_top", lambda self, a, b: a is other and b is mine)
+    real_find = recognise.find
+    monkeypatch.setattr(recognise, "find", lambda f: replace(real_find(f), quads=[other]))
+    for crossed, card in ((False, None), (True, five)):
+        monkeypatch.setattr(Finding, "crossed", lambda self, q, c=crossed: c and q is other)
+        got = Recogniser().read(img)
+        assert got.card == card, crossed
+
+
 def test_no_lines_no_rectangles() -> None:
     blank = np.full((480, 640), 70, np.uint8)
     assert rectangles(lines(segments(blank), 12), (640, 480)) == []
