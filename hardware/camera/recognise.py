@@ -460,12 +460,12 @@ def find(frame: Array, canny_thresholds: tuple[int, int] = CANNY) -> Finding:
 #: Grey levels (of the blurred frame) from which paper is clipped white: no edge shows there.
 CLIPPED = 250
 #: Cards found from a corner tried when no whole card read.
-CORNER_TRIES = 3
+CORNER_TRIES = 5
 #: Two quads whose areas are this far apart (the larger over the smaller, the camera's tilt
 #: allowing for some) may be two cards of one pile.
 SAME_SIZE = (0.75, 1 / 0.75)
 #: Rectangles of straight lines tried when no whole card read.
-RECT_TRIES = 2
+RECT_TRIES = 4
 #: A rectangle of straight lines around a quad without an index (a picture frame) may be its
 #: card when its area is this many times the quad's; this many are tried.
 ENCLOSING, ENCLOSING_TRIES = (1.3, 5.0), 2
