@@ -466,6 +466,9 @@ CORNER_TRIES = 5
 SAME_SIZE = (0.75, 1 / 0.75)
 #: Rectangles of straight lines tried when no whole card read.
 RECT_TRIES = 4
+#: Reads of a quad that may be a court card's picture frame, and how many such quads are
+#: widened onto their card.
+BLANK, BLANK_TRIES = ("no index", "one corner"), 3
 #: A rectangle of straight lines around a quad without an index (a picture frame) may be its
 #: card when its area is this many times the quad's; this many are tried.
 ENCLOSING, ENCLOSING_TRIES = (1.3, 5.0), 2
@@ -813,7 +816,7 @@ class Recogniser:
         large card; such a quad reads unclear and the next is tried)."""
         first: Read | None = None
         finding = find(frame)
-        blank: list[Array] = []  # quads in which no index was seen
+        blank: list[Array] = []  # quads in which no index, or one alone, was seen
         beneath: Read | None = None  # a read of a quad a straight edge runs across
         doubts: list[Read] = []  # whole cards read unclear, with the card they named
         for quad in finding.quads[:3]:
@@ -826,7 +829,7 @@ class Recogniser:
                 # It lies beneath a card (or spans two): only when no other quad reads.
                 beneath = beneath or got
                 continue
-            if got.reason == "no index":
+            if got.reason in BLANK:
                 blank.append(quad)
             first = first or got
         if beneath is not None:
@@ -837,6 +840,8 @@ class Recogniser:
                 doubts.append(got)
             if got.card is not None and not finding.crossed(quad):
                 return got
+            if got.reason in BLANK:
+                blank.append(quad)
             first = first or got
         # No whole card read: a card whose sides on a white card beneath are faint. Such a
         # quad may also be a card beneath one whose sides there are faint: not one that
@@ -850,11 +855,12 @@ class Recogniser:
                            for other in corners + finding.quads[:3]):
                     return got
                 got = Read(None, got.confidence, quad, "beneath another")
-            if got.reason == "no index":
+            if got.reason in BLANK:
                 blank.append(quad)
             first = first or got
-        # A quad without an index may be a court card's picture frame: the card around it.
-        for quad in blank[:2]:
+        # A quad without an index may be a court card's picture frame (its one "index" a
+        # piece of the picture): the card around it.
+        for quad in blank[:BLANK_TRIES]:
             wider = finding.around(quad)
             for card in ([wider] if wider is not None else []) + finding.enclosing(quad):
                 got = _unless_disputed(self.read_quad(frame, card), doubts)

@@ -158,11 +158,13 @@ def test_a_frame_far_inside_its_card_is_read_as_the_rectangle_around_it() -> Non
     assert finding.enclosing(inner + np.float32(400.0)) == []
 
 
+@pytest.mark.parametrize("reason", ["no index", "one corner"])
 def test_a_quad_without_an_index_is_tried_as_the_frame_of_the_card_around_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same card: the frame is the one whole quad found, and reads no index; with no
-    card found from a corner either (as where the corners' sides run on along cards beneath),
-    the rectangle of lines around the frame is the card read."""
+        monkeypatch: pytest.MonkeyPatch, reason: str) -> None:
+    """The same card: the frame is the one whole quad found, and reads no index (or one, a
+    piece of the picture); with no card found from a corner either (as where the corners'
+    sides run on along cards beneath), the rectangle of lines around the frame is the card
+    read."""
     from hardware.camera.recognise import Finding, Read, Recogniser
     from referee.cards import Card
 
@@ -174,7 +176,7 @@ def test_a_quad_without_an_index_is_tried_as_the_frame_of_the_card_around_it(
     def read_quad(self: Recogniser, frame: np.ndarray, quad: np.ndarray) -> Read:
         if err(quad, true) < 3.0:
             return Read(five, 0.9, quad)
-        return Read(None, 0.0, quad, "no index")
+        return Read(None, 0.0, quad, reason)
 
     monkeypatch.setattr(Recogniser, "read_quad", read_quad)
     monkeypatch.setattr(Finding, "from_corners", lambda self: [])
