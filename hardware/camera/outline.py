@@ -530,6 +530,39 @@ def expand(quad: Array, mag: Array) -> Array | None:
     return meet(out)
 
 
+#: A quad's side may be moved in onto an edge from SHRINK_MIN to SHRINK_MAX of the quad's
+#: extent across it, where the edge runs along SHRINK_ALONG of the side.
+SHRINK_MIN, SHRINK_MAX, SHRINK_ALONG = 0.06, 0.35, 0.6
+
+
+def shrink(quad: Array, mag: Array) -> list[Array]:
+    """Quads of a card's proportions made from ``quad`` (ordered corners) by moving one side
+    in onto an edge parallel to it that stands out in the gradient ``mag``: a quad that ran
+    on along a card beneath, past the top card's faint side. Nearest first."""
+    q = quad.astype(np.float64)
+    out: list[tuple[float, Array]] = []
+    ss = sides(q)
+    for i, (a, d, inward) in enumerate(ss):
+        length = float(np.hypot(d[0], d[1]))
+        across = abs(float((ss[(i + 2) % 4][0] - a) @ inward))
+        if length < 4 or across < 4:
+            continue
+        u = d / length
+        s, peak = _far_edges(mag, a, inward, u, length, SHRINK_MIN * across,
+                             SHRINK_MAX * across, SHRINK_ALONG)
+        for off in s[peak >= FAR_PEAK]:
+            rest = across - float(off)
+            if not ASPECT[0] <= max(rest, length) / max(min(rest, length), 1.0) <= ASPECT[1]:
+                continue
+            moved = [(b, dd) for b, dd, _ in ss]
+            moved[i] = (a + float(off) * inward, d)
+            got = meet(moved)
+            if got is not None:
+                out.append((float(off), got))
+    out.sort(key=lambda x: x[0])
+    return [g for _, g in out]
+
+
 def _outline_points(quad: Array, per_side: int = 40) -> Array:
     """Points along a quad's sides, less their ends (a card's rounded corners)."""
     ts = np.linspace(0.08, 0.92, per_side)

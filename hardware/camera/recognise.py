@@ -42,6 +42,7 @@ from hardware.camera.outline import (
     rectangles,
     refine,
     segments,
+    shrink,
     spread,
 )
 from referee.cards import Card, full_deck
@@ -325,6 +326,18 @@ class Finding:
                 break
         return out
 
+    def shrunk(self, quad: Array) -> list[Array]:
+        """Cards inside ``quad`` with one side moved in onto an edge
+        (:func:`hardware.camera.outline.shrink`) and a white margin inside every side: where
+        ``quad`` ran on along a card beneath, past the top card's faint side."""
+        out: list[Array] = []
+        for q in shrink(quad * self.scale, self.gradient):
+            if paper_margin(q, self.paper):
+                out.append(np.asarray(q / self.scale, np.float32))
+            if len(out) >= SHRINK_TRIES:
+                break
+        return out
+
     @cached_property
     def samples(self) -> tuple[Array, Array]:
         """The straight edges' points (:func:`hardware.camera.outline.edge_samples`)."""
@@ -469,6 +482,9 @@ RECT_TRIES = 4
 #: Reads of a quad that may be a court card's picture frame, and how many such quads are
 #: widened onto their card.
 BLANK, BLANK_TRIES = ("no index", "one corner"), 3
+#: Quads read unclear whose sides are moved in (:meth:`Finding.shrunk`), and how many
+#: cards are tried inside each.
+UNSURE, UNSURE_TRIES, SHRINK_TRIES = ("unclear", "one corner", "no index"), 2, 2
 #: A rectangle of straight lines around a quad without an index (a picture frame) may be its
 #: card when its area is this many times the quad's; this many are tried.
 ENCLOSING, ENCLOSING_TRIES = (1.3, 5.0), 2
@@ -817,6 +833,7 @@ class Recogniser:
         first: Read | None = None
         finding = find(frame)
         blank: list[Array] = []  # quads in which no index, or one alone, was seen
+        unsure: list[Array] = []  # quads read unclear
         beneath: Read | None = None  # a read of a quad a straight edge runs across
         doubts: list[Read] = []  # whole cards read unclear, with the card they named
         for quad in finding.quads[:3]:
@@ -831,6 +848,8 @@ class Recogniser:
                 continue
             if got.reason in BLANK:
                 blank.append(quad)
+            if got.reason in UNSURE:
+                unsure.append(quad)
             first = first or got
         if beneath is not None:
             return beneath
@@ -842,6 +861,8 @@ class Recogniser:
                 return got
             if got.reason in BLANK:
                 blank.append(quad)
+            if got.reason in UNSURE:
+                unsure.append(quad)
             first = first or got
         # No whole card read: a card whose sides on a white card beneath are faint. Such a
         # quad may also be a card beneath one whose sides there are faint: not one that
@@ -865,6 +886,14 @@ class Recogniser:
             for card in ([wider] if wider is not None else []) + finding.enclosing(quad):
                 got = _unless_disputed(self.read_quad(frame, card), doubts)
                 if got.card is not None:
+                    return got
+        # A quad that ran on along a card beneath, past the top card's faint side.
+        for quad in unsure[:UNSURE_TRIES]:
+            for card in finding.shrunk(quad):
+                got = _unless_disputed(self.read_quad(frame, card), doubts)
+                if got.card is not None and not any(
+                        finding.on_top(other, card) and not finding.crossed(other)
+                        for other in corners + finding.quads[:3]):
                     return got
         return first or Read(None, 0.0, None, "no card")
 

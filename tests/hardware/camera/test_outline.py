@@ -18,6 +18,7 @@ from hardware.camera.outline import (  # noqa: E402
     rectangles,
     refine,
     segments,
+    shrink,
     spread,
 )
 from hardware.camera.recognise import grow_quad  # noqa: E402
@@ -207,6 +208,48 @@ def test_a_card_found_from_a_corner_is_beneath_only_a_quad_nothing_runs_across(
         monkeypatch.setattr(Finding, "crossed", lambda self, q, c=crossed: c and q is other)
         got = Recogniser().read(img)
         assert got.card == card, crossed
+
+
+def test_a_quad_that_ran_on_along_the_card_beneath_is_shrunk_onto_the_card() -> None:
+    """The top card's quad taken 40 px too long at one end (on along a card beneath): one side
+    moved in onto the card's faint edge gives the card, first; the card's own quad, on plain
+    paper, has no edge inside to move onto."""
+    img = faint_frame()
+    true = card_corners()
+    long = true.copy()
+    along = (true[3] - true[0]) / np.linalg.norm(true[3] - true[0])
+    long[2] += 40 * along
+    long[3] += 40 * along
+    got = shrink(long, gradient(img))
+    assert got and err(got[0], true) < 3.0
+    assert shrink(true, gradient(img)) == []
+
+
+def test_a_whole_quad_read_unclear_is_read_again_shrunk(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """Recogniser.read: the one quad found, 40 px too long, reads unclear; the card inside it,
+    one side moved in, is read."""
+    from dataclasses import replace
+
+    import hardware.camera.recognise as recognise
+    from hardware.camera.recognise import Finding, Read, Recogniser
+    from referee.cards import Card
+
+    img = cv2.cvtColor(faint_frame(), cv2.COLOR_GRAY2BGR)
+    true = card_corners()
+    long = true.copy()
+    along = (true[3] - true[0]) / np.linalg.norm(true[3] - true[0])
+    long[2:] += 40 * along
+    five = Card.parse("5C")
+    monkeypatch.setattr(Recogniser, "read_quad", lambda self, frame, quad: (
+        Read(five, 0.9, quad) if err(quad, true) < 3.0 else Read(None, 0.5, quad, "unclear")))
+    monkeypatch.setattr(Finding, "rectangles", lambda self: [])
+    monkeypatch.setattr(Finding, "from_corners", lambda self: [])
+    real_find = recognise.find
+    monkeypatch.setattr(recognise, "find", lambda f: replace(real_find(f), quads=[long]))
+    assert Recogniser().read(img).card == five
+    monkeypatch.setattr(recognise, "UNSURE", ())
+    assert Recogniser().read(img).card is None
 
 
 def test_no_lines_no_rectangles() -> None:
