@@ -364,6 +364,12 @@ class Finding:
         return SAME_SIZE[0] <= ratio <= SAME_SIZE[1] and \
             on_top(a * self.scale, b * self.scale, self.spread)
 
+    def covered(self, quad: Array, others: list[Array]) -> bool:
+        """Whether one of ``others`` lies on the card in ``quad`` (:meth:`on_top`); a quad a
+        straight edge runs across lies beneath a card itself, or spans two, and tells
+        nothing."""
+        return any(self.on_top(other, quad) and not self.crossed(other) for other in others)
+
     @cached_property
     def lined(self) -> list[tuple[float, Array]]:
         """The card-shaped rectangles of the straight lines, at the finder's scale
@@ -833,7 +839,7 @@ class Recogniser:
         first: Read | None = None
         finding = find(frame)
         blank: list[Array] = []  # quads in which no index, or one alone, was seen
-        unsure: list[Array] = []  # quads read unclear
+        unsure: list[Array] = []  # quads read unclear, whatever the reason (UNSURE)
         beneath: Read | None = None  # a read of a quad a straight edge runs across
         doubts: list[Read] = []  # whole cards read unclear, with the card they named
         for quad in finding.quads[:3]:
@@ -872,8 +878,7 @@ class Recogniser:
         for quad in corners:
             got = _unless_disputed(self.read_quad(frame, quad), doubts)
             if got.card is not None:
-                if not any(finding.on_top(other, quad) and not finding.crossed(other)
-                           for other in corners + finding.quads[:3]):
+                if not finding.covered(quad, corners + finding.quads[:3]):
                     return got
                 got = Read(None, got.confidence, quad, "beneath another")
             if got.reason in BLANK:
@@ -891,9 +896,7 @@ class Recogniser:
         for quad in unsure[:UNSURE_TRIES]:
             for card in finding.shrunk(quad):
                 got = _unless_disputed(self.read_quad(frame, card), doubts)
-                if got.card is not None and not any(
-                        finding.on_top(other, card) and not finding.crossed(other)
-                        for other in corners + finding.quads[:3]):
+                if got.card is not None and not finding.covered(card, corners + finding.quads[:3]):
                     return got
         return first or Read(None, 0.0, None, "no card")
 
