@@ -2,7 +2,7 @@
 showed a card its lay reached the referee (two more frames plus reading them), the frames read
 per second, the lays the operator had to type, and whether the service's verdicts are the
 verdicts of replaying its journal. The baseline is the camera table's settle window,
-which the latency must stay under for inputs to be judged in their place (450 ms).
+which the latency must stay under for inputs to be judged in their place (1 000 ms).
 
 ``python3 bench/camera_latency.py [--seconds S] [--deck DECK]`` (default 30 s of Banka bäver,
 3 seats, anglo); ``BENCH_SHORT=1``: 8 s.

@@ -269,5 +269,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--camera", metavar="DECK", choices=("touati", "anglo", "gnomangelo"),
                    help="with --full-stack: the cards are laid under a virtual camera filming "
                    "this deck (touati, anglo, gnomangelo; docs/camera.md) and read by the "
-                   "recogniser, in real time (the settle window defaults to 450 ms)")
+                   "recogniser, in real time (the settle window defaults to 1000 ms)")
     p.set_defaults(func=_cmd_simulate)
