@@ -6,7 +6,12 @@ the GPL-3+), and decks drawn here with the system's fonts:
 - ``touati``: the npm package ``@younestouati/playing-cards-standard-deck`` (one SVG per card);
 - ``anglo`` and ``gnomangelo``: Debian's ``gnome-cards-data`` (one SVG sheet of 13 x 5 cards);
 - ``font-<n>``: plain cards whose corner indices and pips are text in a system font (DejaVu,
-  Liberation, FreeFont and the URW base 35 fonts), made here for training.
+  Liberation, FreeFont and the URW base 35 fonts), made here for training;
+- ``pips-<n>`` (1 to :data:`PIP_DECKS`): cards laid out as real decks are, drawn here from a
+  seed: the pips of each rank in their usual places, court cards as a framed picture of
+  coloured shapes turned about the card's centre, indices in a system font, borders, corner
+  rounding and proportions (poker or bridge size) as decks differ. Made for training the
+  locator (:mod:`hardware.camera.locate`).
 
 Rendering uses ``rsvg-convert`` (librsvg2-bin). PNGs go to the cache folder
 (``$REFEREE_CAMERA_CACHE``, else ``.cache/camera`` in the source tree, else
@@ -63,7 +68,7 @@ def available(deck: str) -> bool:
         return (touati_dir() / "12h.svg").exists()
     if deck in ("anglo", "gnomangelo"):
         return (AISLERIOT / f"{deck}.svgz").exists()
-    return deck.startswith("font-") and shutil.which("rsvg-convert") is not None
+    return deck.startswith(("font-", "pips-")) and shutil.which("rsvg-convert") is not None
 
 
 def _rsvg(args: list[str]) -> None:
@@ -99,6 +104,8 @@ def render_deck(deck: str) -> Path:
             _rsvg(["-h", str(CARD_HEIGHT), str(svg), "-o", str(out / f"{c}.png")])
     elif deck in ("anglo", "gnomangelo"):
         _render_sheet(deck, out)
+    elif deck.startswith("pips-"):
+        _render_pip_deck(deck, out)
     else:
         _render_font_deck(deck, out)
     return out
@@ -179,6 +186,120 @@ def _render_font_deck(deck: str, out: Path) -> None:
                f'stroke="#888" stroke-width="1.5"/>'
                f'<g fill="{colour}" font-family="{family}" font-weight="{weight}" '
                f'font-style="{style}">{index}'
+               f'<g transform="rotate(180 {w / 2} {h / 2})">{index}</g>{body}</g></svg>')
+        path = out / f"{c}.svg"
+        path.write_text(svg, encoding="utf-8")
+        _rsvg(["-h", str(CARD_HEIGHT), str(path), "-o", str(out / f"{c}.png")])
+        path.unlink()
+
+
+#: The number of ``pips-<n>`` decks.
+PIP_DECKS = 24
+_PIP_FONTS = ("DejaVu Sans", "DejaVu Serif", "DejaVu Sans Condensed", "Liberation Sans",
+              "Liberation Serif", "Nimbus Sans", "Nimbus Sans Narrow", "Nimbus Roman", "C059",
+              "P052", "URW Bookman", "URW Gothic", "FreeSans", "FreeSerif")
+_SUIT_FONTS = ("DejaVu Sans", "DejaVu Serif", "FreeSans", "Standard Symbols PS")
+#: Where the pips of each rank lie, as (column, row): columns -1, 0, 1 (left, middle,
+#: right), rows 0 (top) to 1 (bottom); pips in the lower half stand upside down.
+_PIPS: dict[int, tuple[tuple[float, float], ...]] = {
+    2: ((0, 0), (0, 1)),
+    3: ((0, 0), (0, 0.5), (0, 1)),
+    4: ((-1, 0), (1, 0), (-1, 1), (1, 1)),
+    5: ((-1, 0), (1, 0), (0, 0.5), (-1, 1), (1, 1)),
+    6: ((-1, 0), (1, 0), (-1, 0.5), (1, 0.5), (-1, 1), (1, 1)),
+    7: ((-1, 0), (1, 0), (0, 0.25), (-1, 0.5), (1, 0.5), (-1, 1), (1, 1)),
+    8: ((-1, 0), (1, 0), (0, 0.25), (-1, 0.5), (1, 0.5), (0, 0.75), (-1, 1), (1, 1)),
+    9: ((-1, 0), (1, 0), (-1, 1 / 3), (1, 1 / 3), (0, 0.5), (-1, 2 / 3), (1, 2 / 3), (-1, 1),
+        (1, 1)),
+    10: ((-1, 0), (1, 0), (0, 1 / 6), (-1, 1 / 3), (1, 1 / 3), (-1, 2 / 3), (1, 2 / 3),
+         (0, 5 / 6), (-1, 1), (1, 1)),
+}
+
+
+def _render_pip_deck(deck: str, out: Path) -> None:
+    import random
+
+    n = int(deck.removeprefix("pips-") or "1")
+    rng = random.Random(f"pip-deck-{n}")
+    w = 250.0
+    h = round(w * rng.choice((1.4, 1.4, 1.4, 1.56)), 1)
+    radius = rng.uniform(0.03, 0.08) * w
+    paper = rng.choice(("#ffffff", "#fdfdfa", "#fbf8f0", "#f7f7f2"))
+    border = rng.choice(("none", "none", "line", "frame"))
+    family = rng.choice(_PIP_FONTS)
+    weight = rng.choice(("normal", "bold"))
+    suit_family = rng.choice(_SUIT_FONTS)
+    red = rng.choice(("#d00000", "#c01818", "#e02020", "#b00010", "#d83030"))
+    black = rng.choice(("#101010", "#000000", "#202028"))
+    colours = {"C": black, "S": black, "D": red, "H": red}
+    if rng.random() < 0.15:  # a four-colour deck
+        colours = {"C": "#107010", "S": black, "D": "#1030b0", "H": red}
+    rank_size = rng.uniform(0.11, 0.17) * w
+    suit_size = rank_size * rng.uniform(0.7, 1.0)
+    ix = rng.uniform(0.07, 0.12) * w
+    iy = rng.uniform(0.04, 0.07) * h + rank_size * 0.8
+    pip_size = rng.uniform(0.17, 0.24) * w
+    px, py0, py1 = rng.uniform(0.22, 0.3) * w, rng.uniform(0.17, 0.23) * h, 0.0
+    py1 = h - py0
+    frame_x, frame_y = rng.uniform(0.17, 0.24) * w, rng.uniform(0.11, 0.16) * h
+    palette = ("#c82020", "#2040b0", "#e8c020", "#101010", "#f0c8a0", "#208040")
+    for c in full_deck():
+        colour = colours[c.suit]
+        rank = RANK_TEXT[c.rank]
+        sym = _SYMBOLS[c.suit]
+        size = rank_size if len(rank) == 1 else rank_size * 0.85
+        index = (f'<text x="{ix:.1f}" y="{iy:.1f}" font-size="{size:.1f}" '
+                 f'text-anchor="middle" letter-spacing="-2">{rank}</text>'
+                 f'<text x="{ix:.1f}" y="{iy + suit_size * 1.05:.1f}" font-size="{suit_size:.1f}" '
+                 f'font-family="{suit_family}" text-anchor="middle">{sym}</text>')
+        body = ""
+        if c.rank in _PIPS:
+            for col, row in _PIPS[c.rank]:
+                x = w / 2 + col * (w / 2 - px)
+                y = py0 + row * (py1 - py0)
+                turn = f' transform="rotate(180 {x:.1f} {y:.1f})"' if row > 0.5 else ""
+                body += (f'<text x="{x:.1f}" y="{y + pip_size * 0.35:.1f}" '
+                         f'font-size="{pip_size:.1f}" font-family="{suit_family}" '
+                         f'text-anchor="middle"{turn}>{sym}</text>')
+        elif c.rank == 14:
+            big = pip_size * rng.uniform(1.8, 3.0)
+            body = (f'<text x="{w / 2:.1f}" y="{h / 2 + big * 0.35:.1f}" font-size="{big:.1f}" '
+                    f'font-family="{suit_family}" text-anchor="middle">{sym}</text>')
+        else:  # a court card: a framed picture, the same upside down
+            crng = random.Random(f"pip-deck-{n}-{c}")
+            shapes = ""
+            for _ in range(crng.randint(7, 14)):
+                fill = crng.choice(palette)
+                x = crng.uniform(frame_x, w - frame_x)
+                y = crng.uniform(frame_y, h / 2)
+                if crng.random() < 0.5:
+                    shapes += (f'<ellipse cx="{x:.1f}" cy="{y:.1f}" '
+                               f'rx="{crng.uniform(6, 30):.1f}" ry="{crng.uniform(6, 30):.1f}" '
+                               f'fill="{fill}"/>')
+                else:
+                    pts = " ".join(f"{x + crng.uniform(-30, 30):.1f},"
+                                   f"{min(h / 2, y + crng.uniform(-30, 30)):.1f}"
+                                   for _ in range(crng.randint(3, 5)))
+                    shapes += f'<polygon points="{pts}" fill="{fill}"/>'
+            shapes += (f'<text x="{frame_x + 18:.1f}" y="{frame_y + 30:.1f}" font-size="26" '
+                       f'font-family="{suit_family}" text-anchor="middle">{sym}</text>')
+            half = f'<g clip-path="url(#top)">{shapes}</g>'
+            body = (f'<defs><clipPath id="top"><rect x="{frame_x:.1f}" y="{frame_y:.1f}" '
+                    f'width="{w - 2 * frame_x:.1f}" height="{h / 2 - frame_y:.1f}"/>'
+                    f'</clipPath></defs>{half}'
+                    f'<g transform="rotate(180 {w / 2} {h / 2})">{half}</g>'
+                    f'<rect x="{frame_x:.1f}" y="{frame_y:.1f}" width="{w - 2 * frame_x:.1f}" '
+                    f'height="{h - 2 * frame_y:.1f}" fill="none" stroke="{colour}" '
+                    f'stroke-width="2"/>')
+        edge = 'stroke="#999" stroke-width="1.2"' if border == "line" else 'stroke="none"'
+        ring = ""
+        if border == "frame":
+            ring = (f'<rect x="7" y="7" width="{w - 14}" height="{h - 14}" rx="{radius * 0.6:.1f}" '
+                    f'fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">'
+               f'<rect x="0.5" y="0.5" width="{w - 1}" height="{h - 1}" rx="{radius:.1f}" '
+               f'fill="{paper}" {edge}/>{ring}'
+               f'<g fill="{colour}" font-family="{family}" font-weight="{weight}">{index}'
                f'<g transform="rotate(180 {w / 2} {h / 2})">{index}</g>{body}</g></svg>')
         path = out / f"{c}.svg"
         path.write_text(svg, encoding="utf-8")

@@ -1,0 +1,53 @@
+"""The decks drawn here (hardware/camera/artwork.py): a ``pips-<n>`` deck is 52 cards laid out as
+real decks are, each number card showing as many pips as its rank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from hardware.camera import artwork  # noqa: E402
+from referee.cards import full_deck  # noqa: E402
+from tests.hardware.camera.conftest import need_artwork  # noqa: E402
+
+
+def marks(image: np.ndarray) -> int:
+    """Separate marks of ink, coloured or dark, on a card (a frame around the whole card is
+    not one)."""
+    bgr = image[..., :3].astype(int)
+    ink = ((bgr.max(axis=2) - bgr.min(axis=2) > 80) | (bgr.max(axis=2) < 90)) \
+        & (image[..., 3] > 200)
+    _, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8))
+    return sum(1 for s in stats[1:] if s[cv2.CC_STAT_WIDTH] < 0.8 * image.shape[1])
+
+
+@pytest.mark.parametrize("deck", ["pips-1", "pips-5"])
+def test_a_pip_deck_has_52_cards_with_their_pips(deck: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    need_artwork(deck)
+    monkeypatch.setenv("REFEREE_CAMERA_CACHE", str(tmp_path))
+    folder = artwork.render_deck(deck)
+    assert folder.is_relative_to(tmp_path)
+    images = {c: cv2.imread(str(folder / f"{c}.png"), cv2.IMREAD_UNCHANGED) for c in full_deck()}
+    assert all(im is not None and im.shape[2] == 4 for im in images.values())
+    assert {im.shape[0] for im in images.values()} == {artwork.CARD_HEIGHT}
+    assert images[full_deck()[0]][0, 0, 3] < 50  # rounded corners: the corner is see-through
+    for card, image in images.items():
+        if card.suit in "DH" and card.rank <= 10:
+            # the pips, and two indices of a rank glyph ("10" may run into one) and a suit
+            expected = {card.rank + 4} | ({card.rank + 6} if card.rank == 10 else set())
+            assert marks(image) in expected, card
+    assert len({im.tobytes() for im in images.values()}) == 52
+
+
+def test_pip_decks_differ_from_one_another(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    need_artwork("pips-2", "pips-3")
+    monkeypatch.setenv("REFEREE_CAMERA_CACHE", str(tmp_path))
+    a, b = (cv2.imread(str(artwork.card_png(d, full_deck()[20])), cv2.IMREAD_UNCHANGED)
+            for d in ("pips-2", "pips-3"))
+    assert a.shape != b.shape or np.abs(a.astype(int) - b.astype(int)).mean() > 2
