@@ -1,9 +1,11 @@
 """The recogniser: the top card of a pile in a camera frame, with a confidence.
 
-1. Find the top card: the contour-and-warp idiom of OpenCV's ``samples/python/squares.py``.
-   Edges (Canny) bound regions; a region whose outline is a convex quadrilateral of a card's
-   proportions, filled to its corners, is a whole card. Cards beneath are offset and partly
-   covered, so their outlines are not quadrilaterals; the largest whole card is the top one.
+1. Find the top card: first where the locator network sees it (:mod:`hardware.camera.locate`);
+   when that does not read, by the contour-and-warp idiom of OpenCV's
+   ``samples/python/squares.py``. Edges (Canny) bound regions; a region whose outline is a
+   convex quadrilateral of a card's proportions, filled to its corners, is a whole card.
+   Cards beneath are offset and partly covered, so their outlines are not quadrilaterals; the
+   largest whole card is the top one (and the locator's map must agree that it is on top).
 2. Warp it upright to 200x300 (portrait; the two ways up read the same, as a card's indices
    stand in opposite corners).
 3. Read both corner indices: the ink of each corner is split into the rank (the topmost glyph,
@@ -29,6 +31,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from hardware.camera.locate import Locator, Sight
 from hardware.camera.outline import (
     Line,
     corner_rectangles,
@@ -496,6 +499,11 @@ UNSURE, UNSURE_TRIES, SHRINK_TRIES = ("unclear", "one corner", "no index"), 2, 2
 ENCLOSING, ENCLOSING_TRIES = (1.3, 5.0), 2
 #: Pixels (of the frame) by which a quad is widened, in turn, when a corner cannot be read.
 READ_WIDER = (4.0, 8.0)
+#: The locator's places tried, likeliest first.
+SPOT_TRIES = 2
+#: An outline of the edge finder is read only where the locator's map holds at least this
+#: mean chance (a card beneath, or the table, is near 0).
+ON_TOP = 0.25
 
 
 def grow_quad(quad: Array, px: float) -> Array:
@@ -826,14 +834,34 @@ class Recogniser:
     """Reads the top card of frames; ``deck`` (an enrolled deck) sharpens the reads."""
 
     def __init__(self, deck: EnrolledDeck | None = None, threshold: float = THRESHOLD,
-                 agreed: float = AGREED) -> None:
+                 agreed: float = AGREED, locator: Locator | None | bool = True) -> None:
         self.deck = deck
         self.threshold = threshold
         self.agreed = agreed
+        self.locator = Locator() if locator is True else (locator or None)
         load_model()
 
     def read(self, frame: Array) -> Read:
-        """The top card of a BGR frame, or an unclear read (``card`` None). The whole cards
+        """The top card of a BGR frame, or an unclear read (``card`` None): where the
+        locator sees the top card first, then the outlines found in the frame's edges."""
+        first: Read | None = None
+        sight: Sight | None = None
+        if self.locator is not None:
+            sight = self.locator.look(frame)
+            for spot in sight.spots[:SPOT_TRIES]:
+                got = self.read_quad(frame, spot.quad)
+                if got.card is not None:
+                    return got
+                first = first or got
+        got = self.read_outlines(frame)
+        if got.card is not None and sight is not None and got.quad is not None \
+                and sight.on_top(got.quad) < ON_TOP:
+            # the network takes that outline for a card beneath, or the table
+            got = Read(None, got.confidence, got.quad, "beneath the top card", got.card)
+        return got if got.card is not None or first is None else first
+
+    def read_outlines(self, frame: Array) -> Read:
+        """The top card by the outlines found in the frame's edges. The whole cards
         found are tried largest first (two cards that happen to line up can pass for one
         large card; such a quad reads unclear and the next is tried)."""
         first: Read | None = None

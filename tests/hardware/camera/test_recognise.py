@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("cv2")
 
 from hardware.camera.evaluate import score_deck  # noqa: E402
+from hardware.camera.locate import Sight  # noqa: E402
 from hardware.camera.recognise import (  # noqa: E402
     EnrolledDeck,
     Read,
@@ -33,14 +34,14 @@ def test_training_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """anglo (a training deck): most scenes read right, none wrong."""
     score = score_deck("anglo", SEEDS, recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 0.8 * len(SEEDS), score.figures()  # measured 28 of 30
+    assert score.correct >= 28, score.figures()  # measured 30 of 30 (28 before the locator)
 
 
 def test_held_out_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """touati (held out of training): some read right, none wrong (the rest unclear)."""
     score = score_deck("touati", SEEDS, recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 0.7 * len(SEEDS), score.figures()  # measured 23 of 30
+    assert score.correct >= 27, score.figures()  # measured 30 of 30 (23 before the locator)
 
 
 def test_borderless_deck_scenes(decks: None, recogniser: Recogniser) -> None:
@@ -49,7 +50,7 @@ def test_borderless_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     wrong. Without the finder's corner stage 50 of these 60 read right."""
     score = score_deck("anglo+plain", range(1000, 1060), recogniser)
     assert score.wrong == 0, score.wrong_seeds
-    assert score.correct >= 53, score.figures()  # measured 56 of 60
+    assert score.correct >= 57, score.figures()  # measured 60 of 60 (56 before the locator)
 
 
 def true_outline_reads(deck: str, seeds: range, recogniser: Recogniser) -> tuple[int, int]:
@@ -225,3 +226,26 @@ def test_a_plain_deck_is_the_deck_without_its_border(decks: None) -> None:
         assert lined[ring, :3].min() < 60  # the border line is dark
         assert plain[ring, :3].min() >= 250  # and gone
         assert (plain[8:-8, 8:-8] == lined[8:-8, 8:-8]).all()
+
+
+class Seen:
+    """A stand-in locator whose map holds one chance everywhere and which outlines nothing:
+    the recogniser then reads the edge finder's outline, if the map takes it for the top
+    card."""
+
+    def __init__(self, chance: float) -> None:
+        self.chance = chance
+
+    def look(self, frame: np.ndarray) -> Sight:
+        h, w = frame.shape[:2]
+        return Sight(np.full((h // 2, w // 2), self.chance, np.float32), [])
+
+
+def test_an_outline_the_locator_takes_for_a_card_beneath_is_not_read(decks: None) -> None:
+    scene = random_scene(1000, "anglo")
+    frame = render(scene)
+    assert Recogniser(locator=False).read(frame).card == scene.top  # the edge finder alone
+    assert Recogniser(locator=Seen(1.0)).read(frame).card == scene.top  # type: ignore[arg-type]
+    vetoed = Recogniser(locator=Seen(0.05)).read(frame)  # type: ignore[arg-type]
+    assert vetoed.card is None and vetoed.reason == "beneath the top card"
+    assert vetoed.guess == scene.top
