@@ -80,6 +80,14 @@ def _rsvg(args: list[str]) -> None:
         raise ArtworkError(f"rsvg-convert failed: {done.stderr.strip()}")
 
 
+def _svg_to_png(svg: str, out: Path, card: Card) -> None:
+    """Render one drawn card's SVG text to ``<out>/<card>.png``."""
+    path = out / f"{card}.svg"
+    path.write_text(svg, encoding="utf-8")
+    _rsvg(["-h", str(CARD_HEIGHT), str(path), "-o", str(out / f"{card}.png")])
+    path.unlink()
+
+
 def card_png(deck: str, card: Card) -> Path:
     """The PNG of one card of a deck, rendered on first use."""
     out = cache_dir() / "png" / deck / f"{card}.png"
@@ -187,10 +195,7 @@ def _render_font_deck(deck: str, out: Path) -> None:
                f'<g fill="{colour}" font-family="{family}" font-weight="{weight}" '
                f'font-style="{style}">{index}'
                f'<g transform="rotate(180 {w / 2} {h / 2})">{index}</g>{body}</g></svg>')
-        path = out / f"{c}.svg"
-        path.write_text(svg, encoding="utf-8")
-        _rsvg(["-h", str(CARD_HEIGHT), str(path), "-o", str(out / f"{c}.png")])
-        path.unlink()
+        _svg_to_png(svg, out, c)
 
 
 #: The number of ``pips-<n>`` decks.
@@ -301,7 +306,4 @@ def _render_pip_deck(deck: str, out: Path) -> None:
                f'fill="{paper}" {edge}/>{ring}'
                f'<g fill="{colour}" font-family="{family}" font-weight="{weight}">{index}'
                f'<g transform="rotate(180 {w / 2} {h / 2})">{index}</g>{body}</g></svg>')
-        path = out / f"{c}.svg"
-        path.write_text(svg, encoding="utf-8")
-        _rsvg(["-h", str(CARD_HEIGHT), str(path), "-o", str(out / f"{c}.png")])
-        path.unlink()
+        _svg_to_png(svg, out, c)

@@ -249,6 +249,15 @@ def random_hand(rng: random.Random, avoid: tuple[float, float, float] | None = N
     return Hand(x, y, angle, rng.uniform(45, 75), tone)
 
 
+def half_extent(height: float, angle: float) -> tuple[float, float]:
+    """Half the width and height of the frame a card of ``height`` pixels turned ``angle``
+    degrees takes, with room for the camera's tilt."""
+    a = math.radians(angle)
+    width = height / 1.45
+    return (0.5 * (width * abs(math.cos(a)) + height * abs(math.sin(a))) * 1.08 + 4,
+            0.5 * (width * abs(math.sin(a)) + height * abs(math.cos(a))) * 1.08 + 4)
+
+
 def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int | None = None,
                  hands: bool = True) -> Scene:
     """A random pile photograph: a top card (``top`` or random) wholly in view, up to 3 cards
@@ -266,10 +275,7 @@ def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int 
     angle = rng.uniform(-180, 180)
     # The camera is mounted over the pile: the top card lies wholly in view (the cards
     # beneath may run out of it), with room for the camera's tilt.
-    a = math.radians(angle)
-    width = height / 1.45
-    half_w = 0.5 * (width * abs(math.cos(a)) + height * abs(math.sin(a))) * 1.08 + 4
-    half_h = 0.5 * (width * abs(math.sin(a)) + height * abs(math.cos(a))) * 1.08 + 4
+    half_w, half_h = half_extent(height, angle)
     cx = rng.uniform(half_w, FRAME_W - half_w)
     cy = rng.uniform(half_h, FRAME_H - half_h)
     random_look(scene, rng)

@@ -50,6 +50,7 @@ from hardware.camera.scene import (
     Placed,
     Scene,
     corners_in_frame,
+    half_extent,
     random_hand,
     random_look,
     render,
@@ -83,10 +84,7 @@ def train_scene(seed: int, decks: tuple[str, ...] = TRAIN_DECKS) -> Scene:
     n_below = rng.choice((0, 1, 1, 2, 2, 3, 4, 5))
     height = rng.uniform(140, 300)
     angle = rng.uniform(-180, 180)
-    a = math.radians(angle)
-    width = height / 1.45
-    half_w = 0.5 * (width * abs(math.cos(a)) + height * abs(math.sin(a))) * 1.08 + 4
-    half_h = 0.5 * (width * abs(math.sin(a)) + height * abs(math.cos(a))) * 1.08 + 4
+    half_w, half_h = half_extent(height, angle)
     cx, cy = FRAME_W / 2, FRAME_H / 2
     for _ in range(30):  # the top card wholly in view
         cx = rng.uniform(min(half_w, FRAME_W / 2), max(FRAME_W - half_w, FRAME_W / 2))
