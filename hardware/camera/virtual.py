@@ -22,6 +22,12 @@ from hardware.camera.sources import Frame
 from referee.cards import Card
 from referee.model import Input, Verdict
 
+#: How long the hand that takes a won pile away is over it (ns).
+SWEEP_NS = 100_000_000
+#: How soon after a pile is won it is taken away (ns): the hand reaches it 200 ms after the
+#: verdict, a quick player's reaction, unless the next card comes sooner.
+CLEAR_AFTER_NS = 300_000_000
+
 
 @dataclass
 class _Events:
@@ -52,7 +58,11 @@ class VirtualTable:
 
     # -- what happens on the table ----------------------------------------------------------
     def lay(self, card: Card, t: int) -> None:
-        """``card`` lands on the pile at ``t`` (ns)."""
+        """``card`` lands on the pile at ``t`` (ns), on a pile no hand covers: a hand still over
+        it is lifted, and a won pile still waiting to be swept away is gone, just before."""
+        ev = self.events
+        ev.clears = [min(c, t - 1) for c in ev.clears]
+        ev.hands = [(t0, min(t1, t - 1), hand) for t0, t1, hand in ev.hands if t0 < t]
         h = self.card_height
         p = Placed(card, self.cx + self.rng.gauss(0, 0.1 * h),
                    self.cy + self.rng.gauss(0, 0.08 * h), h,
@@ -60,8 +70,8 @@ class VirtualTable:
         self.events.lays.append((t, p))
 
     def clear(self, t: int) -> None:
-        """The pile is taken away at ``t`` (a hand sweeps it just before)."""
-        self.hand_over(t - 250_000_000, t + 100_000_000)
+        """The pile is taken away at ``t`` by a hand that reaches it ``SWEEP_NS`` before."""
+        self.hand_over(t - SWEEP_NS, t)
         self.events.clears.append(t)
 
     def hand_over(self, t0: int, t1: int) -> None:
@@ -122,7 +132,8 @@ def film_game(moves: Iterable[tuple[int, Input | None, Sequence[Verdict]]], deck
               seed: int, *, max_lays: int | None = None, fps: float = 30.0) -> FilmedGame:
     """Film a game from its judged moves (``referee.app.simulate.Simulation.moves()``): each
     card laid or played lands on the pile, each slap puts a hand over it for 0.2 s, a pile won
-    is swept away (the camera stays with the discard pile in Vändåtta)."""
+    is swept away ``CLEAR_AFTER_NS`` after the verdict (the camera stays with the discard pile in
+    Vändåtta). A card lands on a pile no hand covers (:meth:`VirtualTable.lay`)."""
     table = VirtualTable(deck, seed, fps=fps)
     lays: list[tuple[int, Card]] = []
     end = 0
@@ -139,8 +150,8 @@ def film_game(moves: Iterable[tuple[int, Input | None, Sequence[Verdict]]], deck
                 table.hand_over(inp.t, inp.t + 200_000_000)
         for v in verdicts:
             if v.verdict == "pile_won":
-                table.clear(v.t + 300_000_000)
-                end = max(end, v.t + 300_000_000)
+                table.clear(v.t + CLEAR_AFTER_NS)
+                end = max(end, v.t + CLEAR_AFTER_NS)
         if max_lays is not None and len(lays) >= max_lays:
             break
     return FilmedGame(table, lays, end + 1_000_000_000)
