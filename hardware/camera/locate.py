@@ -122,11 +122,14 @@ def _meet(lines: list[tuple[Array, Array]]) -> Array | None:
     out = []
     for k in range(4):
         (a1, d1), (a2, d2) = lines[k - 1], lines[k]
-        m = np.array([d1, -d2]).T
-        if abs(float(np.linalg.det(m))) < 1e-6:
+        ax, ay, dx1, dy1 = float(a1[0]), float(a1[1]), float(d1[0]), float(d1[1])
+        dx2, dy2 = float(d2[0]), float(d2[1])
+        det = dx2 * dy1 - dx1 * dy2  # of [d1, -d2]
+        if abs(det) < 1e-6:
             return None
-        s, _ = np.linalg.solve(m, a2 - a1)
-        out.append(a1 + s * d1)
+        bx, by = float(a2[0]) - ax, float(a2[1]) - ay
+        s = (dx2 * by - dy2 * bx) / det  # Cramer's rule for a1 + s d1 = a2 + r d2
+        out.append((ax + s * dx1, ay + s * dy1))
     return np.asarray(out, np.float32)
 
 
@@ -175,7 +178,10 @@ def fit_sides(outline: Array, quad: Array, rounds: int = 3, near: float = 1.5) -
         met = _meet(lines)
         if met is None:
             break
+        moved = float(np.abs(met - q).max())
         q = met.astype(np.float64)
+        if moved < 0.01:
+            break  # settled: another round gives the same sides
     return np.asarray(q, np.float32)
 
 
@@ -184,6 +190,21 @@ def _held(ii: Array, x0: Array, y0: Array, x1: Array, y1: Array) -> Array:
     an empty box holds -inf."""
     sums = ii[y1, x1] - ii[y0, x1] - ii[y1, x0] + ii[y0, x0]
     return np.where((x1 > x0) & (y1 > y0), sums, -np.inf)
+
+
+def _moved(ii: Array, box: list[int], k: int, tries: Array) -> Array:
+    """:func:`_held` of ``box`` (x0, y0, x1, y1) with its side ``k`` at each of ``tries``."""
+    x0, y0, x1, y1 = box
+    if k == 0:
+        sums, ok = ii[y1, x1] - ii[y0, x1] - ii[y1, tries] + ii[y0, tries], tries < x1
+    elif k == 1:
+        sums, ok = ii[y1, x1] - ii[tries, x1] - ii[y1, x0] + ii[tries, x0], tries < y1
+    elif k == 2:
+        sums, ok = ii[y1, tries] - ii[y0, tries] - ii[y1, x0] + ii[y0, x0], tries > x0
+    else:
+        sums, ok = ii[tries, x1] - ii[y0, x1] - ii[tries, x0] + ii[y0, x0], tries > y0
+    ok &= (y1 > y0) if k in (0, 2) else (x1 > x0)  # the side that stays keeps its width
+    return np.where(ok, sums, -np.inf)
 
 
 def fit_box(chance: Array, quad: Array, level: float = LEVEL, reach: int = 12,
@@ -213,8 +234,7 @@ def fit_box(chance: Array, quad: Array, level: float = LEVEL, reach: int = 12,
             moved = False
             for k in range(4):
                 tries = np.arange(max(0, box[k] - reach), min(size, box[k] + reach) + 1)
-                sides = [tries if j == k else np.full(len(tries), box[j]) for j in range(4)]
-                got = _held(ii, *sides)
+                got = _moved(ii, box, k, tries)
                 i = int(got.argmax())
                 if got[i] > now + 1e-9:
                     box[k], now, moved = int(tries[i]), float(got[i]), True

@@ -14,6 +14,8 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.locate import (  # noqa: E402
     Locator,
     LocatorError,
+    _held,
+    _moved,
     fit_box,
     fit_sides,
     order,
@@ -63,6 +65,19 @@ def test_fit_box_cuts_a_box_back_to_the_card() -> None:
     wide[1:3] += (8.0, 6.0)  # two corners out over the run-on
     assert err(wide, true) >= 8
     assert err(fit_box(chance, wide), true) < 2.5
+
+
+def test_moving_one_side_sums_what_the_box_holds() -> None:
+    """fit_box's shortcut (one side moved over a range, from the integral image's rows and
+    columns) gives what the box holds by definition, empty boxes included."""
+    rng = np.random.default_rng(5)
+    ii = cv2.integral(rng.normal(size=(40, 50)).astype(np.float32), sdepth=cv2.CV_64F)
+    for _ in range(200):
+        box = [int(v) for v in rng.integers(0, 40, 4)]
+        k = int(rng.integers(0, 4))
+        tries = np.arange(0, 41)
+        sides = [tries if j == k else np.full(len(tries), box[j]) for j in range(4)]
+        np.testing.assert_array_equal(_moved(ii, box, k, tries), _held(ii, *sides))
 
 
 def drawn_card(beneath: bool) -> tuple[np.ndarray, np.ndarray]:
