@@ -506,6 +506,38 @@ SPOT_TRIES = 2
 ON_TOP = 0.25
 
 
+#: The shapes of playing cards (long side / short side): poker size (63.5 x 88.9 mm) and
+#: bridge size (57.15 x 88.9 mm).
+CARD_ASPECTS = (88.9 / 63.5, 88.9 / 57.15)
+#: A side is moved to give a card's shape only by this many pixels or more, and at most this
+#: share of the short side.
+RESHAPE_PX = (3.0, 0.3)
+
+
+def reshaped(quad: Array, aspects: tuple[float, ...] = CARD_ASPECTS) -> list[Array]:
+    """``quad`` with one side moved (along the two sides it meets) so that it has a card's
+    shape, each side and each shape in turn, the smallest moves first: where one side of an
+    outline was found a few pixels off, onto a card beneath or into the card, one of these
+    is the card."""
+    q = _order(quad).astype(np.float64)
+    short = (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[3] - q[2])) / 2
+    long = (np.linalg.norm(q[2] - q[1]) + np.linalg.norm(q[0] - q[3])) / 2
+    out: list[tuple[float, Array]] = []
+    for aspect in aspects:
+        for side in range(4):
+            a, b = side, (side + 1) % 4
+            # a short side (0 and 2) moves to set the long one, a long side the short one
+            delta = aspect * short - long if side % 2 == 0 else long / aspect - short
+            if not RESHAPE_PX[0] <= abs(delta) <= RESHAPE_PX[1] * short:
+                continue
+            moved = q.copy()
+            for c, other in ((a, (a - 1) % 4), (b, (b + 1) % 4)):
+                along = q[c] - q[other]
+                moved[c] = q[c] + delta * along / max(float(np.linalg.norm(along)), 1e-6)
+            out.append((abs(float(delta)), moved.astype(np.float32)))
+    return [m for _, m in sorted(out, key=lambda dm: dm[0])]
+
+
 def grow_quad(quad: Array, px: float) -> Array:
     """``quad`` with each side moved ``px`` pixels outwards."""
     out = []
@@ -843,7 +875,8 @@ class Recogniser:
 
     def read(self, frame: Array) -> Read:
         """The top card of a BGR frame, or an unclear read (``card`` None): where the
-        locator sees the top card first, then the outlines found in the frame's edges."""
+        locator sees the top card first (then its likeliest place given a card's shape,
+        :func:`reshaped`), then the outlines found in the frame's edges."""
         first: Read | None = None
         sight: Sight | None = None
         if self.locator is not None:
@@ -853,6 +886,12 @@ class Recogniser:
                 if got.card is not None:
                     return got
                 first = first or got
+            if sight.spots:
+                # the likeliest place, one side a few pixels off: given a card's shape
+                for quad in reshaped(sight.spots[0].quad):
+                    got = self.read_quad(frame, quad)
+                    if got.card is not None and sight.on_top(quad) >= ON_TOP:
+                        return got
         got = self.read_outlines(frame)
         if got.card is not None and sight is not None and got.quad is not None \
                 and sight.on_top(got.quad) < ON_TOP:
