@@ -19,9 +19,10 @@ from referee.errors import ConfigError, shown
 #: showed it; frames that read unclear in between (a hand, glare, the card still settling)
 #: make that longer, and a camera that falls behind its frames for a while longer still.
 #: bench/camera_latency.py measured 160-189 ms median, 338-696 ms p99 and 373-984 ms at most
-#: in six runs on this machine (docs/camera.md); the window covers that. With ``release =
-#: "progress"`` (the default) held inputs go as soon as the camera is past them, so the
-#: window is reached only while the camera lags.
+#: in six runs on this machine before the locator, 119-150 / 249-323 / 330-467 ms in three
+#: after it (docs/camera.md); the window covers that, and a Pi reading a frame in about
+#: twice the time. With ``release = "progress"`` (the default) held inputs go as soon as the
+#: camera is past them, so the window is reached only while the camera lags.
 CAMERA_SETTLE_MS = 1000.0
 KEYS = ("source", "deck", "frames")
 
