@@ -8,7 +8,11 @@ per deck, 500 borderless, the whole game); ``BENCH_SHORT=1`` runs 60 scenes, 20 
 12 lays. Prints one JSON line. The baseline is
 the targets of the issue (97 % correct and 0.5 % wrong out of the box; 99.5 % / 0.1 % after
 enrolment; 15 ms median; every lay once within two frame periods): figures, not pass marks;
-the bench exits non-zero only when the recogniser cannot run.
+the bench exits non-zero only when the recogniser cannot run. With the read times it prints
+``reference_ms``, the CPU time of a fixed piece of OpenCV and numpy work measured in the same
+run (at the start and after the scenes), and the median read time in units of it: this
+shared machine's speed changes by half from hour to hour, and the ratio says whether the
+recogniser or the machine changed.
 """
 
 from __future__ import annotations
@@ -57,6 +61,21 @@ def enrolled(deck: str) -> EnrolledDeck:
     return EnrolledDeck(tuple(cards), np.stack(vectors))
 
 
+def reference_ms(repeats: int = 60) -> float:
+    """The median CPU time of a fixed piece of OpenCV and numpy work on one 640x480 frame (a
+    blur, Canny, a float sum): how fast this machine is at the time of the run, so that a read
+    time can be compared across runs of a shared, noisy machine."""
+    image = np.random.default_rng(0).integers(0, 255, (480, 640, 3), dtype=np.uint8)
+    times = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        blurred = cv2.GaussianBlur(image, (0, 0), 2.0)
+        cv2.Canny(cv2.cvtColor(blurred, cv2.COLOR_BGR2GRAY), 50, 150)
+        float((image.astype(np.float32) * 0.5 + 3).sum())
+        times.append((time.process_time() - t0) * 1000)
+    return statistics.median(times)
+
+
 def lays_figures(n_lays: int | None) -> dict[str, object]:
     """Film a seeded Banka bäver game at 30 fps and find its lays."""
     filmed = film_game(Simulation("banka-bever", 3, 7).moves(), "anglo", 7, max_lays=n_lays)
@@ -98,6 +117,7 @@ def main() -> int:
     args = ap.parse_args()
     cv2.setNumThreads(1)  # one core
     seeds = range(10_000, 10_000 + args.scenes)
+    reference_start = reference_ms()  # and again after the scenes: the two averaged
     plain = Recogniser()
     t0 = time.monotonic()
     held = score_deck("touati", seeds, plain)
@@ -105,11 +125,14 @@ def main() -> int:
     with_deck = score_deck("touati", seeds, Recogniser(enrolled("touati")))
     borderless = score_deck("anglo" + PLAIN, range(10_000, 10_000 + args.plain_scenes), plain)
     times = held.times_ms + trained.times_ms
+    reference = (reference_start + reference_ms()) / 2
     line = {"bench": "camera", "scenes_per_deck": args.scenes,
             "held_out_touati": held.figures(), "trained_anglo": trained.figures(),
             "enrolled_touati": with_deck.figures(), "borderless_anglo": borderless.figures(),
             "frame_to_card_ms_median": round(statistics.median(times), 2),
             "frame_to_card_ms_p90": round(float(np.percentile(times, 90)), 2),
+            "reference_ms": round(reference, 3),
+            "frame_to_card_per_reference": round(statistics.median(times) / reference, 3),
             **lays_figures(args.lays or None),
             "seconds": round(time.monotonic() - t0, 1),
             "baseline": {"out_of_box_correct": 0.97, "out_of_box_wrong": 0.005,
