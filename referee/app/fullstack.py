@@ -144,9 +144,10 @@ class VirtualPlayers:
             return
         state = svc.state()
         # A card read in flight is not judged yet: wait for it rather than read twice; and a
-        # player sees a slap land before reaching for the next card.
+        # player sees a slap land before reaching for the next card (a slap pressed in this
+        # same turn of the loop may still wait to be taken in: the service's in_flight).
         key = (state["cards_played"], len(svc.table.inputs), state.get("turn"))
-        if self._acted_at == key or len(svc.table.arbiter) or state.get("held_slaps"):
+        if self._acted_at == key or svc.in_flight() or state.get("held_slaps"):
             self._turn_handle = self.loop.call_later(0.05, self._act)
             return
         legal = svc.table.engine.legal_inputs(svc.clock.now())

@@ -274,6 +274,14 @@ class RefereeService:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(wake.set)
 
+    def in_flight(self) -> bool:
+        """Whether an input handed in is not judged yet (waiting to be taken in, or held by
+        the arbiter): what a player acting on the state must wait for."""
+        with self._lock:
+            if self._pending:
+                return True
+        return self.table is not None and len(self.table.arbiter) > 0
+
     def notice(self, kind: str, **fields: Any) -> None:
         """An outside event for the verdict stream that is not a game input (e.g. a stuck button,
         the board going offline); not journaled. The lasting ones are also kept in the state's

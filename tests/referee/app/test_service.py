@@ -97,6 +97,22 @@ def test_inputs_are_journaled_before_judging_and_published(tmp_path) -> None:
     assert rec.batches[-1][1]["cards_played"] == 1
 
 
+def test_an_input_is_in_flight_until_judged(tmp_path) -> None:
+    """Handed in, then held in the settle window, then judged: a virtual player acting on
+    the state waits through the first two (a slap pressed in the same turn of the loop as
+    its next lay is not missed)."""
+    now = FakeTime()
+    svc = service(config(tmp_path), now)
+    assert not svc.in_flight()
+    svc.submit(Input(now.t, svc.state()["turn"], "slap"))
+    assert svc.in_flight()  # not taken in yet
+    svc._take_pending()
+    assert svc.in_flight()  # held by the arbiter
+    now.t += 30 * MS
+    svc.step()
+    assert not svc.in_flight() and svc.state()["cards_played"] == 1
+
+
 def test_resume_after_a_crash_gives_the_same_state_and_time_goes_on(tmp_path) -> None:
     now = FakeTime()
     cfg = config(tmp_path)
