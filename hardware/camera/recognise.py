@@ -16,8 +16,9 @@
    readings. Below the threshold (:data:`AGREED` for two corners that agree by themselves,
    :data:`THRESHOLD` otherwise) the read is *unclear* (``card`` None), never a guess.
 5. A number card's large pips, counted and read apart from the index (:func:`pip_card`),
-   make a black card whose pips plainly show another suit unclear, and name a card left
-   unclear when they plainly show one that a corner or the template named too.
+   make a read below :data:`PIP_CHECK` unclear when they plainly show another card (or, for
+   a black card, another suit), and name a card left unclear when they plainly show one
+   that a corner or the template named too.
 
 A deck enrolled with ``referee camera enroll`` adds its 52 cards as templates: the warped card
 is then matched against them too, which decides between close readings.
@@ -1175,11 +1176,14 @@ class Recogniser:
         if card is None or conf < need:
             return self._pips_settle(card_img, quad, support,
                                      Read(None, conf, quad, "unclear", card if agreed else None))
-        if conf < PIP_CHECK and pips_deny(card_img, card):
-            # blur joins a club's lobes in a small index into a spade's outline
-            return self._pips_settle(
-                card_img, quad, support,
-                Read(None, conf, quad, "pips disagree", card if agreed else None))
+        if conf < PIP_CHECK:
+            # Blur joins a club's lobes in a small index into a spade's outline, and makes a
+            # 10 of an 8: pips that plainly show another card, or another suit, deny the read.
+            shown = pip_card(card_img)
+            if (shown[0] != card) if shown is not None else pips_deny(card_img, card):
+                return self._pips_settle(
+                    card_img, quad, support,
+                    Read(None, conf, quad, "pips disagree", card if agreed else None))
         return Read(card, conf, quad)
 
     @staticmethod
