@@ -168,6 +168,24 @@ def _hand_mask(hand: Hand) -> npt.NDArray[np.float32]:
     return cv2.GaussianBlur(mask, (5, 5), 0).astype(np.float32) / 255.0
 
 
+#: Pixels round a card's box that its shadow (a blur of radius 10, shifted 2) may darken.
+_MARGIN = 16
+
+
+def _compose(frame: npt.NDArray[np.float32], warped: Image) -> npt.NDArray[np.float32]:
+    """``frame`` with the card ``warped`` (BGRA, the same size) laid on it."""
+    alpha = warped[..., 3:4].astype(np.float32) / 255.0
+    # a soft shadow where the card's edge stands off the table or the card beneath
+    shadow = cv2.GaussianBlur(alpha[..., 0], (0, 0), 2.5)
+    shadow = np.roll(shadow, (2, 2), axis=(0, 1))[..., None]
+    frame = frame * (1 - 0.45 * shadow)
+    face = warped[..., :3].astype(np.float32)
+    # the card's cut edge: a thin grey line all round (paper seen edge-on, dust, wear)
+    rim = alpha[..., 0] - cv2.erode(alpha[..., 0], np.ones((3, 3), np.uint8))
+    face = face * (1 - 0.35 * rim[..., None])
+    return np.asarray(frame * (1 - alpha) + face * alpha, np.float32)
+
+
 def render(scene: Scene) -> Image:
     """Film the scene: a 640x480 BGR frame."""
     rng = np.random.default_rng(scene.seed)
@@ -184,16 +202,15 @@ def render(scene: Scene) -> Image:
         dst = corners_in_frame(scene, p)
         M = cv2.getPerspectiveTransform(src, dst)
         warped = cv2.warpPerspective(im, M, (FRAME_W, FRAME_H), flags=cv2.INTER_AREA)
-        alpha = warped[..., 3:4].astype(np.float32) / 255.0
-        # a soft shadow where the card's edge stands off the table or the card beneath
-        shadow = cv2.GaussianBlur(alpha[..., 0], (0, 0), 2.5)
-        shadow = np.roll(shadow, (2, 2), axis=(0, 1))[..., None]
-        frame = frame * (1 - 0.45 * shadow)
-        face = warped[..., :3].astype(np.float32)
-        # the card's cut edge: a thin grey line all round (paper seen edge-on, dust, wear)
-        rim = alpha[..., 0] - cv2.erode(alpha[..., 0], np.ones((3, 3), np.uint8))
-        face = face * (1 - 0.35 * rim[..., None])
-        frame = frame * (1 - alpha) + face * alpha
+        x, y, w, h = cv2.boundingRect(warped[..., 3])
+        if w == 0:
+            continue  # wholly out of the frame
+        # Only the card's box and a margin wider than its shadow change: compose there. Near
+        # the frame's edges the whole frame is composed (the shadow's shift wraps round).
+        x0, y0, x1, y1 = x - _MARGIN, y - _MARGIN, x + w + _MARGIN, y + h + _MARGIN
+        if x0 < 0 or y0 < 0 or x1 > FRAME_W or y1 > FRAME_H:
+            x0, y0, x1, y1 = 0, 0, FRAME_W, FRAME_H
+        frame[y0:y1, x0:x1] = _compose(frame[y0:y1, x0:x1], warped[y0:y1, x0:x1])
     for hand in scene.hands:
         m = _hand_mask(hand)[..., None]
         tone = np.array(hand.tone, np.float32)
