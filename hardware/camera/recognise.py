@@ -891,6 +891,9 @@ PIP_DENY = (0.1, 0.8)
 PIP_CHECK = 0.9
 
 
+_NO_RANK = np.zeros((RANK_SIZE[1], RANK_SIZE[0]), np.float32)  # a pip has no rank glyph
+
+
 @dataclass
 class Pips:
     """The large pips found in a warped card's body (:func:`find_pips`)."""
@@ -974,12 +977,13 @@ def pip_suits(card: Array, found: Pips | None = None) -> Array | None:
     return np.asarray(suit_net.probabilities(np.stack(features)).mean(axis=0), np.float32)
 
 
-def pip_card(card: Array) -> tuple[Card, float] | None:
+def pip_card(card: Array, found: Pips | None = None) -> tuple[Card, float] | None:
     """The number card its pips show, with the pips' chance of its suit, or None when they do
     not plainly show one: 2 to 10 pips, nothing else of a pip's size in the card's body, laid
     out as a number card's pips are (each has a partner where the card turned round would put
-    it, but for an odd count's one in the middle column), their suit above 0.9."""
-    found = find_pips(card)
+    it, but for an odd count's one in the middle column), their suit above 0.9. ``found``:
+    what :func:`find_pips` found on ``card``, if it was looked for already."""
+    found = find_pips(card) if found is None else found
     if found is None or not found.whole or not 2 <= len(found.pips) <= 10:
         return None
     aspect = card.shape[0] / card.shape[1]
@@ -998,19 +1002,17 @@ def pip_card(card: Array) -> tuple[Card, float] | None:
     chances = pip_suits(card, found)
     if chances is None or float(chances.max()) < 0.9:
         return None
-    return Card(len(found.pips), SUIT_CLASSES[int(chances.argmax())]), float(chances.max())
+    return Card(n, SUIT_CLASSES[int(chances.argmax())]), float(chances.max())
 
 
-_NO_RANK = np.zeros((RANK_SIZE[1], RANK_SIZE[0]), np.float32)
-
-
-def pips_deny(card_img: Array, card: Card) -> bool:
+def pips_deny(card_img: Array, card: Card, found: Pips | None = None) -> bool:
     """Whether a black number card's pips plainly show another suit than ``card``'s. Blur
     joins a club's lobes into a spade's outline (and may part a spade's); the red suits differ
-    by more than blur takes away, and are not checked (the check costs about 2.5 ms)."""
+    by more than blur takes away, and are not checked (the check costs about 2.5 ms).
+    ``found``: as for :func:`pip_card`."""
     if not 2 <= card.rank <= 10 or card.suit not in "CS":
         return False  # a court card's picture and an ace's large pip are not pips to read
-    chances = pip_suits(card_img)
+    chances = pip_suits(card_img, found)
     if chances is None:
         return False
     named = float(chances[SUIT_CLASSES.index(card.suit)])
@@ -1153,8 +1155,9 @@ class Recogniser:
             # the visible part of such a card can match its enrolled template well (2 of the
             # 3 wrong reads of 2 000 enrolled scenes): never a card.
             return Read(None, 0.85 * seen[0][1], quad, "one corner")
-        # What each reading says, for the pips to settle an unclear read (below).
-        support = {c: p for c, p in sorted(seen, key=lambda s: s[1])}
+        # The cards the readings name, for the pips to settle an unclear read (below); where
+        # both corners name one card, the surer one's chance (sorted: it is set last).
+        support = dict(sorted(seen, key=lambda s: s[1]))
         if self.deck is not None and card is not None:
             tcard, best, second = self.deck.match(card_img)
             tconf = float(np.clip((best - second) / 0.08, 0, 1)) * float(best > 0.6)
@@ -1179,26 +1182,32 @@ class Recogniser:
         if conf < PIP_CHECK:
             # Blur joins a club's lobes in a small index into a spade's outline, and makes a
             # 10 of an 8: pips that plainly show another card, or another suit, deny the read.
-            shown = pip_card(card_img)
-            if (shown[0] != card) if shown is not None else pips_deny(card_img, card):
-                return self._pips_settle(
-                    card_img, quad, support,
-                    Read(None, conf, quad, "pips disagree", card if agreed else None))
+            found = find_pips(card_img)
+            shown = None if found is None else pip_card(card_img, found)
+            if (shown[0] != card) if shown is not None else found is not None and pips_deny(
+                    card_img, card, found):
+                unclear = Read(None, conf, quad, "pips disagree", card if agreed else None)
+                return _settled(shown, support, unclear)
         return Read(card, conf, quad)
 
     @staticmethod
     def _pips_settle(card_img: Array, quad: Array, support: dict[Card, float],
                      unclear: Read) -> Read:
-        """``unclear``, or the number card the pips plainly show where a corner or the
-        enrolled deck's template named it too: two readings that cannot err alike (the pips
-        are counted and their suit read apart from the index)."""
+        """``unclear``, or the card its pips settle it on (:func:`_settled`)."""
         if not any(2 <= c.rank <= 10 for c in support):
-            return unclear
-        shown = pip_card(card_img)
-        if shown is None or shown[0] not in support:
-            return unclear
-        card, chance = shown
-        return Read(card, 1 - (1 - chance) * (1 - support[card]), quad, "pips")
+            return unclear  # only a number card's pips are read
+        return _settled(pip_card(card_img), support, unclear)
+
+
+def _settled(shown: tuple[Card, float] | None, support: dict[Card, float],
+             unclear: Read) -> Read:
+    """``unclear``, or the number card the pips plainly show (``shown``, :func:`pip_card`)
+    where a corner or the enrolled deck's template named it too: two readings that cannot err
+    alike (the pips are counted and their suit read apart from the index)."""
+    if shown is None or shown[0] not in support:
+        return unclear
+    card, chance = shown
+    return Read(card, 1 - (1 - chance) * (1 - support[card]), unclear.quad, "pips")
 
 
 def _unless_disputed(got: Read, doubts: list[Read]) -> Read:

@@ -78,8 +78,8 @@ def test_blurred_clubs_the_corners_take_for_spades_are_unclear(
     for top, frame in frames:
         read = recogniser.read(frame)
         assert read.card is None or read.card == top, (top, read)
-    monkeypatch.setattr(recognise, "pips_deny", lambda card_img, card: False)
-    monkeypatch.setattr(recognise, "pip_card", lambda card_img: None)
+    monkeypatch.setattr(recognise, "pips_deny", lambda card_img, card, found=None: False)
+    monkeypatch.setattr(recognise, "pip_card", lambda card_img, found=None: None)
     wrong = [top for top, frame in frames if recogniser.read(frame).card not in (None, top)]
     assert len(wrong) == 4, wrong
     assert all(top.suit == "C" for top in wrong)
@@ -138,7 +138,7 @@ def test_the_pips_settle_a_read_the_corners_left_unclear(
     for top, frame in frames:
         read = recogniser.read(frame)
         assert read.card == top and read.reason == "pips", (top, read)
-    monkeypatch.setattr(recognise, "pip_card", lambda card_img: None)
+    monkeypatch.setattr(recognise, "pip_card", lambda card_img, found=None: None)
     assert [recogniser.read(frame).card for _, frame in frames] == [None, None]
 
 
@@ -156,8 +156,8 @@ def test_pips_that_plainly_show_another_card_deny_a_blurred_rank(
         scene.blur = 2.0
         frames.append((scene.top, render(scene)))
     assert [recogniser.read(frame).card for _, frame in frames] == [top for top, _ in frames]
-    monkeypatch.setattr(recognise, "pips_deny", lambda card_img, card: False)
-    monkeypatch.setattr(recognise, "pip_card", lambda card_img: None)
+    monkeypatch.setattr(recognise, "pips_deny", lambda card_img, card, found=None: False)
+    monkeypatch.setattr(recognise, "pip_card", lambda card_img, found=None: None)
     for top, frame in frames:
         got = recogniser.read(frame).card
         assert got is not None and got != top, (top, got)
