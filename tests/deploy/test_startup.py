@@ -36,6 +36,7 @@ from referee.app.errors import (
     TemporaryFailure,
     startup_failure,
 )
+from referee.journal import read_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 STANDIN = Path(__file__).resolve().parent / "standin"
@@ -431,6 +432,74 @@ def test_a_relative_configuration_from_another_directory_keeps_its_journal(
     assert log[0] == f"import {run}"  # lgpio made LG_WD the working directory
     assert journal.exists(), err
     assert not (run / "etc").exists() and (run / ".lgd-nfy0").exists()
+
+
+# -- a stop while asyncio sets up ------------------------------------------------------------
+
+#: ``referee run`` that sends itself a stop signal (argv[2]) at one moment of asyncio's own
+#: set-up (argv[1]), as a loaded machine may deliver the unit's KillSignal: "loop", while
+#: ``asyncio.run`` builds its event loop (it asks for a selector); "step", as the loop calls its
+#: first callback (the main task's first step). Prints the moment as it sends the signal.
+_STOP_AT = """\
+import os, selectors, signal, sys
+from asyncio import events
+
+from referee.app.cli import main
+
+moment, sig, argv = sys.argv[1], getattr(signal, sys.argv[2]), sys.argv[3:]
+
+
+def stop():
+    print(sys.argv[2], "at", moment, flush=True)
+    os.kill(os.getpid(), sig)
+
+
+selector, run = selectors.DefaultSelector, events.Handle._run
+
+
+def stop_then_select():
+    if "asyncio" in sys._getframe(1).f_code.co_filename:
+        selectors.DefaultSelector = selector
+        stop()
+    return selector()
+
+
+def stop_then_run(self):
+    events.Handle._run = run
+    stop()
+    return run(self)
+
+
+if moment == "loop":
+    selectors.DefaultSelector = stop_then_select
+else:
+    events.Handle._run = stop_then_run
+sys.exit(main(argv))
+"""
+
+
+@pytest.mark.parametrize("moment", ["loop", "step"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_stop_while_asyncio_sets_up_is_a_clean_stop(tmp_path: Path, moment: str,
+                                                      sig: str) -> None:
+    # A SystemExit thrown into asyncio there left a half-made loop, whose __del__ wrote
+    # "Exception ignored in: <function BaseEventLoop.__del__ ...>" to stderr at exit ("loop"),
+    # or lost the task's first step, so that asyncio.run never returned ("step").
+    config = _table(tmp_path / "etc")
+    (tmp_path / "run").mkdir()
+    with (tmp_path / "stderr").open("w", encoding="utf-8") as fh:  # a journal stream
+        info = os.fstat(fh.fileno())
+        stream = f"{info.st_dev}:{info.st_ino}"
+        proc = subprocess.run([sys.executable, "-c", _STOP_AT, moment, sig, "run", "--config",
+                               str(config), "--no-console"], cwd=tmp_path,
+                              env=_env(LG_WD=str(tmp_path / "run"), JOURNAL_STREAM=stream),
+                              stdout=subprocess.PIPE, stderr=fh, text=True, timeout=15)
+    lines = (tmp_path / "stderr").read_text(encoding="utf-8").splitlines()
+    assert proc.stdout == f"{sig} at {moment}\n", lines
+    assert proc.returncode == 0, lines
+    assert all(line[:1] == "<" for line in lines), lines
+    journal = read_journal(tmp_path / "etc" / "journals" / "current.jsonl")
+    assert journal.header.game == "banka-bever" and not journal.inputs
 
 
 @pytest.mark.skipif(importlib.util.find_spec("lgpio") is None, reason="lgpio is not installed")

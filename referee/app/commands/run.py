@@ -51,11 +51,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise startup_failure(exc, f"{config.path}: table.journal_dir: cannot use "
                                   f"{config.journal_dir}") from None
 
+        # From here on a stop must not raise: SystemExit thrown into asyncio while it builds
+        # its loop leaves a half-made loop whose __del__ fails at exit ("Exception ignored in
+        # BaseEventLoop.__del__ ... no attribute '_signal_handlers'"), and thrown out of the
+        # loop's first callback it loses the task's first step, so asyncio.run never returns.
+        # The stop is noted instead, and taken once the loop's own handlers are in place.
+        stopping: list[int] = []
+
+        def stop_soon(signum: int, frame: Any) -> None:
+            stopping.append(signum)
+
+        for sig in previous:
+            signal.signal(sig, stop_soon)
+
         async def serve() -> None:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError):
                     loop.add_signal_handler(sig, service.stop)
+            # signal.signal runs a pending handler before it replaces it: a stop that came
+            # before the loop took the signals is in ``stopping`` now.
+            if stopping:  # a stop while it starts is a stop: nothing was judged yet
+                service.close()
+                return
             await service.run()
 
         try:
