@@ -92,6 +92,19 @@ def _card_rgba(deck: str, card: Card) -> Image:
     return np.asarray(im, np.uint8)
 
 
+@lru_cache(maxsize=8192)
+def _art_size(deck: str, card: Card) -> tuple[int, int]:
+    """A card's artwork's height and width, in pixels."""
+    h, w = _card_rgba(deck, card).shape[:2]
+    return h, w
+
+
+def _aspect(deck: str, card: Card) -> float:
+    """A card's height over its width in its artwork."""
+    h, w = _art_size(deck, card)
+    return h / w
+
+
 @lru_cache(maxsize=16)
 def _background(kind: int) -> Image:
     rng = np.random.default_rng(kind)
@@ -138,9 +151,7 @@ def card_corners(p: Placed, aspect: float) -> npt.NDArray[np.float32]:
 
 def corners_in_frame(scene: Scene, p: Placed) -> npt.NDArray[np.float32]:
     """A placed card's corners as the camera sees them."""
-    im = _card_rgba(scene.deck, p.card)
-    aspect = im.shape[0] / im.shape[1]
-    pts = card_corners(p, aspect).reshape(-1, 1, 2)
+    pts = card_corners(p, _aspect(scene.deck, p.card)).reshape(-1, 1, 2)
     return np.asarray(cv2.perspectiveTransform(pts, _camera(scene)).reshape(-1, 2), np.float32)
 
 
@@ -186,8 +197,11 @@ def _compose(frame: npt.NDArray[np.float32], warped: Image) -> npt.NDArray[np.fl
     return np.asarray(frame * (1 - alpha) + face * alpha, np.float32)
 
 
-def render(scene: Scene) -> Image:
-    """Film the scene: a 640x480 BGR frame."""
+def render(scene: Scene, scale: float = 1.0) -> Image:
+    """Film the scene: a 640x480 BGR frame; with ``scale`` below 1, the frame at that share of
+    the size (see :func:`_render_small`)."""
+    if scale != 1.0:
+        return _render_small(scene, scale)
     rng = np.random.default_rng(scene.seed)
     H = _camera(scene)
     bg = _background(scene.background)
@@ -217,8 +231,16 @@ def render(scene: Scene) -> Image:
         shade = 0.8 + 0.25 * cv2.GaussianBlur(rng.random((FRAME_H, FRAME_W), np.float32),
                                               (0, 0), 9)[..., None] * 2
         frame = frame * (1 - m) + tone * shade * m
-    gain, gx, gy = scene.light
     yy, xx = np.mgrid[0:FRAME_H, 0:FRAME_W].astype(np.float32)
+    return _film(scene, frame, xx, yy, rng, 1.0)
+
+
+def _film(scene: Scene, frame: Image, xx: Image, yy: Image, rng: np.random.Generator,
+          scale: float) -> Image:
+    """The camera's faults on a composed frame: uneven light and glare (``xx``, ``yy``: each
+    pixel's place in the 640x480 frame), motion, blur and noise (in pixels of the frame, times
+    ``scale``), then JPEG (at full size only)."""
+    gain, gx, gy = scene.light
     field_ = gain * (1 + gx * (xx / FRAME_W - 0.5) + gy * (yy / FRAME_H - 0.5))
     frame = frame * field_[..., None]
     if scene.glare is not None:
@@ -226,20 +248,94 @@ def render(scene: Scene) -> Image:
         d2 = ((xx - gx_) ** 2 + (yy - gy_) ** 2) / (2 * 60.0 ** 2)
         frame = frame + strength * np.exp(-d2)[..., None]
     if scene.motion > 0:
-        k = max(1, round(scene.motion))
+        k = max(1, round(scene.motion * scale))
         kernel = np.zeros((k, k), np.float32)
         kernel[k // 2, :] = 1.0 / k
         frame = cv2.filter2D(frame, -1, kernel)
     if scene.blur > 0:
-        frame = cv2.GaussianBlur(frame, (0, 0), scene.blur)
+        frame = cv2.GaussianBlur(frame, (0, 0), scene.blur * scale)
     if scene.noise > 0:
-        frame = frame + rng.normal(0, scene.noise, frame.shape).astype(np.float32)
+        frame = frame + rng.normal(0, scene.noise * scale, frame.shape).astype(np.float32)
     out: Image = np.asarray(np.clip(frame, 0, 255), np.uint8)
-    if scene.jpeg:
+    if scene.jpeg and scale == 1.0:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg])
         if ok:
             out = np.asarray(cv2.imdecode(buf, cv2.IMREAD_COLOR), np.uint8)
     return out
+
+
+#: The height (pixels) of the card artwork kept for small frames (a card in a small frame is
+#: at most 300 * scale pixels long).
+_SMALL_CARD = 96
+
+
+@lru_cache(maxsize=8192)
+def _card_small(deck: str, card: Card) -> Image:
+    im = _card_rgba(deck, card)
+    h, w = im.shape[:2]
+    size = (max(1, round(w * _SMALL_CARD / h)), _SMALL_CARD)
+    return np.asarray(cv2.resize(im, size, interpolation=cv2.INTER_AREA), np.uint8)
+
+
+@lru_cache(maxsize=256)
+def _background_small(kind: int, scale: float) -> Image:
+    bg = _background(kind)
+    size = (round(bg.shape[1] * scale), round(bg.shape[0] * scale))
+    return np.asarray(cv2.resize(bg, size, interpolation=cv2.INTER_AREA), np.uint8)
+
+
+def _to_small(scale: float) -> npt.NDArray[np.float64]:
+    """Pixels of the frame (or of any image) to pixels of that image shrunk by ``scale``,
+    pixel centres as ``cv2.resize`` puts them."""
+    c = 0.5 * scale - 0.5
+    return np.array([[scale, 0, c], [0, scale, c], [0, 0, 1]], np.float64)
+
+
+def _render_small(scene: Scene, scale: float) -> Image:
+    """The scene filmed straight at ``scale`` of the frame's size: close to the 640x480 frame
+    shrunk with ``cv2.INTER_AREA`` (the locator's input), at a small share of the cost. Blur,
+    motion and noise are scaled as the shrinking scales them; JPEG is left out (its 8-pixel
+    blocks mostly average away). For training the locator, where thousands of frames are
+    needed."""
+    rng = np.random.default_rng(scene.seed)
+    w, h = round(FRAME_W * scale), round(FRAME_H * scale)
+    S = _to_small(scale)
+    bg = _background_small(scene.background, scale)
+    shift = np.array([[1, 0, 40], [0, 1, 40], [0, 0, 1]], np.float64)
+    M = S @ _camera(scene) @ shift @ np.linalg.inv(S)
+    frame: Image = cv2.warpPerspective(bg, M, (w, h),
+                                       borderMode=cv2.BORDER_REFLECT).astype(np.float32)
+    for p in scene.cards:
+        im = _card_small(scene.deck, p.card)
+        target = p.height * scale
+        if target < 0.8 * _SMALL_CARD:  # shrink by area first: a warp only samples
+            k = target / _SMALL_CARD
+            im = cv2.resize(im, (max(1, round(im.shape[1] * k)), max(1, round(target))),
+                            interpolation=cv2.INTER_AREA)
+        # the artwork's corners (as the full frame warps them) in the shrunk artwork
+        full_h, full_w = _art_size(scene.deck, p.card)
+        kx, ky = im.shape[1] / full_w, im.shape[0] / full_h
+        src = np.array([[0, 0], [full_w, 0], [full_w, full_h], [0, full_h]], np.float32)
+        src = (src + 0.5) * np.array([kx, ky], np.float32) - 0.5
+        dst = cv2.perspectiveTransform(corners_in_frame(scene, p).reshape(-1, 1, 2), S)
+        warped = cv2.warpPerspective(im, cv2.getPerspectiveTransform(src, dst), (w, h),
+                                     flags=cv2.INTER_LINEAR)
+        alpha = warped[..., 3:4].astype(np.float32) / 255.0
+        shadow = cv2.GaussianBlur(alpha[..., 0], (0, 0), max(0.5, 2.5 * scale))
+        move = np.array([[1, 0, 2 * scale], [0, 1, 2 * scale]], np.float32)
+        shadow = cv2.warpAffine(shadow, move, (w, h))[..., None]
+        frame = frame * (1 - 0.45 * shadow)
+        rim = alpha[..., 0] - cv2.erode(alpha[..., 0], np.ones((3, 3), np.uint8))
+        face = warped[..., :3].astype(np.float32) * (1 - 0.35 * scale * rim[..., None])
+        frame = frame * (1 - alpha) + face * alpha
+    for hand in scene.hands:
+        m = cv2.resize(_hand_mask(hand), (w, h), interpolation=cv2.INTER_AREA)[..., None]
+        tone = np.array(hand.tone, np.float32)
+        shade = 0.8 + 0.25 * cv2.GaussianBlur(rng.random((h, w), np.float32),
+                                              (0, 0), 9 * scale)[..., None] * 2
+        frame = frame * (1 - m) + tone * shade * m
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    return _film(scene, frame, (xx + 0.5) / scale - 0.5, (yy + 0.5) / scale - 0.5, rng, scale)
 
 
 def random_look(scene: Scene, rng: random.Random) -> None:

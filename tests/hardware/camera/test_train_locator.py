@@ -10,10 +10,12 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
+from hardware.camera.locate import IN_H, IN_W, MAP_H, MAP_W  # noqa: E402
 from hardware.camera.scene import PLAIN, corners_in_frame  # noqa: E402
 from hardware.camera.train_locator import (  # noqa: E402
     TRAIN_DECKS,
     main,
+    sample,
     target,
     train_scene,
 )
@@ -53,3 +55,21 @@ def test_without_pytorch_the_script_says_what_to_install(
         main([])
     assert done.value.code == 2
     assert "pip install -e '.[train]'" in capsys.readouterr().err
+
+
+def test_too_few_scenes_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--scenes", "800"])
+    assert done.value.code == 2
+    assert "--scenes must be more than 1000" in capsys.readouterr().err
+
+
+def test_a_training_pair_filmed_small_is_the_network_s_input_and_map(decks: None) -> None:
+    """Filmed straight at the input size or filmed whole and shrunk: the same shapes, and
+    the top card where the target has it (brighter than the table around it)."""
+    for full in (False, True):
+        frame, want = sample(100_003, full=full)
+        assert frame.shape == (IN_H, IN_W, 3) and want.shape == (MAP_H, MAP_W)
+        inside = cv2.resize(want, (IN_W, IN_H)) > 200
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        assert inside.any() and gray[inside].mean() > gray[~inside].mean() + 30
