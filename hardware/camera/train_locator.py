@@ -256,7 +256,7 @@ def train(x: Array, y: Array, epochs: int, seed: int, log: Any = None) -> Any:
             p = torch.sigmoid(out)
             overlap = (p * yb).sum((1, 2, 3))
             dice = 1 - (2 * overlap + 1) / (p.sum((1, 2, 3)) + yb.sum((1, 2, 3)) + 1)
-            loss = F.binary_cross_entropy_with_logits(out, yb) + 0.5 * dice.mean()
+            loss: Any = F.binary_cross_entropy_with_logits(out, yb) + 0.5 * dice.mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -284,7 +284,7 @@ def export(net: Any, path: Path) -> None:
     import torch
 
     net = net.eval().to(memory_format=torch.contiguous_format)
-    torch.onnx.export(net, torch.zeros(1, 3, IN_H, IN_W), str(path), dynamo=False,
+    torch.onnx.export(net, (torch.zeros(1, 3, IN_H, IN_W),), str(path), dynamo=False,
                       opset_version=13, input_names=["frame"], output_names=["chance"])
 
 
