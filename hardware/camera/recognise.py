@@ -1174,25 +1174,27 @@ class Recogniser:
             elif tconf >= 0.5 and conf < 0.99:
                 # the template clearly names another card: unclear, unless the corners are all
                 # but sure (a template that is not clear leaves the corners to decide)
-                return self._pips_settle(card_img, quad, support,
+                return self._pips_settle(card_img, support,
                                          Read(None, conf, quad, "template disagrees"))
         if card is None or conf < need:
-            return self._pips_settle(card_img, quad, support,
+            return self._pips_settle(card_img, support,
                                      Read(None, conf, quad, "unclear", card if agreed else None))
         if conf < PIP_CHECK:
             # Blur joins a club's lobes in a small index into a spade's outline, and makes a
             # 10 of an 8: pips that plainly show another card, or another suit, deny the read.
             found = find_pips(card_img)
             shown = None if found is None else pip_card(card_img, found)
-            if (shown[0] != card) if shown is not None else found is not None and pips_deny(
-                    card_img, card, found):
+            if shown is not None:
+                denied = shown[0] != card
+            else:
+                denied = found is not None and pips_deny(card_img, card, found)
+            if denied:
                 unclear = Read(None, conf, quad, "pips disagree", card if agreed else None)
                 return _settled(shown, support, unclear)
         return Read(card, conf, quad)
 
     @staticmethod
-    def _pips_settle(card_img: Array, quad: Array, support: dict[Card, float],
-                     unclear: Read) -> Read:
+    def _pips_settle(card_img: Array, support: dict[Card, float], unclear: Read) -> Read:
         """``unclear``, or the card its pips settle it on (:func:`_settled`)."""
         if not any(2 <= c.rank <= 10 for c in support):
             return unclear  # only a number card's pips are read
