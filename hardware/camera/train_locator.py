@@ -124,32 +124,32 @@ def target(scene: Scene) -> Array:
 
 
 def sample(seed: int, decks: tuple[str, ...] = TRAIN_DECKS,
-           full: bool = False) -> tuple[Array, Array]:
+           small: bool = False) -> tuple[Array, Array]:
     """One training pair: the frame at the network's input size, and its target. The frame is
-    filmed at that size (:func:`~hardware.camera.scene.render` with a scale: a few ms), or with
-    ``full`` filmed at 640x480 and shrunk as the locator shrinks a camera's frame (JPEG and
-    all: what the network meets at run time)."""
+    filmed at 640x480 and shrunk as the locator shrinks a camera's frame (JPEG and all: what
+    the network meets at run time), or with ``small`` filmed straight at the input size
+    (:func:`~hardware.camera.scene.render` with a scale: a few ms)."""
     scene = train_scene(seed, decks)
-    if full:
-        small = cv2.resize(render(scene), (IN_W, IN_H), interpolation=cv2.INTER_AREA)
+    if small:
+        frame = render(scene, IN_W / FRAME_W)
     else:
-        small = render(scene, IN_W / FRAME_W)
-    return np.asarray(small), target(scene)
+        frame = cv2.resize(render(scene), (IN_W, IN_H), interpolation=cv2.INTER_AREA)
+    return np.asarray(frame), target(scene)
 
 
 def _chunk(args: tuple[int, int, tuple[str, ...], bool]) -> tuple[Array, Array]:
     cv2.setNumThreads(1)
-    first, count, decks, full = args
-    pairs = [sample(s, decks, full) for s in range(first, first + count)]
+    first, count, decks, small = args
+    pairs = [sample(s, decks, small) for s in range(first, first + count)]
     return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
 
 
 def scenes(first: int, count: int, decks: tuple[str, ...], jobs: int,
-           full: bool = False) -> tuple[Array, Array]:
+           small: bool = False) -> tuple[Array, Array]:
     """``count`` pairs (:func:`sample`) from seed ``first`` on, from the cache or rendered by
     ``jobs`` processes (then cached, under a key that changes with the virtual camera's
     code)."""
-    kind = "full" if full else f"small-{IN_W}"
+    kind = f"small-{IN_W}" if small else "full"
     drawn = hashlib.sha256(Path(scene_module.__file__).read_bytes()).hexdigest()
     key = hashlib.sha256(f"{kind}-{first}-{count}-{','.join(decks)}-{drawn}".encode()
                          ).hexdigest()[:16]
@@ -158,7 +158,7 @@ def scenes(first: int, count: int, decks: tuple[str, ...], jobs: int,
         with np.load(path) as z:
             return np.asarray(z["x"]), np.asarray(z["y"])
     step = 250
-    parts = [(s, min(step, first + count - s), decks, full)
+    parts = [(s, min(step, first + count - s), decks, small)
              for s in range(first, first + count, step)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         done = list(pool.map(_chunk, parts))
@@ -324,10 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     t0 = time.monotonic()
     seeds = range(FIRST_SEED, FIRST_SEED + CHECK)
-    check_x, _ = scenes(seeds.start, len(seeds), decks, args.jobs, full=True)
+    check_x, _ = scenes(seeds.start, len(seeds), decks, args.jobs)
     # the scenes after those set aside (the network shipped was trained on seeds 100 500 to
     # 139 999, filmed at full size)
-    x, y = scenes(seeds.stop, args.scenes - CHECK, decks, args.jobs, full=not args.small)
+    x, y = scenes(seeds.stop, args.scenes - CHECK, decks, args.jobs, small=args.small)
     print(f"{len(x)} scenes of {len(decks)} decks, and {len(check_x)} set aside, in "
           f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
     true = [train_scene(s, decks) for s in seeds]

@@ -67,8 +67,8 @@ def test_too_few_scenes_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> 
 def test_a_training_pair_filmed_small_is_the_network_s_input_and_map(decks: None) -> None:
     """Filmed straight at the input size or filmed whole and shrunk: the same shapes, and
     the top card where the target has it (brighter than the table around it)."""
-    for full in (False, True):
-        frame, want = sample(100_003, full=full)
+    for small in (True, False):
+        frame, want = sample(100_003, small=small)
         assert frame.shape == (IN_H, IN_W, 3) and want.shape == (MAP_H, MAP_W)
         inside = cv2.resize(want, (IN_W, IN_H)) > 200
         gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
