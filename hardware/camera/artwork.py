@@ -105,17 +105,27 @@ def render_deck(deck: str) -> Path:
         raise ArtworkError(f"the artwork of deck {deck!r} is not installed (run .ci/run, or "
                            f"npm install --prefix {cache_dir() / 'npm'} {NPM_PACKAGE}; "
                            "apt-get install gnome-cards-data librsvg2-bin)")
-    out.mkdir(parents=True, exist_ok=True)
-    if deck == "touati":
+    # drawn in a folder of this process's own, then each card moved into place whole: other
+    # processes drawing or reading the same deck at the same time never see half a file
+    work = out.parent / f".{deck}.{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        if deck == "touati":
+            for c in full_deck():
+                svg = touati_dir() / f"{_TOUATI_RANK[c.rank]}{c.suit.lower()}.svg"
+                _rsvg(["-h", str(CARD_HEIGHT), str(svg), "-o", str(work / f"{c}.png")])
+        elif deck in ("anglo", "gnomangelo"):
+            _render_sheet(deck, work)
+        elif deck.startswith("pips-"):
+            _render_pip_deck(deck, work)
+        else:
+            _render_font_deck(deck, work)
+        out.mkdir(parents=True, exist_ok=True)
         for c in full_deck():
-            svg = touati_dir() / f"{_TOUATI_RANK[c.rank]}{c.suit.lower()}.svg"
-            _rsvg(["-h", str(CARD_HEIGHT), str(svg), "-o", str(out / f"{c}.png")])
-    elif deck in ("anglo", "gnomangelo"):
-        _render_sheet(deck, out)
-    elif deck.startswith("pips-"):
-        _render_pip_deck(deck, out)
-    else:
-        _render_font_deck(deck, out)
+            os.replace(work / f"{c}.png", out / f"{c}.png")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 

@@ -51,3 +51,29 @@ def test_pip_decks_differ_from_one_another(tmp_path: Path,
     a, b = (cv2.imread(str(artwork.card_png(d, full_deck()[20])), cv2.IMREAD_UNCHANGED)
             for d in ("pips-2", "pips-3"))
     assert a.shape != b.shape or np.abs(a.astype(int) - b.astype(int)).mean() > 2
+
+
+def _read_deck(deck: str) -> int:
+    """In a process of its own: every card of a deck read from the cache (drawn on first
+    use); how many read whole."""
+    from hardware.camera.artwork import card_png
+
+    return sum(cv2.imread(str(card_png(deck, c)), cv2.IMREAD_UNCHANGED) is not None
+               for c in full_deck())
+
+
+def test_processes_drawing_and_reading_a_deck_at_once_each_read_every_card_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The locator's training renders its scenes in several processes, each drawing a deck
+    on first use: none may read a card another is still writing (a half-written PNG reads as
+    no image: "cannot read the artwork of KH in font-6", seen on a fresh cache)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    need_artwork("font-6")
+    monkeypatch.setenv("REFEREE_CAMERA_CACHE", str(tmp_path))
+    with ProcessPoolExecutor(4) as pool:
+        read = list(pool.map(_read_deck, ["font-6"] * 4))
+    assert read == [52] * 4
+    folder = tmp_path / "png"
+    assert sorted(p.name for p in folder.iterdir()) == ["font-6"]  # no work folder left
+    assert len(list((folder / "font-6").iterdir())) == 52
