@@ -793,16 +793,30 @@ def load_model(path: Path = MODEL_PATH) -> tuple[Mlp, Mlp]:
 
 
 # -- enrolled decks -------------------------------------------------------------------------
+#: A template's size: the whole card, small (its layout of pips or picture names it; a corner
+#: index at this size does not, and at full size a warp a pixel or two off spoils it).
 TEMPLATE = (40, 60)
+#: The width (template pixels) of the slow change of light taken away from a template's grey.
+TEMPLATE_LIGHT = 8.0
+#: The weight of a template's redness beside its grey (hearts and diamonds from spades and
+#: clubs, where the suits' shapes are too small to tell).
+TEMPLATE_RED = 0.5
+#: What a deck file's templates are: a file made by another version cannot be matched.
+TEMPLATE_KIND = "card-light-red-40x60"
+#: The lead of a template's best score over any card not alike it that makes it clear (1).
+TEMPLATE_LEAD = 0.08
+#: A best score below this names nothing (a card covered, or not the deck's).
+TEMPLATE_FLOOR = 0.6
 
 
 def template_vector(card: Array) -> Array:
-    """A warped card as a zero-mean unit vector (grey, small), for matching."""
-    g = cv2.cvtColor(card, cv2.COLOR_BGR2GRAY)
-    small = cv2.resize(g, TEMPLATE, interpolation=cv2.INTER_AREA).astype(np.float32)
-    cw, ch = round(CORNER_W * WARP_W), round(CORNER_H * WARP_H)
-    corner = np.asarray(g[:ch, :cw], np.float32)
-    v = np.concatenate([small.ravel(), 2.0 * corner.ravel()])
+    """A warped card as a zero-mean unit vector, for matching: its grey without the light's
+    slow change across it, and its redness, both small."""
+    small = cv2.resize(card, TEMPLATE, interpolation=cv2.INTER_AREA).astype(np.float32)
+    b, g, r = cv2.split(small)
+    grey = 0.114 * b + 0.587 * g + 0.299 * r
+    grey = grey - cv2.GaussianBlur(grey, (0, 0), TEMPLATE_LIGHT)
+    v = np.concatenate([grey.ravel(), TEMPLATE_RED * (r - (g + b) / 2).ravel()])
     v = v - v.mean()
     return np.asarray(v / (np.linalg.norm(v) + 1e-6), np.float32)
 
@@ -818,7 +832,7 @@ class EnrolledDeck:
         """Write the deck file (npz)."""
         with open(path, "wb") as fh:
             np.savez_compressed(fh, cards=np.array([str(c) for c in self.cards]),
-                                vectors=self.vectors)
+                                vectors=self.vectors, kind=np.array(TEMPLATE_KIND))
 
     @classmethod
     def load(cls, path: str | Path) -> EnrolledDeck:
@@ -827,21 +841,66 @@ class EnrolledDeck:
             with np.load(path, allow_pickle=False) as z:
                 cards = tuple(Card.parse(str(c)) for c in z["cards"])
                 vectors = np.asarray(z["vectors"], np.float32)
+                kind = str(z["kind"]) if "kind" in z.files else "an older kind"
         except (KeyError, EOFError) as exc:
             raise ValueError(f"{path} is not a camera deck file ({exc})") from None
         except ValueError as exc:
             raise ValueError(f"{path} is not a camera deck file ({exc})") from None
         if len(cards) != vectors.shape[0]:
             raise ValueError(f"{path} is not a camera deck file (sizes differ)")
+        if kind != TEMPLATE_KIND:
+            raise ValueError(f"{path} holds templates of {kind}, which this version does not "
+                             "match: enroll the deck again (referee camera enroll)")
         return cls(cards, vectors)
 
     def match(self, card: Array) -> tuple[Card, float, float]:
         """Best card, its score and the runner-up's score (both orientations tried)."""
+        m = self.look(card)
+        return m.card, m.score, m.second
+
+    def look(self, card: Array) -> TemplateMatch:
+        """How the deck's templates match a warped card (both orientations tried)."""
         a = template_vector(card)
         b = template_vector(cv2.flip(card, -1))
         scores = np.maximum(self.vectors @ a, self.vectors @ b)
         order = np.argsort(-scores)
-        return self.cards[int(order[0])], float(scores[order[0]]), float(scores[order[1]])
+        best = self.cards[int(order[0])]
+        second = float(scores[order[1]]) if len(order) > 1 else -1.0  # a deck of one card
+        other = next((float(scores[i]) for i in order[1:]
+                      if not alike(self.cards[int(i)], best)), -1.0)
+        return TemplateMatch(best, float(scores[order[0]]), second, other)
+
+
+@dataclass(frozen=True)
+class TemplateMatch:
+    """The enrolled template likeliest for a card, its score, the runner-up's, and the best
+    score of a card not :func:`alike` it."""
+
+    card: Card
+    score: float
+    second: float
+    other: float
+
+    @property
+    def clear(self) -> float:
+        """How clearly the template names its card (0-1: its lead over the runner-up); none
+        below the floor (a card covered, or not the deck's)."""
+        return float(np.clip((self.score - self.second) / TEMPLATE_LEAD, 0, 1)) \
+            * float(self.score > TEMPLATE_FLOOR)
+
+    @property
+    def clear_kind(self) -> float:
+        """How clearly it names its card's rank and colour (its lead over any card not alike
+        it), as :attr:`clear`."""
+        return float(np.clip((self.score - self.other) / TEMPLATE_LEAD, 0, 1)) \
+            * float(self.score > TEMPLATE_FLOOR)
+
+
+def alike(a: Card, b: Card) -> bool:
+    """Whether two cards look alike to a template: the same rank and colour (the ace of
+    hearts and of diamonds differ only in the small pips' shape, which a template a pixel
+    off loses; the corners tell their suits)."""
+    return a.rank == b.rank and (a.suit in "HD") == (b.suit in "HD")
 
 
 # -- the whole read -------------------------------------------------------------------------
@@ -1159,19 +1218,21 @@ class Recogniser:
         # both corners name one card, the surer one's chance (sorted: it is set last).
         support = dict(sorted(seen, key=lambda s: s[1]))
         if self.deck is not None and card is not None:
-            tcard, best, second = self.deck.match(card_img)
-            tconf = float(np.clip((best - second) / 0.08, 0, 1)) * float(best > 0.6)
-            readings = {s[0] for s in seen}
+            t = self.deck.look(card_img)
+            tcard, tconf = t.card, t.clear
+            sides = {s[0]: s[1] for s in seen if alike(s[0], tcard)}
             if tconf >= 0.5:
                 support[tcard] = max(support.get(tcard, 0.0), tconf)
             if card != tcard or tconf < 0.5:
                 need = self.threshold  # an enrolled deck's template must confirm a lesser read
             if card == tcard:
                 conf = 1 - (1 - conf) * (1 - tconf)
-            elif len(readings) == 2 and tcard in readings and tconf >= 0.5:
+            elif len({s[0] for s in seen}) == 2 and len(sides) == 1 and t.clear_kind >= 0.5:
                 # the corners differ and the deck's template sides with one of them
-                card, conf = tcard, tconf * max(s[1] for s in seen if s[0] == tcard)
-            elif tconf >= 0.5 and conf < 0.99:
+                card, conf = next(iter(sides)), t.clear_kind * max(sides.values())
+            elif alike(card, tcard):
+                pass  # a template a pixel off cannot tell the suits of one colour: the corners
+            elif t.clear_kind >= 0.5 and conf < 0.99:
                 # the template clearly names another card: unclear, unless the corners are all
                 # but sure (a template that is not clear leaves the corners to decide)
                 return self._pips_settle(card_img, support,

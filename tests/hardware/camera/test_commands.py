@@ -1,0 +1,98 @@
+"""``referee camera read`` and ``referee camera enroll`` as a script calls them (issue 12):
+their output, the deck file they write and read, and bad input as one clear line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+cv2 = pytest.importorskip("cv2")
+
+from hardware.camera.recognise import TEMPLATE_KIND, EnrolledDeck  # noqa: E402
+from hardware.camera.scene import random_scene, render  # noqa: E402
+from referee.app.cli import main  # noqa: E402
+from referee.cards import full_deck  # noqa: E402
+
+DECK = "anglo"
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """52 clean photos of the deck, named by card, as a table would take them to enroll."""
+    folder = tmp_path_factory.mktemp("photos")
+    for card in full_deck():
+        scene = random_scene(7, DECK, top=card, beneath=0, hands=False)
+        scene.glare, scene.blur, scene.motion = None, 0.0, 0.0
+        cv2.imwrite(str(folder / f"{card}.png"), render(scene))
+    return folder
+
+
+def test_enroll_from_photos_then_read_with_the_deck(
+        decks: None, photos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "anglo.npz"
+    assert main(["camera", "enroll", "--images", str(photos), "--out", str(out)]) == 0
+    assert f"{out}: 52 cards enrolled" in capsys.readouterr().out
+    deck = EnrolledDeck.load(out)
+    assert [str(c) for c in deck.cards] == [str(c) for c in full_deck()]
+    scenes = {tmp_path / f"{seed}.jpg": random_scene(seed, DECK) for seed in range(1000, 1006)}
+    for path, scene in scenes.items():
+        cv2.imwrite(str(path), render(scene))
+    assert main(["camera", "read", "--deck", str(out), "--json", *map(str, scenes)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["image"] for line in lines] == [str(p) for p in scenes]
+    right = sum(line["card"] == str(s.top) for line, s in zip(lines, scenes.values(),
+                                                              strict=True))
+    wrong = sum(line["card"] not in (None, str(s.top)) for line, s in zip(
+        lines, scenes.values(), strict=True))
+    assert right >= 5 and wrong == 0, lines
+    assert all(0.0 <= line["confidence"] <= 1.0 for line in lines)
+
+
+def test_a_deck_file_of_another_template_kind_is_a_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A deck enrolled by an earlier version (its templates made another way, no kind in the
+    file) cannot be matched: one line saying to enroll again, not a wrong match."""
+    old = tmp_path / "old.npz"
+    np.savez_compressed(old, cards=np.array([str(c) for c in full_deck()]),
+                        vectors=np.zeros((52, 6558), np.float32))
+    image = tmp_path / "x.png"
+    cv2.imwrite(str(image), np.zeros((480, 640, 3), np.uint8))
+    assert main(["camera", "read", "--deck", str(old), str(image)]) == 2
+    err = capsys.readouterr().err
+    assert "enroll the deck again" in err and "Traceback" not in err
+    with pytest.raises(ValueError, match="enroll the deck again"):
+        EnrolledDeck.load(old)
+    again = tmp_path / "new.npz"
+    EnrolledDeck(tuple(full_deck()), np.zeros((52, 4800), np.float32)).save(again)
+    with np.load(again) as z:
+        assert str(z["kind"]) == TEMPLATE_KIND
+    assert len(EnrolledDeck.load(again).cards) == 52
+
+
+def test_enroll_refuses_a_folder_short_of_cards_and_an_existing_file(
+        decks: None, photos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    some = tmp_path / "some"
+    some.mkdir()
+    for name in ("QH.png", "10S.png", "2C.png"):
+        (some / name).write_bytes((photos / name).read_bytes())
+    (some / "notes.txt").write_text("not a card")
+    out = tmp_path / "d.npz"
+    assert main(["camera", "enroll", "--images", str(some), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "49 of the 52 cards are missing" in err and not out.exists()
+    out.write_bytes(b"keep me")
+    assert main(["camera", "enroll", "--images", str(photos), "--out", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err and out.read_bytes() == b"keep me"
+
+
+def test_read_an_image_that_is_not_one(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"not an image")
+    assert main(["camera", "read", "--json", str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert "bad.png" in captured.err and "Traceback" not in captured.err
+    assert captured.out == ""
