@@ -8,7 +8,7 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 
 from hardware.camera import scene as scene_module  # noqa: E402
-from hardware.camera.scene import random_scene, render  # noqa: E402
+from hardware.camera.scene import Scene, corners_in_frame, random_scene, render  # noqa: E402
 
 
 def test_a_card_composed_in_its_box_is_the_card_composed_on_the_whole_frame(
@@ -28,10 +28,10 @@ def test_a_card_composed_in_its_box_is_the_card_composed_on_the_whole_frame(
 
 
 def test_a_small_frame_is_the_frame_filmed_and_shrunk(decks: None) -> None:
-    """The locator's training films its scenes straight at its input size (160x120): they
-    must be the 640x480 frames shrunk as the locator shrinks a camera's frame, to within the
-    pixels that the artwork's own shrinking changes (sensor noise and JPEG left out here: a
-    small frame draws other noise, and no JPEG)."""
+    """A scene filmed straight at the locator's input size (160x120) is the 640x480 frame
+    shrunk as the locator shrinks a camera's frame, to within the pixels that the artwork's
+    own shrinking changes (sensor noise and JPEG left out here: a small frame draws other
+    noise, and no JPEG)."""
     scenes = [random_scene(seed, deck) for seed in range(20)
               for deck in ("anglo", "touati+plain")]
     for s in scenes:
@@ -44,3 +44,37 @@ def test_a_small_frame_is_the_frame_filmed_and_shrunk(decks: None) -> None:
                                                                           strict=True)]
     # measured: 1.8 on average, 2.9 at most; each card one small pixel off gives 4.2 and 6.6
     assert float(np.mean(off)) < 2.5 and max(off) < 4.0, off
+
+
+def _edges(scene: Scene) -> np.ndarray:
+    """The pixels of a 160x120 frame within a pixel or so of a card's edge."""
+    band = np.zeros((120, 160), np.uint8)
+    for card in scene.cards:
+        quad = np.round(corners_in_frame(scene, card) * 4).astype(np.int32)  # /4, 4 bits
+        cv2.polylines(band, [quad.reshape(-1, 1, 2)], True, 1, 3, cv2.LINE_8, 4)
+    return band > 0
+
+
+def test_the_locator_s_training_frames_are_filmed_at_half_size_for_the_card_edges(
+        decks: None) -> None:
+    """The locator's training films at half size and shrinks (:func:`train_locator.sample`):
+    along the cards' edges, where the network finds the top card, that is much nearer the
+    full frame shrunk than filming straight at the input size."""
+    from hardware.camera.train_locator import FILM_SCALE
+
+    scenes = [random_scene(seed, deck) for seed in range(20)
+              for deck in ("anglo", "touati+plain")]
+    half, quarter, whole = [], [], []
+    for s in scenes:
+        s.noise, s.jpeg = 0.0, 0
+        shrunk = cv2.resize(render(s), (160, 120), interpolation=cv2.INTER_AREA)
+        filmed = cv2.resize(render(s, FILM_SCALE), (160, 120), interpolation=cv2.INTER_AREA)
+        edge = _edges(s)
+        off = np.abs(filmed.astype(np.float32) - shrunk)
+        half.append(float(off[edge].mean()))
+        whole.append(float(off.mean()))
+        quarter.append(float(np.abs(render(s, 0.25).astype(np.float32) - shrunk)[edge].mean()))
+    # measured: 4.2 grey levels along the edges at half size, 7.6 at the input size; 1.2 over
+    # the whole frame (2.4 at most)
+    assert float(np.mean(half)) < 0.7 * float(np.mean(quarter)), (half, quarter)
+    assert float(np.mean(whole)) < 1.6 and max(whole) < 3.0, whole

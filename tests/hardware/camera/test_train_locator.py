@@ -64,11 +64,20 @@ def test_too_few_scenes_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> 
     assert "--scenes must be more than 1000" in capsys.readouterr().err
 
 
-def test_a_training_pair_filmed_small_is_the_network_s_input_and_map(decks: None) -> None:
-    """Filmed straight at the input size or filmed whole and shrunk: the same shapes, and
-    the top card where the target has it (brighter than the table around it)."""
-    for small in (True, False):
-        frame, want = sample(100_003, small=small)
+@pytest.mark.parametrize("share", ["-0.1", "1.5"])
+def test_a_full_share_outside_0_to_1_is_a_clear_error(
+        share: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--full-share", share])
+    assert done.value.code == 2
+    assert "--full-share must be between 0 and 1" in capsys.readouterr().err
+
+
+def test_a_training_pair_is_the_network_s_input_and_map(decks: None) -> None:
+    """Filmed at half size or whole, and shrunk: the same shapes, and the top card where the
+    target has it (brighter than the table around it)."""
+    for full in (False, True):
+        frame, want = sample(100_003, full=full)
         assert frame.shape == (IN_H, IN_W, 3) and want.shape == (MAP_H, MAP_W)
         inside = cv2.resize(want, (IN_W, IN_H)) > 200
         gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
