@@ -264,16 +264,22 @@ def _film(scene: Scene, frame: Image, xx: Image, yy: Image, rng: np.random.Gener
     return out
 
 
-#: The height (pixels) of the card artwork kept for small frames (a card in a small frame is
-#: at most 300 * scale pixels long).
+#: The least height (pixels) of the card artwork kept for small frames: at a quarter of the
+#: frame a card is at most 75 pixels long; a longer card gets artwork twice, four times …
+#: as tall, never less than its own length (a warp that enlarges artwork blurs it).
 _SMALL_CARD = 96
 
 
+def _small_height(length: float) -> int:
+    """The height of the kept artwork for a card ``length`` pixels long in a small frame."""
+    return int(_SMALL_CARD * 2 ** max(0, math.ceil(math.log2(length / _SMALL_CARD))))
+
+
 @lru_cache(maxsize=8192)
-def _card_small(deck: str, card: Card) -> Image:
+def _card_small(deck: str, card: Card, height: int) -> Image:
     im = _card_rgba(deck, card)
     h, w = im.shape[:2]
-    size = (max(1, round(w * _SMALL_CARD / h)), _SMALL_CARD)
+    size = (max(1, round(w * height / h)), height)
     return np.asarray(cv2.resize(im, size, interpolation=cv2.INTER_AREA), np.uint8)
 
 
@@ -306,10 +312,11 @@ def _render_small(scene: Scene, scale: float) -> Image:
     frame: Image = cv2.warpPerspective(bg, M, (w, h),
                                        borderMode=cv2.BORDER_REFLECT).astype(np.float32)
     for p in scene.cards:
-        im = _card_small(scene.deck, p.card)
         target = p.height * scale
-        if target < 0.8 * _SMALL_CARD:  # shrink by area first: a warp only samples
-            k = target / _SMALL_CARD
+        kept = _small_height(target)
+        im = _card_small(scene.deck, p.card, kept)
+        if target < 0.8 * kept:  # shrink by area first: a warp only samples
+            k = target / kept
             im = cv2.resize(im, (max(1, round(im.shape[1] * k)), max(1, round(target))),
                             interpolation=cv2.INTER_AREA)
         # the artwork's corners (as the full frame warps them) in the shrunk artwork
