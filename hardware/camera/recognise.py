@@ -853,11 +853,6 @@ class EnrolledDeck:
                              "match: enroll the deck again (referee camera enroll)")
         return cls(cards, vectors)
 
-    def match(self, card: Array) -> tuple[Card, float, float]:
-        """Best card, its score and the runner-up's score (both orientations tried)."""
-        m = self.look(card)
-        return m.card, m.score, m.second
-
     def look(self, card: Array) -> TemplateMatch:
         """How the deck's templates match a warped card (both orientations tried)."""
         a = template_vector(card)

@@ -120,8 +120,8 @@ def test_an_enrolled_deck_reads_its_cards(decks: None, tmp_path: object) -> None
         image = render(scene)
         quads = find_cards(image)
         if quads:
-            best, score, second = deck.match(warp(image, quads[0]))
-            right += best == card and score > second
+            seen = deck.look(warp(image, quads[0]))
+            right += seen.card == card and seen.score > seen.second
     assert right >= 4
 
 
