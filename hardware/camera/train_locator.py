@@ -130,11 +130,11 @@ def target(scene: Scene) -> Array:
 
 
 def sample(seed: int, decks: tuple[str, ...] = TRAIN_DECKS,
-           full: bool = False) -> tuple[Array, Array]:
+           full: bool = True) -> tuple[Array, Array]:
     """One training pair: the frame at the network's input size, and its target. The frame is
-    filmed at half size (320x240, :func:`~hardware.camera.scene.render` with a scale: about
-    9 ms) and shrunk by area to the input, or with ``full`` filmed at 640x480 and shrunk as
-    the locator shrinks a camera's frame (JPEG and all: about 65 ms)."""
+    filmed at 640x480 and shrunk as the locator shrinks a camera's frame (JPEG and all: about
+    65 ms, the network that ships), or unless ``full`` at half size (320x240,
+    :func:`~hardware.camera.scene.render` with a scale: about 9 ms) and shrunk by area."""
     scene = train_scene(seed, decks)
     frame = render(scene) if full else render(scene, FILM_SCALE)
     return np.asarray(cv2.resize(frame, (IN_W, IN_H), interpolation=cv2.INTER_AREA)), \
@@ -149,7 +149,7 @@ def _chunk(args: tuple[int, int, tuple[str, ...], bool]) -> tuple[Array, Array]:
 
 
 def scenes(first: int, count: int, decks: tuple[str, ...], jobs: int,
-           full: bool = False) -> tuple[Array, Array]:
+           full: bool = True) -> tuple[Array, Array]:
     """``count`` pairs (:func:`sample`) from seed ``first`` on, from the cache or rendered by
     ``jobs`` processes (then cached, under a key that changes with the virtual camera's
     code)."""
