@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="the share of training scenes filmed at 640x480 and shrunk, as a "
                     "camera's frames are; the rest are filmed at half size, about 7 times "
                     f"faster (default {FULL_SHARE}, the network that ships; --full-share 0 "
-                    "--scenes 30500 --epochs 4 takes about 20 minutes instead of 90, but its "
+                    "--scenes 30500 --epochs 4 takes about 20 minutes instead of 44, but its "
                     "network outlines worse: docs/camera.md)")
     args = ap.parse_args(argv)
     if args.scenes <= 2 * CHECK:

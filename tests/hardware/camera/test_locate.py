@@ -135,9 +135,9 @@ def found(deck: str, seeds: range) -> int:
 
 def test_the_network_finds_the_top_card(decks: None) -> None:
     """Rendered piles: gnomangelo with its border painted white (a training deck) and touati
-    (never trained on)."""
-    assert found("gnomangelo+plain", range(3000, 3030)) >= 26  # measured 28 of 30
-    assert found("touati", range(3000, 3030)) >= 23  # measured 25 of 30
+    (never trained on). Measured 27 and 27 of 30 (the network shipped before: 28 and 25)."""
+    assert found("gnomangelo+plain", range(3000, 3030)) >= 26
+    assert found("touati", range(3000, 3030)) >= 23
 
 
 def test_an_empty_table_has_no_top_card(decks: None) -> None:

@@ -64,14 +64,14 @@ def test_a_middle_pip_is_not_read(decks: None) -> None:
 
 def test_blurred_clubs_the_corners_take_for_spades_are_unclear(
         decks: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """anglo+plain with more blur than the bench draws (2.0 px): four scenes of 300 whose
-    corners both read a club number card as a spade. The pips make them unclear; without the
-    check (nor the pips' own reading) they are wrong (the test has teeth)."""
+    """anglo+plain with more blur than the bench draws (2.0 px): the two scenes of 300 whose
+    corners both read a club number card as a spade. The pips make them right or unclear;
+    without the check (nor the pips' own reading) they are wrong (the test has teeth)."""
     import hardware.camera.recognise as recognise
 
     recogniser = Recogniser()
     frames = []
-    for seed in (21, 156, 159, 229):
+    for seed in (21, 229):
         scene = random_scene(seed, "anglo+plain")
         scene.blur = 2.0
         frames.append((scene.top, render(scene)))
@@ -81,7 +81,7 @@ def test_blurred_clubs_the_corners_take_for_spades_are_unclear(
     monkeypatch.setattr(recognise, "pips_deny", lambda card_img, card, found=None: False)
     monkeypatch.setattr(recognise, "pip_card", lambda card_img, found=None: None)
     wrong = [top for top, frame in frames if recogniser.read(frame).card not in (None, top)]
-    assert len(wrong) == 4, wrong
+    assert len(wrong) == 2, wrong
     assert all(top.suit == "C" for top in wrong)
 
 
@@ -144,15 +144,15 @@ def test_the_pips_settle_a_read_the_corners_left_unclear(
 
 def test_pips_that_plainly_show_another_card_deny_a_blurred_rank(
         decks: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """gnomangelo (a training deck) at 2.0 px blur: an 8 the corners read as a 6, a 10 they
-    read as a king. The pips show the card, and a corner had named it: each is read right.
-    Without the pips both are wrong (the test has teeth)."""
+    """Training decks at 2.0 px blur: a gnomangelo 8 the corners read as a 6, an anglo+plain
+    10 they read as a king. The pips show the card, and a corner had named it: each is read
+    right. Without the pips both are wrong (the test has teeth)."""
     import hardware.camera.recognise as recognise
 
     recogniser = Recogniser()
     frames = []
-    for seed in (87, 214):
-        scene = random_scene(seed, "gnomangelo")
+    for deck, seed in (("gnomangelo", 87), ("anglo+plain", 298)):
+        scene = random_scene(seed, deck)
         scene.blur = 2.0
         frames.append((scene.top, render(scene)))
     assert [recogniser.read(frame).card for _, frame in frames] == [top for top, _ in frames]
