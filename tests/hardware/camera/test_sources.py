@@ -23,6 +23,8 @@ from hardware.camera.sources import (  # noqa: E402
 
 MONO = 1_000_000_000_000  # the table clock (CLOCK_MONOTONIC) when the camera starts, ns
 SUSPENDED = 7_000_000_000  # CLOCK_BOOTTIME runs ahead of it by the time the Pi slept
+#: What CLOCK_MONOTONIC reads now (the fixture resets it; a test moves it on).
+clock = {"mono": MONO}
 
 
 class FakeRequest:
@@ -75,11 +77,10 @@ def picamera(monkeypatch: pytest.MonkeyPatch) -> type[FakeCamera]:
     module.Picamera2 = FakeCamera  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "picamera2", module)
     FakeCamera.queued = []
-    now = {"mono": MONO}
-    monkeypatch.setattr(time, "monotonic_ns", lambda: now["mono"])
-    monkeypatch.setattr(time, "clock_gettime_ns", lambda clock: now["mono"] + SUSPENDED
-                        if clock == time.CLOCK_BOOTTIME else now["mono"])
-    FakeCamera.now = now  # type: ignore[attr-defined]
+    clock["mono"] = MONO
+    monkeypatch.setattr(time, "monotonic_ns", lambda: clock["mono"])
+    monkeypatch.setattr(time, "clock_gettime_ns", lambda which: clock["mono"] + SUSPENDED
+                        if which == time.CLOCK_BOOTTIME else clock["mono"])
     return FakeCamera
 
 
@@ -91,7 +92,7 @@ def take(source: PicameraSource, n: int) -> list[int]:
 def test_sensor_stamps_on_the_monotonic_clock_are_kept(picamera: type[FakeCamera]) -> None:
     exposure = [MONO + 5_000_000, MONO + 38_333_333]  # started before the frame was read
     picamera.queued = [{"SensorTimestamp": t} for t in exposure]
-    picamera.now["mono"] = MONO + 50_000_000  # type: ignore[attr-defined]
+    clock["mono"] = MONO + 50_000_000
     source = open_source("picamera")
     assert isinstance(source, PicameraSource)
     assert source.cam.config == {"main": {"size": (640, 480), "format": "BGR888"}}
@@ -110,7 +111,7 @@ def test_sensor_stamps_on_the_boot_clock_are_moved_onto_the_monotonic_one(
     exposure = [MONO + 5_000_000, MONO + 38_333_333]
     picamera.queued = [{"SensorTimestamp": t + SUSPENDED} for t in exposure]
     source = PicameraSource()
-    picamera.now["mono"] = MONO + 50_000_000  # type: ignore[attr-defined]
+    clock["mono"] = MONO + 50_000_000
     assert take(source, 2) == exposure
 
 
@@ -118,7 +119,7 @@ def test_a_frame_without_a_sensor_stamp_takes_the_time_it_was_read(
         picamera: type[FakeCamera]) -> None:
     picamera.queued = [{}]
     source = PicameraSource()
-    picamera.now["mono"] = MONO + 12_345  # type: ignore[attr-defined]
+    clock["mono"] = MONO + 12_345
     assert take(source, 1) == [MONO + 12_345]
 
 
