@@ -20,8 +20,8 @@ import sys
 import time
 from typing import Any
 
-from referee.app.analyse import analysis
-from referee.app.commands.analyse import default_jobs, game_seeds, play_all
+from cardtable.analyse import analysis
+from cardtable.commands.analyse import default_jobs, game_seeds, play_all
 
 GAME, SEATS = "banka-bever", 4
 TARGET_SPEEDUP = 1.8

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
+from cardtable.simulate import Simulation  # noqa: E402
 from hardware.camera.evaluate import score_deck  # noqa: E402
 from hardware.camera.lays import LayTracker  # noqa: E402
 from hardware.camera.recognise import (  # noqa: E402
@@ -41,7 +42,6 @@ from hardware.camera.recognise import (  # noqa: E402
 )
 from hardware.camera.scene import PLAIN, random_scene, render  # noqa: E402
 from hardware.camera.virtual import film_game  # noqa: E402
-from referee.app.simulate import Simulation  # noqa: E402
 from referee.cards import full_deck  # noqa: E402
 
 

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
+from cardtable.fullstack import full_stack_config, run_full_stack  # noqa: E402
 from hardware.camera.config import CAMERA_SETTLE_MS  # noqa: E402
-from referee.app.fullstack import full_stack_config, run_full_stack  # noqa: E402
 from referee.journal import read_journal  # noqa: E402
 from referee.model import NOTICE_KINDS, Verdict  # noqa: E402
 from referee.table import replay  # noqa: E402

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from referee.app.feed import TableFeed
+from cardtable.feed import TableFeed
 
 WARMUP = 50
 

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))  # tests.broker, tests.hall_tables
 
 import aiomqtt  # noqa: E402
 
-from referee.app.feed import parse_broker_url  # noqa: E402
+from cardtable.feed import parse_broker_url  # noqa: E402
 from tests.broker import make_broker  # noqa: E402
 from tests.hall_tables import run_tables  # noqa: E402
 
@@ -180,7 +180,7 @@ async def baseline_subscriber(url: str, shown: dict[str, list[tuple[float, int]]
 def browser(url: str, profile: Path) -> Any:
     """Headless Chromium on the hall page with the probe, or None without Chromium."""
     try:
-        from tests.referee.app.test_display_web import Chromium
+        from tests.cardtable.test_display_web import Chromium
     except ImportError:
         return None
     binary = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -238,7 +238,7 @@ def main() -> int:
     broker.start()
     assert broker.proc is not None
     hall = subprocess.Popen(
-        [sys.executable, "-m", "referee.app.cli", "display", "--hall", "--web", "--port", "0",
+        [sys.executable, "-m", "cardtable.cli", "display", "--hall", "--web", "--port", "0",
          "--broker", broker.url("display")],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cardtable.fullstack import SLAP_PINS, full_stack_config, run_full_stack
 from hardware.config import DEFAULT_MAX_PRESSES_PER_S
-from referee.app.fullstack import SLAP_PINS, full_stack_config, run_full_stack
 from referee.journal import read_journal
 
 

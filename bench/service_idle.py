@@ -14,7 +14,7 @@ not the wording of a log line), it waits a moment and then measures, from ``/pro
   and is woken: timers, heartbeats), which does not depend on the machine's speed.
 
 Baselines from the same run separate the interpreter's cost from the referee's: a bare
-``python -c "import time; time.sleep(…)"``, one that only imports ``referee.app.cli``, and one that
+``python -c "import time; time.sleep(…)"``, one that only imports ``cardtable.cli``, and one that
 imports everything ``referee run`` loads on this configuration (the service, the feed and
 aiomqtt, gpiozero and the mock pins, the board link and pyserial). Every process it started is
 stopped at the end; the referee with SIGINT, as systemd stops it (``clean_stop``: it exited 0
@@ -53,7 +53,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 #: What ``referee run`` imports for the full mock stack, for the "full stack imported" baseline.
 FULL_STACK_IMPORTS = (
-    "referee.app.cli", "referee.app.service", "referee.app.feed", "referee.describe",
+    "cardtable.cli", "cardtable.service", "cardtable.feed", "referee.describe",
     "hardware.config", "hardware.pads", "hardware.slaps", "hardware.mock", "firmware_bridge.edge",
     "firmware_bridge.link", "aiomqtt", "gpiozero", "serial", "serial_asyncio_fast",
 )
@@ -174,7 +174,7 @@ def write_config(workdir: Path, pty: str, broker_url: str) -> Path:
     path = workdir / "table.toml"
     path.write_text(text, encoding="utf-8")
     shutil.copy(EXAMPLE.with_name("synthetic-deck.json"), workdir)  # its `deck`, beside it
-    from referee.app.config import load_config
+    from cardtable.config import load_config
 
     config = load_config(path)  # the same check `referee run` makes first
     if config.board_port != pty or config.broker is None or config.card_source != "board":
@@ -185,7 +185,7 @@ def write_config(workdir: Path, pty: str, broker_url: str) -> Path:
 def start_referee(stack: Stack, config: Path) -> subprocess.Popen[bytes]:
     """``referee run --config CONFIG --no-console``, exactly as the console script runs it."""
     return stack.spawn(
-        [sys.executable, "-c", "import sys; from referee.app.cli import main; sys.exit(main())",
+        [sys.executable, "-c", "import sys; from cardtable.cli import main; sys.exit(main())",
          "run", "--config", str(config), "--no-console"],
         log="referee.log", env=_child_env())
 
@@ -291,12 +291,12 @@ def _sleeper(stack: Stack, code: str, name: str) -> Iterator[subprocess.Popen[by
 
 
 def baselines(stack: Stack) -> dict[str, float]:
-    """RSS in MiB of Python asleep: bare, with ``referee.app.cli`` imported, with the full stack's
+    """RSS in MiB of Python asleep: bare, with ``cardtable.cli`` imported, with the full stack's
     modules imported."""
     out = {}
     for name, code in (
         ("python_sleep_rss_mb", "pass"),
-        ("import_referee_cli_rss_mb", "import referee.app.cli"),
+        ("import_referee_cli_rss_mb", "import cardtable.cli"),
         ("import_full_stack_rss_mb", "import " + ", ".join(FULL_STACK_IMPORTS)),
     ):
         with _sleeper(stack, code, name) as proc:

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.app.players import DEFAULT_NAMES, TURN_MS, Reactions, choose_vandatta
-from referee.app.simulate import MAX_INPUTS, Simulation
+from cardtable.players import DEFAULT_NAMES, TURN_MS, Reactions, choose_vandatta
+from cardtable.simulate import MAX_INPUTS, Simulation
 from referee.cards import parse_card
 from referee.deal import reshuffled
 from referee.engine import Engine
@@ -62,7 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Run in a child process: play seeds first..last, print the CPU seconds and the journals' digest.
 _CHILD = """
 import hashlib, sys, time
-from referee.app.simulate import Simulation
+from cardtable.simulate import Simulation
 from referee.journal import dump_journal
 game, seats, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 digest, cpu = hashlib.sha256(), 0.0
@@ -76,7 +76,7 @@ print(cpu, digest.hexdigest())
 """
 
 
-# -- the simulator before issue 13 (referee/app/simulate.py and players.py at 3a38d19) --------
+# -- the simulator before issue 13 (cardtable/simulate.py and players.py at 3a38d19) --------
 def _slappers(state: dict[str, Any], options: Any,
               rng: random.Random) -> list[tuple[int, float]]:
     holds = _slap_holds(state, getattr(options, "bottom_match", True))

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from feed_latency import SUBSCRIBER, PrivateBroker
 
+from cardtable.config import parse_config
+from cardtable.wiring import build_service
 from hardware.mock import MonotonicClock, VirtualMockFactory
-from referee.app.config import parse_config
-from referee.app.wiring import build_service
 
 SLAP_PINS = (17, 5, 23, 16)
 SETTLE_MS = 20.0

@@ -1,4 +1,4 @@
-"""The table board as an edge (and an output) of ``referee.app.service.RefereeService``.
+"""The table board as an edge (and an output) of ``cardtable.service.RefereeService``.
 
 Card reads become inputs of the seat the card came from (the top of its known stack or a card
 of its known hand) or else of the seat whose turn it is: a ``lay`` in the pile games, a one-card

@@ -2,7 +2,7 @@
 
 It is read from the ``[hardware]`` table and the ``[[seats]]`` array of the table's TOML
 configuration (other top-level tables in the same file belong to other parts of the referee and
-are left alone; the arbiter's settle window is ``[table] settle_ms``, see ``referee.app.config``)::
+are left alone; the arbiter's settle window is ``[table] settle_ms``, see ``cardtable.config``)::
 
     [hardware]
     pin_factory = "lgpio"        # or "mock"; GPIOZERO_PIN_FACTORY overrides it

@@ -23,7 +23,7 @@ Two ways to use it:
   (``SlapDriver(Table(JournalHeader("banka-bever", seats, deal=…), settle_ns=…), leds=…)``), fed
   by :class:`hardware.pads.SeatPads` (``on_input=driver.submit``, ``on_event=driver.notice``),
   with :meth:`SlapDriver.poll` called by a loop (:meth:`SlapDriver.serve` is one, on a thread);
-- the referee service (``referee.app.service.RefereeService``), which holds its own table and
+- the referee service (``cardtable.service.RefereeService``), which holds its own table and
   runs its own loop: :class:`GpioEdge` is its edge (pads → ``service.submit``, stuck buttons →
   ``service.notice``), and :class:`hardware.pads.SeatLeds` is one of its outputs.
 """
@@ -196,7 +196,7 @@ class SlapDriver:
 
 
 class GpioEdge:
-    """The GPIO pads as an edge of ``referee.app.service.RefereeService``.
+    """The GPIO pads as an edge of ``cardtable.service.RefereeService``.
 
     ``start(service)`` opens the pads with ``on_input=service.submit`` (inputs stamped on the
     table clock through ``service.clock.from_monotonic``), and reports stuck/released and

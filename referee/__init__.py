@@ -21,7 +21,7 @@ True
 1
 
 The program at a table (the service, feed, displays, simulation and the ``referee`` command)
-is :mod:`referee.app`; importing :mod:`referee` loads none of it.
+is :mod:`cardtable`; importing :mod:`referee` loads none of it.
 """
 
 from __future__ import annotations

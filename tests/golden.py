@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from referee.app.cli import main as referee_main
+from cardtable.cli import main as referee_main
 from referee.model import without_timing
 
 DATA = Path(__file__).resolve().parent / "data"

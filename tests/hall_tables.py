@@ -1,7 +1,7 @@
 """Many simulated tables publishing at once to one broker, for the hall's tests and its bench.
 
 Each table plays a seeded game of its own (the three games in turn, 2 to 4 seats) through the
-real :class:`~referee.app.feed.TableFeed`, one change every ``interval`` seconds (staggered so
+real :class:`~cardtable.feed.TableFeed`, one change every ``interval`` seconds (staggered so
 that the tables do not all publish in the same instant), and tells ``on_publish`` the table, the
 ``seq`` of each change and the ``time.monotonic()`` at which it was handed to the feed.
 """
@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from referee.app.feed import TableFeed
-from referee.app.simulate import Simulation
+from cardtable.feed import TableFeed
+from cardtable.simulate import Simulation
 
 GAMES = ("banka-bever", "vandatta", "beggar-my-neighbour")
 

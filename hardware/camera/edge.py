@@ -1,4 +1,4 @@
-"""The camera as a card source of ``referee.app.service.RefereeService``.
+"""The camera as a card source of ``cardtable.service.RefereeService``.
 
 A thread reads frames from the source, the recogniser reads each one, the
 :class:`~hardware.camera.lays.LayTracker` turns the reads into lays, and each lay becomes an
@@ -130,7 +130,7 @@ class CameraEdge:
             self.loop.call_soon_threadsafe(lambda: fn(*args, **kw))
 
     # -- on the service's loop ----------------------------------------------------------------
-    #: The name of this edge as a source of the arbiter (``referee.app.service.Source``).
+    #: The name of this edge as a source of the arbiter (``cardtable.service.Source``).
     source = "camera"
 
     def progress(self) -> int | None:

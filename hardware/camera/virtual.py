@@ -130,7 +130,7 @@ class FilmedGame:
 
 def film_game(moves: Iterable[tuple[int, Input | None, Sequence[Verdict]]], deck: str,
               seed: int, *, max_lays: int | None = None, fps: float = 30.0) -> FilmedGame:
-    """Film a game from its judged moves (``referee.app.simulate.Simulation.moves()``): each
+    """Film a game from its judged moves (``cardtable.simulate.Simulation.moves()``): each
     card laid or played lands on the pile, each slap puts a hand over it for 0.2 s, a pile won
     is swept away ``CLEAR_AFTER_NS`` after the verdict (the camera stays with the discard pile in
     Vändåtta). A card lands on a pile no hand covers (:meth:`VirtualTable.lay`)."""

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import aiomqtt
 
-from referee.app.display.hall import HallView, follow_hall
-from referee.app.feed import TableFeed, parse_broker_url
+from cardtable.display.hall import HallView, follow_hall
+from cardtable.feed import TableFeed, parse_broker_url
 from tests.broker import Broker, make_broker
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from cardtable import config as refconfig
+from cardtable.cli import build_parser
 from hardware import config as hwconfig
-from referee.app import config as refconfig
-from referee.app.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "deploy" / "systemd" / "card-referee.service"
@@ -93,13 +93,13 @@ def test_unit_restarts_always_but_not_for_a_configuration_error(
         unit: dict[str, list[tuple[str, str]]]) -> None:
     assert one(unit, "Service", "Restart") == "always"
     assert one(unit, "Service", "RestartSec") == "1"
-    # `referee` exits with 2 for a configuration or usage error (referee.app.cli.main).
+    # `referee` exits with 2 for a configuration or usage error (cardtable.cli.main).
     assert one(unit, "Service", "RestartPreventExitStatus") == "2"
     # SIGINT is the signal on which `referee run` shuts down cleanly (KeyboardInterrupt).
     assert one(unit, "Service", "KillSignal") == "SIGINT"
     # 75 (a temporary failure: a GPIO chip not ready, a full disk) restarts like any exit; the
-    # unit says which failures are which (referee.app.errors.startup_failure).
-    from referee.app.errors import TemporaryFailure
+    # unit says which failures are which (cardtable.errors.startup_failure).
+    from cardtable.errors import TemporaryFailure
 
     assert TemporaryFailure.exit_status == 75
     text = UNIT.read_text(encoding="utf-8")
@@ -137,7 +137,7 @@ def test_execstart_flags_are_listed_by_run_help(
         unit: dict[str, list[tuple[str, str]]]) -> None:
     argv = shlex.split(one(unit, "Service", "ExecStart"))
     help_text = subprocess.run(
-        [sys.executable, "-c", "import sys; from referee.app.cli import main; sys.exit(main())",
+        [sys.executable, "-c", "import sys; from cardtable.cli import main; sys.exit(main())",
          "run", "--help"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     for flag in (a.split("=")[0] for a in argv[2:] if a.startswith("-")):
         assert re.search(rf"(^|[\s,\[]){re.escape(flag)}\b", help_text), flag
@@ -182,9 +182,9 @@ def test_full_mock_example_is_the_full_mock_stack() -> None:
 
 
 def test_full_mock_example_builds_every_edge(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cardtable.wiring import FeedOutput, build_service
     from firmware_bridge.edge import BoardEdge
     from hardware.slaps import GpioEdge
-    from referee.app.wiring import FeedOutput, build_service
 
     monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
     config = refconfig.load_config(ROOT / "deploy" / "table.full-mock.toml")
@@ -222,7 +222,7 @@ def test_install_guide_names_the_paths_of_the_unit(
 
 
 def test_install_guide_lists_the_console_commands() -> None:
-    from referee.app.console import CONSOLE_HELP
+    from cardtable.console import CONSOLE_HELP
 
     text = INSTALL.read_text(encoding="utf-8")
     words = {part.split()[0] for line in CONSOLE_HELP.splitlines()
@@ -280,8 +280,8 @@ def test_console_helper_runs_a_relative_config_by_its_real_path(tmp_path: Path) 
 def test_the_full_mock_stack_knows_the_emulators_cards(tmp_path: Path) -> None:
     """10.18: the full mock stack by hand reads real cards: its configuration names the shipped
     synthetic deck, which is the emulator's own (``referee deck synthetic`` writes it)."""
+    from cardtable.cli import main
     from firmware_bridge.deck import Deck, synthetic_deck
-    from referee.app.cli import main
 
     config = refconfig.load_config(ROOT / "deploy" / "table.full-mock.toml")
     assert config.deck_file is not None and config.deck_file.exists()

@@ -25,10 +25,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from hardware import pads
-from referee.app import logs
-from referee.app.cli import main
-from referee.app.errors import (
+from cardtable import logs
+from cardtable.cli import main
+from cardtable.errors import (
     CommandError,
     ConfigError,
     EdgeError,
@@ -36,6 +35,7 @@ from referee.app.errors import (
     TemporaryFailure,
     startup_failure,
 )
+from hardware import pads
 from referee.journal import read_journal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +82,7 @@ def _env(*, standin: bool = True, **extra: str) -> dict[str, str]:
 
 def _referee(args: list[str], cwd: Path, env: dict[str, str],
              timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "referee.app.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "cardtable.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -179,7 +179,7 @@ def test_a_chip_that_does_not_exist_says_which_there_are(monkeypatch: pytest.Mon
 def test_a_journal_folder_that_fails_at_start_is_a_temporary_failure(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         code: int) -> None:
-    from referee.app.service import RefereeService
+    from cardtable.service import RefereeService
 
     def fails(self: RefereeService, **kwargs: object) -> None:
         raise OSError(code, os.strerror(code))
@@ -321,7 +321,7 @@ def _journal_stream(path: Path) -> tuple[object, str]:
 
 def _run_until_journaled(tmp_path: Path, env: dict[str, str], stderr: object) -> int:
     config = _table(tmp_path / "etc")
-    proc = subprocess.Popen([sys.executable, "-m", "referee.app.cli", "run", "--config",
+    proc = subprocess.Popen([sys.executable, "-m", "cardtable.cli", "run", "--config",
                              str(config), "--no-console"], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=stderr, text=True)
     _wait_for_game(tmp_path / "etc" / "journals", proc)
@@ -332,8 +332,8 @@ def _run_until_journaled(tmp_path: Path, env: dict[str, str], stderr: object) ->
 
 def _a_game_on_disk(tmp_path: Path) -> None:
     """The journal of a game being played in ``tmp_path/etc/journals`` (for a resume)."""
-    from referee.app.config import load_config
-    from referee.app.service import RefereeService
+    from cardtable.config import load_config
+    from cardtable.service import RefereeService
 
     service = RefereeService(load_config(_table(tmp_path / "etc")), fsync=False)
     service.open_game()
@@ -366,8 +366,8 @@ def test_under_systemd_log_lines_carry_their_priority_and_no_time(tmp_path: Path
         assert status == 0, lines
         seen += lines
     assert seen and all(line[:3] in ("<3>", "<4>", "<6>", "<7>") for line in seen), seen
-    assert any(line.startswith("<6>referee.app.service INFO resumed ") for line in seen), seen
-    assert any(line.startswith("<3>referee.app.service ERROR cannot resume ") for line in seen)
+    assert any(line.startswith("<6>cardtable.service INFO resumed ") for line in seen), seen
+    assert any(line.startswith("<3>cardtable.service ERROR cannot resume ") for line in seen)
     assert not any(line[3:7].isdigit() for line in seen), "journald stamps the time itself"
 
 
@@ -380,7 +380,7 @@ def test_on_a_terminal_or_a_file_log_lines_are_unchanged(tmp_path: Path) -> None
         status = _run_until_journaled(tmp_path, _env(**env, JOURNAL_STREAM="1:2"), fh)
     lines = (tmp_path / "stderr").read_text(encoding="utf-8").splitlines()
     assert status == 0, lines
-    assert any("referee.app.service INFO resumed " in line for line in lines), lines
+    assert any("cardtable.service INFO resumed " in line for line in lines), lines
     assert not any(line.startswith("<") for line in lines), lines
     assert all(line[:4].isdigit() for line in lines), lines  # the time first
 
@@ -390,7 +390,7 @@ def test_a_start_up_failure_under_systemd_is_an_error_for_journald(tmp_path: Pat
     fh, stream = _journal_stream(tmp_path / "stderr")
     with fh:
         status = subprocess.run(
-            [sys.executable, "-m", "referee.app.cli", "run", "--config", str(config),
+            [sys.executable, "-m", "cardtable.cli", "run", "--config", str(config),
              "--no-console"], cwd=tmp_path, stderr=fh, stdout=subprocess.DEVNULL,
             env=_env(LG_WD=str(tmp_path / "not-made"), JOURNAL_STREAM=stream),
             timeout=30).returncode
@@ -420,7 +420,7 @@ def test_a_relative_configuration_from_another_directory_keeps_its_journal(
     run = tmp_path / "run"
     run.mkdir()
     env = _env(LG_WD=str(run), STANDIN_LGPIO_LOG=str(tmp_path / "lgpio.log"))
-    proc = subprocess.Popen([sys.executable, "-m", "referee.app.cli", "run", "--config",
+    proc = subprocess.Popen([sys.executable, "-m", "cardtable.cli", "run", "--config",
                              "etc/table.toml", "--no-console"], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     journal = tmp_path / "etc" / "journals" / "current.jsonl"
@@ -444,7 +444,7 @@ _STOP_AT = """\
 import os, selectors, signal, sys
 from asyncio import events
 
-from referee.app.cli import main
+from cardtable.cli import main
 
 moment, sig, argv = sys.argv[1], getattr(signal, sys.argv[2]), sys.argv[3:]
 
@@ -542,7 +542,7 @@ def test_referee_run_in_the_units_environment(tmp_path: Path) -> None:
     state.mkdir(parents=True)
     argv = shlex.split(value("ExecStart")[0])
     assert argv[0] == "/opt/card-referee/bin/referee"
-    argv = [sys.executable, "-m", "referee.app.cli", *(moved(a) for a in argv[1:])]
+    argv = [sys.executable, "-m", "cardtable.cli", *(moved(a) for a in argv[1:])]
     config = Path(argv[argv.index("--config") + 1])
     _table(config.parent)
     env = _env()

@@ -431,7 +431,7 @@ def test_a_full_stack_game_on_the_micropython_board(tmp_path: Path) -> None:
     """`referee simulate --full-stack`'s table with this board as the card source (every card
     laid is a tag read by the firmware) and the slap buttons' source (the board's buttons):
     the game ends, and replaying its journal gives the very verdicts the table gave."""
-    from referee.app.fullstack import full_stack_config, run_full_stack
+    from cardtable.fullstack import full_stack_config, run_full_stack
     from referee.journal import read_journal
     from referee.table import replay
 

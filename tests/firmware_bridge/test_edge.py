@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+from cardtable.config import parse_config
+from cardtable.service import RefereeService
 from firmware_bridge.deck import synthetic_deck
 from firmware_bridge.edge import BoardEdge
 from firmware_bridge.emulator import VirtualBoard
-from referee.app.config import parse_config
-from referee.app.service import RefereeService
 from referee.journal import read_journal
 
 

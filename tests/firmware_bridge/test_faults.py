@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from cardtable.config import parse_config
+from cardtable.service import RefereeService
 from firmware_bridge.deck import synthetic_deck
 from firmware_bridge.edge import BoardEdge
 from firmware_bridge.emulator import Faults, VirtualBoard
@@ -25,8 +27,6 @@ from firmware_bridge.events import BoardError, BoardEvent, LinkEvent, LinkStatus
 from firmware_bridge.link import Link
 from firmware_bridge.protocol import MAX_ENCODED, Button, CardRead, ErrorCode
 from firmware_bridge.sim import SimulatedLink
-from referee.app.config import parse_config
-from referee.app.service import RefereeService
 from referee.cards import Card
 from referee.journal import read_journal
 from referee.model import Input, Verdict

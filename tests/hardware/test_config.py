@@ -34,7 +34,7 @@ def test_example_file_loads_with_every_seat() -> None:
 
 
 def test_example_file_is_also_a_valid_referee_table_config() -> None:
-    from referee.app.config import load_config as load_table
+    from cardtable.config import load_config as load_table
 
     table = load_table(EXAMPLE)
     assert len(table.seats) == len(load_config(EXAMPLE).seats)

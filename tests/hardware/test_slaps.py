@@ -476,8 +476,8 @@ def test_a_chattering_pad_is_flagged_not_journaled_and_the_game_goes_on(tmp_path
     flag clears by itself (``button_settled``) and Bo's next slap counts."""
     import time
 
-    from referee.app.config import parse_config
-    from referee.app.wiring import build_service
+    from cardtable.config import parse_config
+    from cardtable.wiring import build_service
     from referee.journal import read_journal
 
     cfg = parse_config({

@@ -11,9 +11,9 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
+from cardtable.cli import main  # noqa: E402
 from hardware.camera.recognise import TEMPLATE_KIND, EnrolledDeck  # noqa: E402
 from hardware.camera.scene import random_scene, render  # noqa: E402
-from referee.app.cli import main  # noqa: E402
 from referee.cards import full_deck  # noqa: E402
 
 DECK = "anglo"

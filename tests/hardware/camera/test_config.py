@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from cardtable.config import parse_config
 from hardware.camera.config import CAMERA_SETTLE_MS, CameraConfig, parse_camera
-from referee.app.config import parse_config
 from referee.errors import ConfigError
 
 

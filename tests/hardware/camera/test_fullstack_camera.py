@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("cv2")
 
-from referee.app.fullstack import full_stack_config, run_full_stack  # noqa: E402
+from cardtable.fullstack import full_stack_config, run_full_stack  # noqa: E402
 from referee.journal import read_journal  # noqa: E402
 from referee.model import NOTICE_KINDS, Verdict  # noqa: E402
 from referee.table import replay  # noqa: E402

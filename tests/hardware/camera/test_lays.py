@@ -55,9 +55,9 @@ def test_a_filmed_game_through_the_recogniser(decks: None) -> None:
     a payment and swept away): every lay is found, in order, once, each within two frame
     periods of the true lay."""
     pytest.importorskip("cv2")
+    from cardtable.simulate import Simulation
     from hardware.camera.recognise import Recogniser
     from hardware.camera.virtual import film_game
-    from referee.app.simulate import Simulation
 
     filmed = film_game(Simulation("banka-bever", 3, 7).moves(), "anglo", 7, max_lays=8)
     recogniser, tracker = Recogniser(), LayTracker()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from referee.app.simulate import Simulation
+from cardtable.simulate import Simulation
 from referee.cards import parse_card
 from referee.games import game
 from referee.games.banka_bever import BankaBever

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.app.cli import main
+from cardtable.cli import main
 from referee.model import TIMING_FIELDS, without_timing
 
 DIR = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "banka_bever"

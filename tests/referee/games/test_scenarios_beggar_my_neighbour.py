@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.app.cli import main
+from cardtable.cli import main
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "beggar_my_neighbour"
 JOURNALS = sorted(p for p in SCENARIOS.glob("*.jsonl") if not p.name.endswith(".expected.jsonl"))

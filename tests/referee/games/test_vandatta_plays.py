@@ -163,7 +163,7 @@ def test_quick_legal_plays_are_the_judged_plays(part: int) -> None:
 
 def test_the_simulations_states_too() -> None:
     """The states seeded simulations pass through (the virtual players' choices)."""
-    from referee.app.simulate import Simulation
+    from cardtable.simulate import Simulation
 
     refusals: Counter[str] = Counter()
     for seats, options in [(3, {}), (4, {"lappen": True, "no_special_on_special": True}),

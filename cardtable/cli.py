@@ -1,0 +1,72 @@
+"""The ``referee`` command: replay journals, study Beggar deals, simulate games, run a table.
+
+Each subcommand is a module of :mod:`cardtable.commands` with a ``register(subparsers)``;
+this module puts them together and turns errors into one clear line and an exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from cardtable.commands import (
+    analyse,
+    beggar,
+    camera,
+    deck,
+    display,
+    history,
+    replay,
+    run,
+    simulate,
+)
+from cardtable.errors import CommandError
+from cardtable.logs import error_line
+
+#: The subcommands, in the order ``referee --help`` lists them.
+COMMANDS = (replay, history, beggar, simulate, analyse, display, run, deck, camera)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser, subcommands included."""
+    parser = argparse.ArgumentParser(
+        prog="referee",
+        description="A referee for physical card games: Beggar My Neighbour, Banka bäver "
+        "and Vändåtta. Replays journals, simulates games, and runs a real table.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``referee`` console script."""
+    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["beggar"]:
+        words = beggar.beggar_argv(words)
+    args = parser.parse_args(words)
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as exc:
+        print(error_line(f"referee: {exc}"), file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: one clear line; the traceback with REFEREE_DEBUG=1
+        if os.environ.get("REFEREE_DEBUG"):
+            raise
+        print(error_line(f"referee: unexpected error ({type(exc).__name__}: {exc}); run again "
+                         "with REFEREE_DEBUG=1 for the details, and please report it"),
+              file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

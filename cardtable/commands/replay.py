@@ -1,0 +1,182 @@
+"""``referee replay``: judge a table journal again and print its verdicts and final state, in
+words or as the JSON lines of JOURNAL.md; with ``--slaps`` its slap races (the dispute view,
+:mod:`referee.races`), with ``--stats`` each seat's slap statistics at its end."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from cardtable.errors import CommandError
+from referee.describe import describe, format_time, seat_name
+from referee.games import games
+from referee.journal import Journal, JournalError, read_before, read_journal
+from referee.races import (
+    Race,
+    journal_races,
+    margin_text,
+    ms_text,
+    seat_statistics,
+)
+from referee.table import replay
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        journal = read_journal(args.journal)
+        error = None
+    except JournalError as exc:
+        before = read_before(exc)
+        if before is None:
+            raise CommandError(f"{args.journal}: {exc}") from None
+        journal, error = before, exc
+    except OSError as exc:
+        raise CommandError(f"cannot read {args.journal}: {exc.strerror}") from None
+    if args.slaps or args.stats:
+        _timing(args, journal, finish=error is None)
+        if error is not None:
+            print(f"{args.journal}: {error}", file=sys.stderr)
+            return 1
+        return 0
+    result = replay(journal, finish=error is None)
+    seats = journal.header.seats
+    for v in result.verdicts:
+        if args.json:
+            print(json.dumps(v.to_json(), ensure_ascii=False))
+        else:
+            print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+    if args.json:
+        print(json.dumps({"state": result.state}, ensure_ascii=False))
+    else:
+        print(_state_text(result.state))
+    if error is not None:
+        print(f"{args.journal}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _timing(args: argparse.Namespace, journal: Journal, *, finish: bool) -> None:
+    """``--slaps`` and ``--stats``: the races, then the statistics (``finish``: the journal is
+    whole, so pending graces run out at its end, as the plain replay does)."""
+    seats = journal.header.seats
+    title = games[journal.header.game].title
+    if args.slaps:
+        found = journal_races(journal, finish=finish)
+        for number, race in enumerate(found, 1):
+            if args.json:
+                print(json.dumps(race.to_json(seats), ensure_ascii=False))
+            else:
+                print(race_text(race, seats, number))
+        if not found and not args.json:
+            print(f"No slap races: {title} has no slaps." if journal.header.game != "banka-bever"
+                  else "No slap races in this journal.")
+    if args.stats:
+        state = replay(journal, finish=finish).state
+        rows = seat_statistics(state)
+        if args.json:
+            print(json.dumps({"over": state.get("over"), "seats": rows}, ensure_ascii=False))
+        elif not rows:
+            print(f"No slap statistics: {title} has no slaps.")
+        else:
+            print(stats_text(rows, over=bool(state.get("over"))))
+
+
+def race_text(race: Race, seats: tuple[str, ...] | list[str], number: int | None = None) -> str:
+    """One race as a readable timeline: the card that opened it, each slap relative to it (ms
+    with µs precision) with its margin to the winner, the ruling and its reason."""
+    head = f"Race {number}" if number else "Race"
+    o = race.opening
+    if o is None:
+        head += ", before the first lay"
+    else:
+        card = o.card or "a card"
+        who = seat_name(seats, o.seat) if o.seat is not None else ""
+        what = {"lay": f"{who} laid {card}", "burn": f"{who} burned {card} under the pile"}.get(
+            o.how, f"{card} laid")
+        head += f" at {format_time(o.t)}: {what}"
+    lines = [head]
+    width = max((len(seat_name(seats, s.seat)) for s in race.slaps), default=4)
+    for s in race.slaps:
+        when = ms_text(s.offset_ns) if s.offset_ns is not None else format_time(s.t)
+        what = {"won": "WON", "lost": "lost", "false": "false slap",
+                "refused": f"refused ({str(s.code).replace('_', ' ')})"}[s.kind]
+        line = f"  {when:>13}  {seat_name(seats, s.seat):<{width}}  {what}"
+        if s.kind == "lost" and s.margin_ns is not None:
+            line += f"  {lost_text(s.margin_ns, seat_name(seats, race.winner))}"
+        if s.burned:
+            line += f", burned {s.burned}"
+        lines.append(line)
+    lines.append(f"  Ruling: {race.explanation(seats)}")
+    if race.photo_finish and race.deciding_margin_ns is not None:
+        by = margin_text(race.deciding_margin_ns, sign=False)
+        lines.append(f"  PHOTO FINISH: decided by {by}")
+    return "\n".join(lines) + "\n"
+
+
+def lost_text(margin_ns: int, winner: str) -> str:
+    """How a lost slap stands to the winner's: ``+500 µs after Cia``, or (the tie rule) ``3 µs
+    before Cia, same instant``."""
+    if margin_ns > 0:
+        return f"{margin_text(margin_ns)} after {winner}"
+    if margin_ns == 0:
+        return f"at the same nanosecond as {winner} (tie rule)"
+    return f"{margin_text(-margin_ns, sign=False)} before {winner}, same instant (tie rule)"
+
+
+def stats_text(rows: list[dict[str, Any]], *, over: bool) -> str:
+    """The per-seat slap statistics as a table."""
+    def ms(ns: Any) -> str:
+        return "-" if ns is None else ms_text(ns, sign=False)
+
+    head = ("Slap statistics at the end of the game" if over
+            else "Slap statistics so far (the game is not over)")
+    cols = ("seat", "slaps", "wins", "false", "lost", "missed", "median reaction",
+            "best reaction")
+    table = [cols] + [(r["name"], *(str(r[k]) for k in ("slaps", "wins", "false_slaps",
+                                                          "races_lost", "missed")),
+                       ms(r["median_reaction_ns"]), ms(r["best_reaction_ns"])) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
+    out = [head + ":"]
+    for row in table:
+        out.append("  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                                    for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
+    return "\n".join(out)
+
+
+def _state_text(state: dict[str, Any]) -> str:
+    seats = state.get("seats") or [f"seat {i}" for i in range(len(state["counts"]))]
+    counts = ", ".join(f"{s} {c}" for s, c in zip(seats, state["counts"], strict=False))
+    turn = state.get("turn")
+    what = games[str(state.get("game"))].tally
+    lines = [f"Cards held: {counts}",
+             f"Cards played: {state['cards_played']}, {what}: {state['tricks']}"]
+    if state.get("winners"):
+        lines.append("Winner: " + " and ".join(seats[w] for w in state["winners"]))
+    elif turn is not None:
+        lines.append(f"Turn: {seats[turn]}")
+    return "\n".join(lines)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``replay`` subcommand."""
+    p = sub.add_parser(
+        "replay", help="judge a table journal and print its verdicts",
+        description="Judge a table journal (JSON Lines, see JOURNAL.md) and print every "
+        "verdict in judging order, then the final state. A malformed line stops the replay "
+        "with its line number and reason (exit status 1); verdicts before it are printed.",
+    )
+    p.add_argument("journal", help="path of the journal file")
+    p.add_argument("--json", action="store_true",
+                   help="print the verdict lines and the final state line of JOURNAL.md "
+                   "(with --slaps: one JSON object per race; with --stats: one object)")
+    p.add_argument("--slaps", action="store_true",
+                   help="instead of the verdicts, print every slap race (Banka bäver): the "
+                   "card that opened it, each slap in ms after it, the margins to the winner, "
+                   "the ruling and its reason; PHOTO FINISH when decided by under 1 ms")
+    p.add_argument("--stats", action="store_true",
+                   help="instead of the verdicts, print each seat's slap statistics at the "
+                   "end of the journal: slaps, wins, false slaps, races lost, missed chances, "
+                   "median and best reaction time")
+    p.set_defaults(func=_cmd_replay)

@@ -1,0 +1,125 @@
+"""``referee run``: referee a real table from its configuration; and ``referee console``:
+steer a running one through its console socket."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+from cardtable.clash import clash_message, live_referee
+from cardtable.config import load_config
+from cardtable.console import console_client
+from cardtable.errors import CommandError, ConfigError, TemporaryFailure, startup_failure
+from cardtable.feed import resolve_broker
+from cardtable.logs import setup_logging
+from cardtable.wiring import build_service
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    setup_logging(config.journal_dir, args.verbose,
+                  terminal=not args.no_console and sys.stdin.isatty())
+    if config.card_source == "console" and args.no_console:
+        raise CommandError(f"{config.path}: table.card_source: \"console\" needs the console "
+                           "(leave out --no-console, or use \"board\" or \"virtual\")")
+    def early_stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)  # before the loop runs: every journal line is already on disk
+
+    if config.broker is not None:
+        broker = resolve_broker(config.broker.url, config.broker.username,
+                                config.broker.password)
+        live = asyncio.run(live_referee(broker, config.table_id))
+        if live is not None:
+            raise TemporaryFailure(clash_message(live, broker))
+    # SIGINT too: the unit stops the referee with it, and a stop while it starts is a stop.
+    previous = {sig: signal.signal(sig, early_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        try:
+            service = build_service(config, console=not args.no_console)
+        except Exception as exc:  # the GPIO, the deck file, the pin map: one classification
+            raise startup_failure(exc) from None
+        try:
+            service.open_game()
+        except Exception as exc:  # the journal folder: busy, not a folder, a full disk …
+            raise startup_failure(exc, f"{config.path}: table.journal_dir: cannot use "
+                                  f"{config.journal_dir}") from None
+
+        # From here on a stop must not raise: SystemExit thrown into asyncio while it builds
+        # its loop leaves a half-made loop whose __del__ fails at exit ("Exception ignored in
+        # BaseEventLoop.__del__ ... no attribute '_signal_handlers'"), and thrown out of the
+        # loop's first callback it loses the task's first step, so asyncio.run never returns.
+        # The stop is noted instead, and taken once the loop's own handlers are in place.
+        stopping: list[int] = []
+
+        def stop_soon(signum: int, frame: Any) -> None:
+            stopping.append(signum)
+
+        for sig in previous:
+            signal.signal(sig, stop_soon)
+
+        async def serve() -> None:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(NotImplementedError):
+                    loop.add_signal_handler(sig, service.stop)
+            # signal.signal runs a pending handler before it replaces it: a stop that came
+            # before the loop took the signals is in ``stopping`` now.
+            if stopping:  # a stop while it starts is a stop: nothing was judged yet
+                service.close()
+                return
+            await service.run()
+
+        try:
+            asyncio.run(serve())
+        except Exception as exc:  # an edge that could not start (GPIO busy, …)
+            raise startup_failure(exc) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``run`` subcommand."""
+    p = sub.add_parser(
+        "run", help="referee a real table from its configuration",
+        description="Referee a real table: slap and call buttons on GPIO, cards from the "
+        "serial board, typed at the console or dealt by a virtual deck, the game published "
+        "to MQTT. Every input is journaled and synced to disk before it is judged; after a "
+        "crash or power cut the same command resumes the game where it was.",
+        epilog="Exit status: 0 stopped; 2 a mistake to fix (the configuration, lgpio not "
+        "installed, a gpiochip the installed gpiozero ignores), which the systemd unit does "
+        "not restart; 75 a failure that may pass (the GPIO chip not ready or not allowed yet, "
+        "a GPIO line busy, lgpio's FIFO, the journal folder busy or its disk full), which it "
+        "restarts; 70 a bug. Under systemd (JOURNAL_STREAM) log lines carry syslog priorities.",
+    )
+    p.add_argument("--config", required=True, help="the table's TOML configuration file")
+    p.add_argument("--no-console", action="store_true",
+                   help="do not read typed inputs and operator commands from standard input")
+    p.add_argument("--verbose", "-v", action="store_true", help="log debugging detail")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "console", help="the operator console of a running referee (over its socket)",
+        description="Send operator commands and typed inputs to a referee that runs as a "
+        "service ([table] console_socket in its configuration), and print its replies. "
+        "Without COMMAND, reads lines from standard input. Type 'help' for the commands.",
+    )
+    p.add_argument("--socket", required=True, help="the referee's console socket")
+    p.add_argument("command", nargs="*", help="one console line, e.g. pause, or 'lay 1 QH'")
+    p.set_defaults(func=_cmd_console)
+
+
+def _cmd_console(args: argparse.Namespace) -> int:
+    try:
+        return console_client(args.socket, [" ".join(args.command)] if args.command else [])
+    except OSError as exc:
+        raise CommandError(f"cannot reach the referee at {args.socket}: {exc.strerror or exc} "
+                           "(is it running, with [table] console_socket set?)") from None

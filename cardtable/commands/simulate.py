@@ -1,0 +1,273 @@
+"""``referee simulate``: a whole game between virtual players, shown live in the terminal,
+printed, journaled or published to a broker; with ``--full-stack`` played at a table run by
+the very service of ``referee run``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import shutil
+import sys
+from typing import Any
+
+from cardtable.commands.argtypes import positive_number
+from cardtable.config import table_id_problem
+from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
+from cardtable.simulate import Simulation, Step
+from referee.describe import describe, format_time
+from referee.errors import JournalExistsError, JournalWriteError, shown
+from referee.games import GAME_NAMES, games
+from referee.model import Verdict
+from referee.options import OptionError, parse_option_assignment
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a pipe too
+    options: dict[str, Any] = {}
+    if args.table and not args.broker:
+        raise CommandError("--table names the feed's table id: give --broker too")
+    if args.overwrite and not args.journal:
+        raise CommandError("--overwrite goes with --journal PATH")
+    if args.camera and not args.full_stack:
+        raise CommandError("--camera goes with --full-stack")
+    if args.journal_dir and not args.full_stack:
+        raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
+    if args.table is not None and (problem := table_id_problem(args.table)) is not None:
+        raise CommandError(f"--table {shown(args.table)}: the table id {problem}")
+    try:
+        for text in args.option or []:
+            key, value = parse_option_assignment(text, games[args.game].options)
+            options[key] = value
+        # A bad option or seat count reads the same with --full-stack as without it.
+        sim = Simulation(args.game, args.players, args.seed, options=options,
+                         dealer=args.dealer,
+                         journal_path=None if args.full_stack else args.journal,
+                         overwrite=args.overwrite)
+    except JournalExistsError:
+        raise CommandError(f"--journal {args.journal}: the file already exists (a journal holds "
+                           "one game); give another path, or add --overwrite to replace "
+                           "it") from None
+    except (OptionError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot write the journal: {exc}") from None
+    if args.full_stack:
+        return _cmd_full_stack(args, options)
+    feed = None
+    if args.broker:
+        from cardtable.feed import TableFeed, parse_broker_url
+
+        try:
+            parse_broker_url(args.broker)
+        except ValueError as exc:
+            raise CommandError(f"--broker: {exc}") from None
+        feed = TableFeed(args.broker, args.table or "sim", seats=list(sim.header.seats))
+    try:
+        asyncio.run(_play(sim, args, feed))
+    finally:
+        if sim.table.journal is not None:
+            sim.table.journal.close()
+    return 0
+
+
+def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    from cardtable.errors import ConfigError
+    from cardtable.fullstack import full_stack_config, journal_dir_arg, run_full_stack
+    from hardware.camera.config import CAMERA_SETTLE_MS
+
+    if args.journal:
+        raise CommandError("--full-stack journals to --journal-dir (the service's journal)")
+    journal_dir = journal_dir_arg(args.journal_dir)
+    temporary = args.journal_dir is None  # a folder of our own: removed once the game is told
+    doc = full_stack_config(args.game, args.players, args.seed, journal_dir=journal_dir,
+                            options=options, dealer=args.dealer, broker=args.broker,
+                            table_id=args.table or "sim",
+                            settle_ms=CAMERA_SETTLE_MS if args.camera and args.settle_ms == 20.0
+                            else args.settle_ms,
+                            card_source="camera" if args.camera else "board")
+    live = not (args.json or args.fast)
+    # The camera films in real time: its players do not hurry.
+    speed = args.speed if live or args.speed != 1.0 or args.camera else 25.0
+    view = _LiveView() if live else None
+    try:
+        service = asyncio.run(run_full_stack(doc, seed=args.seed, speed=speed,
+                                             outputs=[view] if view else [],
+                                             camera_deck=args.camera or "touati"))
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    except TableBusyError as exc:
+        raise TemporaryFailure(str(exc)) from None
+    except JournalWriteError as exc:
+        temporary = False  # keep what was written
+        raise TemporaryFailure(f"the game stopped: {exc}; the journal so far is in "
+                               f"{journal_dir}") from None
+    finally:
+        if view is not None:
+            view.close()
+        if temporary:
+            shutil.rmtree(journal_dir, ignore_errors=True)
+    assert service.table is not None
+    state = service.state()
+    seats = state["seats"]
+    if args.json:
+        for v in service.table.verdicts:
+            print(json.dumps(v.to_json(), ensure_ascii=False))
+        print(json.dumps({"state": state}, ensure_ascii=False))
+    else:
+        if args.fast:
+            for v in service.table.verdicts:
+                print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+        winners = " and ".join(seats[w] for w in state.get("winners") or []) or "nobody yet"
+        kept = ("journal not kept (give --journal-dir DIR to keep it)" if temporary
+                else f"journal in {journal_dir}")
+        print(f"{args.game} on the full stack: {state['cards_played']} cards played; "
+              f"winner: {winners}; {kept}")
+    return 0
+
+
+async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
+    """Play the game: print it (``--json``/``--fast``) or show it live, publishing each step to
+    the feed when there is one. Live into a pipe or file (no terminal to redraw), the verdicts
+    are printed as lines at the same pace."""
+    paced = not (args.json or args.fast)
+    live = paced and sys.stdout.isatty()
+    if feed is not None:
+        feed_task = asyncio.create_task(feed.run())
+        if not await feed.wait_connected(3.0):
+            print(f"referee: broker {args.broker} not reachable yet; the game goes on and the "
+                  "feed keeps trying", file=sys.stderr)
+    seats = list(sim.header.seats)
+    view = _LiveView() if live else None
+    last_t: int | None = None
+    try:
+        if feed is None and not paced:  # nothing reads the state: the fast path
+            for _t, _inp, verdicts in sim.moves():
+                _print(verdicts, seats, as_json=args.json)
+        if feed is not None:
+            feed.publish(sim.table.state(), [])
+        for step in sim.steps() if feed is not None or paced else ():
+            if feed is not None:
+                feed.publish(step.state, step.verdicts)
+            if args.json or not live:
+                _print(step.verdicts, seats, as_json=args.json)
+            if paced:
+                if last_t is not None and args.speed > 0:
+                    await asyncio.sleep(min((step.t - last_t) / 1e9 / args.speed, 2.0))
+                if view is not None:
+                    view.show(step)
+            elif feed is not None:
+                await asyncio.sleep(0)  # let the feed publish as the game goes
+            last_t = step.t
+    finally:
+        if view is not None:
+            view.close()
+        if feed is not None:
+            feed.stop()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(feed_task, 5)
+    if args.json:
+        print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
+    else:
+        print(_summary(sim))
+
+
+def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool) -> None:
+    """Print verdicts as JSON lines or as words."""
+    for v in verdicts:
+        if as_json:
+            print(json.dumps(v.to_json(), ensure_ascii=False))
+        else:
+            print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+
+
+def _summary(sim: Simulation) -> str:
+    state = sim.table.state()
+    seats = state["seats"]
+    winners = state.get("winners") or []
+    who = " and ".join(seats[w] for w in winners) or "nobody (stopped)"
+    what = games[sim.header.game].tally
+    return (f"{sim.header.game}: {state['cards_played']} cards played, "
+            f"{state['tricks']} {what}; winner: {who}")
+
+
+class _LiveView:
+    """The table drawn live in the terminal with rich."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        self.console = Console()
+        self.live = Live(console=self.console, refresh_per_second=10, transient=False)
+        self.live.start()
+        self.recent: list[dict[str, Any]] = []
+
+    def show(self, step: Step) -> None:
+        """Draw one step of the game."""
+        self.update(step.verdicts, step.state)
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Draw the table after a change (also an output of the full-stack service)."""
+        from cardtable.display.render import render
+
+        self.recent = (self.recent + [v.to_json() for v in verdicts])[-8:]
+        self.live.update(render(state, self.recent, "online", table_id="simulated"))
+
+    def close(self) -> None:
+        self.live.stop()
+        self.console.line()
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``simulate`` subcommand."""
+    p = sub.add_parser(
+        "simulate", help="play a whole game with virtual players (no hardware, no broker)",
+        description="Play a whole game with seeded virtual players on a virtual table clock. "
+        "By default the table is shown live in the terminal at a human pace. The same seed "
+        "always gives the same game; --journal writes a journal that `referee replay` "
+        "judges to the same verdicts.",
+    )
+    p.add_argument("--game", required=True, choices=GAME_NAMES, help="which game to play")
+    p.add_argument("--players", type=int, default=4, help="number of seats (default 4)")
+    p.add_argument("--seed", type=int, default=1,
+                   help="seed of the deal and the players (default 1: the same game every "
+                   "time; another seed, another game)")
+    p.add_argument("--dealer", type=int, default=0, help="the dealer's seat (default 0)")
+    p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
+                   help="a table option, e.g. -o false_slap_penalty=burn (repeatable); a "
+                   "switch takes true/false, yes/no, on/off or 1/0")
+    p.add_argument("--fast", action="store_true",
+                   help="run as fast as possible, printing verdicts as text")
+    p.add_argument("--speed", type=positive_number, default=1.0,
+                   help="live view pace, above 0: 1 is real time, 4 four times faster, 0.5 "
+                   "half as fast (default 1)")
+    p.add_argument("--journal", metavar="PATH",
+                   help="write the game's journal to PATH (a new file: an existing one is "
+                   "refused, see --overwrite)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="with --journal: replace a file that already exists at PATH")
+    p.add_argument("--json", action="store_true",
+                   help="print the verdicts and the final state as JSON lines (implies --fast)")
+    p.add_argument("--broker", metavar="URL",
+                   help="publish the game to this MQTT broker, e.g. mqtt://user:pass@host:1883 "
+                   "(without it nothing needs a broker)")
+    p.add_argument("--table", metavar="ID", help="the table id of the feed's topics "
+                   "(cardtable/ID/…; default 'sim')")
+    p.add_argument("--full-stack", action="store_true",
+                   help="run the game through `referee run`'s own service: players press mock "
+                   "GPIO buttons, cards are read by an emulated board on a pseudo-terminal, "
+                   "the journal is synced to disk (and resumed if the same --journal-dir holds "
+                   "an unfinished game)")
+    p.add_argument("--journal-dir", metavar="DIR",
+                   help="with --full-stack: the service's journal folder (default: a new "
+                   "temporary folder)")
+    p.add_argument("--settle-ms", type=float, default=20.0,
+                   help="with --full-stack: the arbiter's settle window (default 20)")
+    p.add_argument("--camera", metavar="DECK", choices=("touati", "anglo", "gnomangelo"),
+                   help="with --full-stack: the cards are laid under a virtual camera filming "
+                   "this deck (touati, anglo, gnomangelo; docs/camera.md) and read by the "
+                   "recogniser, in real time (the settle window defaults to 1000 ms)")
+    p.set_defaults(func=_cmd_simulate)

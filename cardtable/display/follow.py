@@ -1,0 +1,146 @@
+"""Following a table over MQTT: the subscription loop that keeps a
+:class:`~cardtable.display.view.TableView` up to date through broker outages, and the
+terminal display built on it (the table once, or live)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import sys
+from collections.abc import Callable
+
+import aiomqtt
+from aiomqtt.exceptions import MqttConnectError
+from rich.console import Console
+from rich.live import Live
+
+from cardtable.display.view import TableView
+from cardtable.feed import BrokerAddress, Topics
+
+log = logging.getLogger("cardtable.display")
+
+
+def connection_error(exc: aiomqtt.MqttError) -> str:
+    """Why a connection failed or ended, in words: ``refused by the broker: not authorized``,
+    ``connection refused``, ``connection lost``."""
+    text = re.sub(r"^\[[^]]*\]\s*", "", str(exc)).strip() or "connection lost"
+    if "during message iteration" in text or text.lower().startswith("disconnected"):
+        text = "connection lost"
+    if isinstance(exc, MqttConnectError):
+        return "refused by the broker: " + text.lower()
+    return text[:1].lower() + text[1:]
+
+
+async def follow(
+    broker: BrokerAddress,
+    view: TableView,
+    on_change: Callable[[], None] = lambda: None,
+    *,
+    stop: asyncio.Event | None = None,
+    backoff: tuple[float, float] = (0.1, 0.5),
+) -> None:
+    """Subscribe to the table's ``status``, ``state`` and ``events`` and keep ``view`` up to
+    date, calling ``on_change`` after each change; reconnect with a capped backoff when the
+    broker goes away; return when ``stop`` is set."""
+    topics = Topics(view.table_id)
+    stop = stop or asyncio.Event()
+    delay = backoff[0]
+    while not stop.is_set():
+        try:
+            async with aiomqtt.Client(**broker.client_kwargs(), keepalive=10,
+                                      timeout=5.0) as client:
+                delay = backoff[0]
+                await client.subscribe([(topics.status, 1), (topics.state, 1),
+                                        (topics.events, 1), (topics.history, 1)])
+                view.connected, view.error = True, None
+                view.connections += 1
+                on_change()
+                await _read(client, topics, view, on_change, stop)
+                return
+        except aiomqtt.MqttError as exc:
+            log.info("display: broker connection: %s", exc)
+            error = connection_error(exc)
+            if view.connected or error != view.error:
+                view.connected, view.error = False, error
+                on_change()
+        finally:
+            if view.connected:  # stopped, or an error that is not the broker's
+                view.connected = False
+                on_change()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+        delay = min(delay * 2, backoff[1])
+
+
+async def _read(client: aiomqtt.Client, topics: Topics, view: TableView,
+                on_change: Callable[[], None], stop: asyncio.Event) -> None:
+    stopper = asyncio.create_task(stop.wait())
+    try:
+        messages = aiter(client.messages)
+        while True:
+            nxt = asyncio.ensure_future(anext(messages))
+            done, _ = await asyncio.wait({nxt, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if nxt not in done:
+                nxt.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await nxt
+                return
+            message = nxt.result()
+            payload = message.payload if isinstance(message.payload, bytes) else str(
+                message.payload or "").encode()
+            if view.on_message(message.topic.value, payload):
+                # Missed something: ask for the retained state again.
+                view.rereads += 1
+                await client.unsubscribe(topics.state)
+                await client.subscribe(topics.state, qos=1)
+            on_change()
+    finally:
+        stopper.cancel()
+
+
+async def show_once(broker: BrokerAddress, view: TableView, timeout: float) -> int:
+    """Print the table once, as soon as its state (or an unreadable one) has come, and return
+    the exit status: 0 with a state; 1, with a message on stderr saying why, without one (an
+    unreadable state, no state of this table on the broker, no broker)."""
+    ready = asyncio.Event()
+    stop = asyncio.Event()
+
+    def changed() -> None:
+        if view.state is not None or view.problem is not None:
+            ready.set()
+
+    task = asyncio.create_task(follow(broker, view, changed, stop=stop))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(ready.wait(), timeout)
+    if ready.is_set():
+        await asyncio.sleep(0.05)  # let a retained status that follows the state come in
+    # The picture of the moment the state came, drawn while still connected.
+    picture = view.render()
+    stop.set()
+    await task
+    if view.state is not None or view.problem is not None:
+        Console().print(picture)
+    if view.state is not None:
+        return 0
+    where = f"the broker at {broker.url()}"
+    if view.problem is not None:
+        why = f"the state of table {view.table_id!r} on {where} is unreadable ({view.problem})"
+    elif view.connections == 0:
+        why = f"cannot reach {where} ({view.error or 'no answer'}) within {timeout:g} s"
+    elif view.status is not None:
+        why = (f"table {view.table_id!r} on {where} is {view.status} but has no state "
+               f"(none came within {timeout:g} s)")
+    else:
+        why = (f"no table {view.table_id!r} on {where}: nothing came for it within "
+               f"{timeout:g} s (is its referee running with this --table and --broker?)")
+    print(f"referee display: {why}", file=sys.stderr)
+    return 1
+
+
+async def show_live(broker: BrokerAddress, view: TableView) -> None:
+    console = Console()
+    with Live(view.render(), console=console, refresh_per_second=10,
+              screen=console.is_terminal) as live:
+        await follow(broker, view, lambda: live.update(view.render()))

@@ -1,0 +1,531 @@
+"""The hall: every table on one broker at a glance (``referee display --hall``).
+
+One MQTT subscription follows every table: ``cardtable/+/status``, ``state``, ``events`` and
+``history``. Each table gets its own :class:`~cardtable.display.view.TableView` (the same
+rules as a table's own display: checked payloads, ``seq`` gaps, new sessions), so the hall
+shows exactly what that table's display would. A table appears with its first message and
+stays (offline, when its referee is gone) until the hall stops.
+
+- :class:`HallView`: the tables, and the *hall scene*: one *tile* per table (the game, whose
+  turn or who won, the cards per seat, the last verdict, the referee online/offline, alerts);
+- :func:`follow_hall`: the subscription loop (reconnects like :func:`~.follow.follow`; on a
+  gap it subscribes to ``cardtable/+/state`` again, which makes the broker send every retained
+  state, at most every :data:`REREAD_S`);
+- :func:`draw_hall`: the terminal's drawing of the hall scene (one row per table);
+- :class:`HallWeb`: the web server of the hall: ``/`` the page of tiles (``web/hall.html``,
+  ``hall.js``, ``hall.css``), ``/events`` its stream of hall scenes (at most one every
+  :data:`HALL_INTERVAL_S`), ``/hall.json``; and every table's own display under
+  ``/table/<id>/`` (the page of ``referee display --web``, its ``events`` and ``scene.json``),
+  which is where a tile leads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from http.server import ThreadingHTTPServer
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+import aiomqtt
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from cardtable.display.follow import connection_error
+from cardtable.display.scene import play_words
+from cardtable.display.view import TableView
+from cardtable.display.web import MAX_STREAMS, WEB_DIR, Broadcast, _WebHandler
+from cardtable.feed import BrokerAddress, Topics
+from referee.cards import SUIT_SYMBOLS
+
+log = logging.getLogger("cardtable.display")
+
+#: The topics of every table the hall follows.
+KINDS = ("status", "state", "events", "history")
+
+#: The shortest time (s) between two re-reads of every retained state after gaps.
+REREAD_S = 0.5
+
+#: The shortest time (s) between two hall scenes sent to the pages (the newest is sent).
+HALL_INTERVAL_S = 0.2
+
+#: Files of ``web/`` the hall page loads.
+HALL_FILES = ("hall.js", "hall.css")
+TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+         ".css": "text/css; charset=utf-8"}
+
+
+def table_of(topic: str) -> tuple[str, str] | None:
+    """``(table id, kind)`` of a feed topic the hall follows, else None."""
+    parts = topic.split("/")
+    if len(parts) != 3 or parts[0] != "cardtable" or parts[2] not in KINDS or not parts[1]:
+        return None
+    return parts[1], parts[2]
+
+
+def tile(view: TableView) -> dict[str, Any]:
+    """One table's tile: ``table``, ``title``, ``round``, ``status`` (``online``, ``offline``
+    or None), ``headline`` (words), ``seats`` (``name``, ``count``, ``turn``, ``out``,
+    ``winner``), ``pile`` (cards), ``last`` (the last verdict in words, or None), ``alerts``
+    (words), ``seq``, ``stale``, ``waiting`` — from the table's scene, so in its words."""
+    sc = view.scene()
+    head = sc["headline"]
+    if sc["waiting"]:
+        headline = "Waiting for the referee…"
+    elif head is None:
+        headline = ""
+    elif head["kind"] == "winner":
+        headline = ("Winner: " if len(head["names"]) == 1 else "Shared win: ") + " and ".join(
+            head["names"])
+    elif head["kind"] == "turn":
+        headline = f"{head['names'][0]} to play"
+    else:
+        headline = "Game over"
+    return {
+        "table": view.table_id, "title": sc["title"], "round": sc["round"],
+        "status": view.status, "headline": headline,
+        "seats": [{k: s[k] for k in ("name", "count", "turn", "out", "winner")}
+                  for s in sc["seats"]],
+        "pile": sc["pile"]["count"] if sc["pile"] else None,
+        "last": (sc["verdicts"][0] if sc["verdicts"] else sc["round_result"]
+                 or _play_text(sc["last_play"])),
+        "alerts": [b["text"] for b in sc["banners"] if b["kind"] in ("alert", "unreadable")],
+        "seq": sc["seq"], "stale": sc["stale"], "waiting": sc["waiting"],
+    }
+
+
+def _play_text(play: Mapping[str, Any] | None) -> str | None:
+    """Who just played what, in words (``Cia played 9♥ 8♣``), for a tile without verdicts."""
+    if not play:
+        return None
+    words = play_words(play)
+    cards = [c for c in play.get("cards") or [] if c]
+    if cards:
+        words += " " + " ".join(c[:-1] + SUIT_SYMBOLS.get(c[-1], c[-1]) for c in cards)
+    return words
+
+
+class HallView:
+    """What the hall knows: a :class:`TableView` per table seen, and the hall's own connection
+    to the broker. Feed it messages with :meth:`on_message`; :meth:`scene` is what it shows.
+    Tiles are built again only for the tables that changed since the last scene."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, TableView] = {}
+        self.connected = False
+        self.error: str | None = None
+        self.connections = 0
+        #: Messages taken, since the start.
+        self.messages = 0
+        self._tiles: dict[str, dict[str, Any]] = {}
+        self._dirty: set[str] = set()
+
+    def on_message(self, topic: str, payload: bytes) -> tuple[str | None, bool]:
+        """Take one message: ``(the table it changed or None, whether the retained states
+        must be read again)``. Never raises for what the message holds."""
+        found = table_of(topic)
+        if found is None:
+            return None, False
+        table_id, _kind = found
+        view = self.tables.get(table_id)
+        if view is None:
+            try:
+                Topics(table_id)
+            except ValueError:
+                return None, False
+            view = self.tables[table_id] = TableView(table_id, connected=self.connected)
+        self.messages += 1
+        reread = view.on_message(topic, payload)
+        self._dirty.add(table_id)
+        return table_id, reread
+
+    def set_connection(self, connected: bool, error: str | None) -> None:
+        """The hall's connection to the broker (every table's display shares it)."""
+        self.connected, self.error = connected, error
+        for view in self.tables.values():
+            view.connected, view.error = connected, error
+        self._dirty.update(self.tables)
+
+    def tile(self, table_id: str) -> dict[str, Any]:
+        """The tile of one table (built again if it changed)."""
+        if table_id in self._dirty or table_id not in self._tiles:
+            self._tiles[table_id] = tile(self.tables[table_id])
+            self._dirty.discard(table_id)
+        return self._tiles[table_id]
+
+    def scene(self) -> dict[str, Any]:
+        """The hall scene: ``connected``, ``error``, ``count`` (tables), ``online`` (tables
+        whose referee is online) and ``tables`` (the tiles, by table id)."""
+        tiles = [self.tile(t) for t in sorted(self.tables)]
+        return {"connected": self.connected, "error": self.error, "count": len(tiles),
+                "online": sum(t["status"] == "online" for t in tiles), "tables": tiles}
+
+
+async def follow_hall(
+    broker: BrokerAddress,
+    hall: HallView,
+    on_change: Callable[[str | None], None] = lambda table: None,
+    *,
+    stop: asyncio.Event | None = None,
+    backoff: tuple[float, float] = (0.1, 0.5),
+) -> None:
+    """Subscribe to every table and keep ``hall`` up to date, calling ``on_change`` with the
+    table that changed (None: the hall's connection); reconnect with a capped backoff; return
+    when ``stop`` is set."""
+    stop = stop or asyncio.Event()
+    delay = backoff[0]
+    while not stop.is_set():
+        try:
+            async with aiomqtt.Client(**broker.client_kwargs(), keepalive=10,
+                                      timeout=5.0) as client:
+                delay = backoff[0]
+                await client.subscribe([(f"cardtable/+/{kind}", 1) for kind in KINDS])
+                hall.connections += 1
+                hall.set_connection(True, None)
+                on_change(None)
+                await _read(client, hall, on_change, stop)
+                return
+        except aiomqtt.MqttError as exc:
+            log.info("hall: broker connection: %s", exc)
+            error = connection_error(exc)
+            if hall.connected or error != hall.error:
+                hall.set_connection(False, error)
+                on_change(None)
+        finally:
+            if hall.connected:
+                hall.set_connection(False, hall.error)
+                on_change(None)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+        delay = min(delay * 2, backoff[1])
+
+
+async def _read(client: aiomqtt.Client, hall: HallView,
+                on_change: Callable[[str | None], None], stop: asyncio.Event) -> None:
+    reread = asyncio.Event()
+
+    async def rereader() -> None:
+        while True:
+            await reread.wait()
+            reread.clear()
+            # Subscribing again makes the broker send every retained state at once.
+            await client.subscribe("cardtable/+/state", qos=1)
+            await asyncio.sleep(REREAD_S)
+
+    stopper = asyncio.create_task(stop.wait())
+    helper = asyncio.create_task(rereader())
+    try:
+        messages = aiter(client.messages)
+        while True:
+            nxt = asyncio.ensure_future(anext(messages))
+            done, _ = await asyncio.wait({nxt, stopper, helper},
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if helper in done:
+                nxt.cancel()
+                helper.result()  # the connection's error
+            if nxt not in done:
+                nxt.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await nxt
+                return
+            message = nxt.result()
+            payload = message.payload if isinstance(message.payload, bytes) else str(
+                message.payload or "").encode()
+            table, again = hall.on_message(message.topic.value, payload)
+            if again:
+                reread.set()
+            if table is not None:
+                on_change(table)
+    finally:
+        stopper.cancel()
+        helper.cancel()
+        with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+            await helper
+
+
+# --------------------------------------------------------------------------- the terminal
+
+
+def draw_hall(sc: Mapping[str, Any], *, where: str = "") -> RenderableType:
+    """The hall scene as one rich renderable: one row per table."""
+    parts: list[RenderableType] = []
+    if not sc["connected"]:
+        why = f" ({sc['error']})" if sc["error"] else ""
+        parts.append(Text(f" No connection to the broker{why}: reconnecting… ",
+                          style="bold black on yellow"))
+    grid = RichTable(show_edge=False, pad_edge=False, expand=True)
+    grid.add_column("Table", no_wrap=True, overflow="ellipsis", max_width=16)
+    grid.add_column("Game", no_wrap=True, overflow="ellipsis", max_width=16)
+    grid.add_column("Ref.", no_wrap=True)
+    for name in ("Now", "Cards"):
+        grid.add_column(name, no_wrap=True, overflow="ellipsis", max_width=28)
+    grid.add_column("Last verdict", no_wrap=True, overflow="ellipsis", ratio=1, min_width=16)
+    for t in sc["tables"]:
+        status = t["status"]
+        ref = Text("on", style="bold green") if status == "online" else (
+            Text("OFF", style="bold white on red") if status == "offline"
+            else Text("?", style="dim"))
+        cards = " ".join(f"{s['name']} {'?' if s['count'] is None else s['count']}"
+                         + ("◀" if s["turn"] else "") for s in t["seats"])
+        game = (t["title"] or "") + (f" r{t['round']}" if t["round"] is not None else "")
+        last = t["last"] or ""
+        if t["alerts"]:
+            last = "⚠ " + t["alerts"][0] + (f" · {last}" if last else "")
+        grid.add_row(t["table"], game, ref, t["headline"], cards, last,
+                     style="dim" if t["stale"] else None)
+    if sc["tables"]:
+        parts.append(grid)
+    else:
+        parts.append(Text("No table on the broker yet…", style="dim"))
+    title = f"Hall · {sc['count']} table{'s' * (sc['count'] != 1)}, {sc['online']} online"
+    return Panel(Group(*parts), title=title, subtitle=where or None)
+
+
+async def show_hall_live(broker: BrokerAddress, hall: HallView) -> None:
+    """The hall in the terminal, live (10 redraws a second at most)."""
+    console = Console()
+    where = broker.url()
+    with Live(draw_hall(hall.scene(), where=where), console=console, refresh_per_second=10,
+              screen=console.is_terminal) as live:
+        await follow_hall(broker, hall,
+                          lambda table: live.update(draw_hall(hall.scene(), where=where)))
+
+
+async def show_hall_once(broker: BrokerAddress, hall: HallView, timeout: float,
+                         settle: float = 0.5) -> int:
+    """Print the hall once, ``settle`` seconds after the last message of the first burst (the
+    retained states) or after ``timeout``; 0, or 1 with the reason when the broker could not
+    be reached."""
+    stop = asyncio.Event()
+    changed = asyncio.Event()
+    task = asyncio.create_task(follow_hall(broker, hall, lambda table: changed.set(),
+                                           stop=stop))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), min(settle, deadline - loop.time()))
+        if not changed.is_set() and hall.connections:
+            break
+    picture = draw_hall(hall.scene(), where=broker.url())
+    stop.set()
+    await task
+    if not hall.connections:
+        print(f"referee display: cannot reach the broker at {broker.url()} "
+              f"({hall.error or 'no answer'}) within {timeout:g} s", file=sys.stderr)
+        return 1
+    Console().print(picture)
+    return 0
+
+
+# --------------------------------------------------------------------------- the web
+
+
+def table_path(table_id: str) -> str:
+    """Where the hall serves a table's own display: ``/table/<id>/`` (the id URL-quoted)."""
+    return f"/table/{quote(table_id, safe='')}/"
+
+
+class _HallHandler(_WebHandler):
+    web: HallWeb
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        path = urlsplit(self.path).path
+        if path in ("/", "/index.html", "/hall.html"):
+            self._file("hall.html")
+        elif path.lstrip("/") in HALL_FILES:
+            self._file(path.lstrip("/"))
+        elif path == "/events":
+            self.broadcast = self.web.hall_broadcast
+            self._stream()
+        elif path == "/hall.json":
+            self._body(self.web.hall_broadcast.body, "application/json; charset=utf-8")
+        elif path.startswith("/table/"):
+            self._table(path[len("/table/"):])
+        else:
+            self.send_error(404, "not in the hall")
+
+    def _table(self, rest: str) -> None:
+        quoted, slash, sub = rest.partition("/")
+        table_id = unquote(quoted)
+        if table_id not in self.web.hall.tables:
+            self.send_error(404, "no such table on the broker (yet)")
+            return
+        if not slash:
+            self.send_response(301)
+            self.send_header("Location", table_path(table_id))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if sub in ("", "index.html"):
+            self._file("index.html")
+        elif "/" not in sub and sub.endswith((".js", ".css")) and (WEB_DIR / sub).is_file():
+            self._file(sub)  # whatever the table's page loads (display.js, style.css, …)
+        elif sub == "events":
+            self.broadcast = self.web.table_broadcast(table_id)
+            self._stream()
+        elif sub == "scene.json":
+            self._body(self.web.table_broadcast(table_id).wait_body(),
+                       "application/json; charset=utf-8")
+        else:
+            self.send_error(404)
+
+    def _file(self, name: str) -> None:
+        path = WEB_DIR / name
+        try:
+            body = path.read_bytes()
+        except OSError:
+            self.send_error(404)
+            return
+        self._body(body, TYPES.get(path.suffix, "application/octet-stream"))
+
+    def _body(self, body: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _TableBroadcast(Broadcast):
+    def wait_body(self, timeout: float = 2.0) -> bytes:
+        """The newest scene, waiting for the first one."""
+        got = self.next(0, timeout)
+        return got[1] if got is not None else self.body
+
+
+class HallWeb:
+    """The hall's web server (port 0 picks a free one). Call :meth:`changed` with each table
+    that changed (it is :func:`follow_hall`'s ``on_change``) on the loop ``loop`` that runs
+    :func:`follow_hall`: the hall scene goes to the pages at most every
+    :data:`HALL_INTERVAL_S`, a table's scene to its own pages at once."""
+
+    def __init__(self, hall: HallView, host: str = "127.0.0.1", port: int = 0,
+                 interval: float = HALL_INTERVAL_S) -> None:
+        self.hall = hall
+        self.interval = interval
+        self.hall_broadcast = Broadcast()
+        self._tables: dict[str, _TableBroadcast] = {}
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pending: asyncio.TimerHandle | None = None
+        self._last = 0.0
+        handler = type("HallHandler", (_HallHandler,), {
+            "web": self, "broadcast": self.hall_broadcast,
+            "streams": threading.BoundedSemaphore(MAX_STREAMS)})
+        self.server = ThreadingHTTPServer((host, port),
+                                          functools.partial(handler, directory=str(WEB_DIR)))
+        self.server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+        self._send_hall()
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/``."""
+        host, port = self.server.server_address[:2]
+        host = host.decode() if isinstance(host, (bytes, bytearray)) else str(host)
+        return f"http://{host}:{port}/"
+
+    def table_broadcast(self, table_id: str) -> _TableBroadcast:
+        """The stream of one table's scenes (made when a page first asks for it; from any
+        thread)."""
+        with self._lock:
+            found = self._tables.get(table_id)
+            if found is None:
+                found = self._tables[table_id] = _TableBroadcast()
+                if self._loop is not None:
+                    self._loop.call_soon_threadsafe(self._send_table, table_id)
+                else:
+                    self._send_table(table_id)
+            return found
+
+    def _send_table(self, table_id: str) -> None:
+        view = self.hall.tables.get(table_id)
+        found = self._tables.get(table_id)
+        if view is not None and found is not None:
+            found.publish(_dumps(view.scene()))
+
+    def _send_hall(self) -> None:
+        self._pending = None
+        if self._loop is not None:
+            self._last = self._loop.time()
+        self.hall_broadcast.publish(_dumps(self.hall.scene()))
+
+    def changed(self, table_id: str | None = None) -> None:
+        """A table (None: the connection) changed: update its pages now and the hall's soon."""
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        if table_id is None:
+            for t in list(self._tables):
+                self._send_table(t)
+        elif table_id in self._tables:
+            self._send_table(table_id)
+        if self._pending is None:
+            wait = max(0.0, self._last + self.interval - self._loop.time())
+            self._pending = self._loop.call_later(wait, self._send_hall)
+
+    def start(self) -> HallWeb:
+        """Serve on a daemon thread."""
+        self._thread = threading.Thread(target=self.server.serve_forever, name="hall-web",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """End the streams, stop serving and free the port."""
+        self.hall_broadcast.close()
+        with self._lock:
+            for b in self._tables.values():
+                b.close()
+        if self._thread is not None:
+            self.server.shutdown()
+            self._thread.join(5)
+        self.server.server_close()
+
+    def __enter__(self) -> HallWeb:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def run_hall(args: Any, broker: BrokerAddress) -> int:
+    """``referee display --hall`` with the parsed (and checked: ``cardtable.commands.display``)
+    arguments of ``referee display`` and the broker they name; the exit status."""
+    hall = HallView()
+    try:
+        if args.web:
+            try:
+                web = HallWeb(hall, args.bind, args.port)
+            except OSError as exc:
+                print(f"referee display: cannot serve the hall on {args.bind}:{args.port} "
+                      f"({exc.strerror or exc})", file=sys.stderr)
+                return 1
+            print(f"referee display: serving the hall on {web.url} from {broker.url()} "
+                  "(Ctrl-C to stop)", flush=True)
+            with web:
+                asyncio.run(follow_hall(broker, hall, web.changed))
+        elif args.once:
+            return asyncio.run(show_hall_once(broker, hall, args.timeout))
+        else:
+            asyncio.run(show_hall_live(broker, hall))
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,159 @@
+"""Wiring: the one place that composes a table from its configuration: the edges (console,
+GPIO pads, the board, the feed's connection), the :class:`~cardtable.service.RefereeService`
+and its outputs (log, seat LEDs, the board's LEDs, the MQTT feed)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cardtable.config import TableConfig
+from cardtable.console import ConsoleEdge, SocketConsole
+from cardtable.errors import ConfigError
+from cardtable.feed import TableFeed
+from cardtable.history import HistoryPublisher
+from cardtable.service import Edge, Output, RefereeService
+from firmware_bridge.deck import Deck, DeckError
+from firmware_bridge.edge import BoardEdge
+from hardware import config as hwconfig
+from hardware.pads import SeatLeds, make_pin_factory
+from hardware.slaps import GpioEdge
+from referee.describe import describe
+from referee.model import Verdict
+
+log = logging.getLogger("cardtable.service")
+
+
+class LogOutput:
+    """Writes each verdict to the log in plain words."""
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Log the verdicts."""
+        for v in verdicts:
+            log.info("%s", describe(v.to_json(), state.get("seats") or []))
+
+
+def board_edge(config: TableConfig, deck: Deck | None = None) -> BoardEdge:
+    """The board edge the configuration's ``[board]`` describes; ``deck`` (if given) instead
+    of the configured deck file. A deck file that cannot be read is a :class:`ConfigError`."""
+    if deck is None and config.deck_file is not None:
+        try:
+            deck = Deck.load(config.deck_file)
+        except (DeckError, OSError) as exc:
+            raise ConfigError(config.path, "board.deck", str(exc)) from exc
+    assert config.board_port is not None
+    return BoardEdge(config.board_port, deck=deck, buttons=config.board_buttons,
+                     stock_reader=config.stock_reader)
+
+
+def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = None) -> Any:
+    """The camera edge of ``card_source = 'camera'`` (``[camera]``; ``open_source`` instead of
+    the configured source). The camera extra missing, or a deck file that cannot be read, is a
+    :class:`ConfigError`."""
+    from hardware.camera.config import parse_camera
+
+    base = Path(config.path).resolve().parent if config.path != "<config>" else None
+    cam = parse_camera(config.raw, config.path, base)
+    try:
+        from hardware.camera.edge import CameraEdge
+        from hardware.camera.recognise import EnrolledDeck, Recogniser
+        from hardware.camera.sources import open_source as open_named
+    except ImportError as exc:
+        raise ConfigError(config.path, "table.card_source", "card_source = \"camera\" needs the "
+                          f"camera extra: pip install 'card-referee[camera]' ({exc})") from None
+    enrolled = None
+    if cam.deck is not None:
+        try:
+            enrolled = EnrolledDeck.load(cam.deck)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(config.path, "camera.deck", str(exc)) from None
+    return CameraEdge(open_source or (lambda: open_named(cam.source)), Recogniser(enrolled),
+                      frames=cam.frames)
+
+
+def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any = None,
+                  deck: Deck | None = None,
+                  camera_source: Callable[[], Any] | None = None) -> RefereeService:
+    """The service with the edges and outputs the configuration names: the console, the GPIO
+    pads and seat LEDs (``[hardware]``/``[[seats]]``), the board (``[board]``; ``deck``
+    replaces its deck file), the MQTT feed (``[broker]``)."""
+    outputs: list[Output] = [LogOutput()]
+    edges: list[Edge] = []
+    if console:
+        typed = ConsoleEdge()
+        edges.append(typed)
+        outputs.append(typed)  # on a terminal it shows the verdicts in plain words
+    if config.console_socket is not None:
+        edges.append(SocketConsole(config.console_socket))
+    raw = config.raw
+    if "seats" in raw or "hardware" in raw:
+        try:
+            hw = hwconfig.parse_config(raw)
+        except ConfigError as exc:
+            raise ConfigError(config.path, exc.key, exc.reason) from exc
+        if len(hw.seats) != len(config.seats):
+            raise ConfigError(config.path, "seats",
+                              f"{len(hw.seats)} [[seats]] pin entries for "
+                              f"{len(config.seats)} seats in table.seats")
+        try:  # lgpio missing, no /dev/gpiochip yet, no permission, busy: hardware.pads says
+            factory = pin_factory or make_pin_factory(hw)
+        except ConfigError as exc:  # what a person must fix; the rest may pass (exit 75)
+            raise ConfigError(config.path, exc.key,
+                              f"{exc.reason}; without GPIO use pin_factory = \"mock\" (or "
+                              "GPIOZERO_PIN_FACTORY=mock)") from None
+        edges.append(GpioEdge(hw, pin_factory=factory))
+        if any(seat.led is not None for seat in hw.seats):
+            outputs.append(SeatLeds(hw, pin_factory=factory))
+    if config.card_source == "board" or config.board_port is not None:
+        board = board_edge(config, deck)
+        edges.append(board)
+        outputs.append(board)
+    if config.card_source == "camera":  # camera_source: the full stack's virtual camera
+        edges.append(camera_edge(config, camera_source))
+    if config.broker is not None:
+        feed = FeedOutput(config)
+        edges.append(feed)
+        outputs.append(feed)
+    return RefereeService(config, outputs=outputs, edges=edges)
+
+
+class FeedOutput:
+    """The MQTT feed as an output of the service (and started/stopped with it)."""
+
+    #: It submits no input (cardtable.service.Source).
+    own_stamps = False
+
+    def __init__(self, config: TableConfig) -> None:
+        assert config.broker is not None
+        self.feed = TableFeed(config.broker.url, config.table_id,
+                              username=config.broker.username,
+                              password=config.broker.password, seats=list(config.seats))
+        self._task: asyncio.Task[None] | None = None
+        self.history: HistoryPublisher | None = None
+
+    async def start(self, service: RefereeService) -> None:
+        """Connect in the background (the referee never waits for the broker); publish the
+        table's history (``history``) now and after each game."""
+        self._task = asyncio.create_task(self.feed.run())
+        self.history = HistoryPublisher(service.journal_dir, self.feed.table_id,
+                                        self.feed.publish_history, asyncio.get_running_loop())
+        self.history.refresh()
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """Queue the change for the broker (and the history, when a game or round ended)."""
+        self.feed.publish(state, verdicts)
+        if self.history is not None:
+            self.history.update(verdicts)
+
+    async def stop(self) -> None:
+        """Publish the last history and ``offline``, and disconnect."""
+        if self.history is not None:
+            await self.history.settle()
+        self.feed.stop()
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 3)

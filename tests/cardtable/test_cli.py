@@ -1,0 +1,132 @@
+"""The command lines refuse what they cannot do with one clear line, never "unexpected error …
+please report it", and their help says what their output and defaults mean (issue 10.15, 16)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from cardtable.cli import build_parser, main
+from referee.errors import OptionError
+from referee.options import BankaOptions, VandattaOptions, parse_option_assignment
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse refuses a bad value with status 2
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], *words: str) -> str:
+    code, _, err = _run(argv, capsys)
+    assert code == 2, (code, err)
+    assert "unexpected error" not in err and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+    return err
+
+
+SIM = ["simulate", "--game", "vandatta", "--players", "4", "--seed", "1", "--fast"]
+
+
+@pytest.mark.parametrize("table_id", ["a/b#", "a\0b", "x" * 70_000], ids=["hash", "nul", "long"])
+def test_simulate_refuses_a_table_id_mqtt_cannot_carry(
+        table_id: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(SIM + ["--broker", "mqtt://127.0.0.1:1", "--table", table_id], capsys, "--table")
+
+
+@pytest.mark.parametrize("speed", ["0", "-2", "nan", "inf"])
+def test_simulate_speed_must_be_above_zero(speed: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(["simulate", "--game", "vandatta", f"--speed={speed}"], capsys, "--speed")
+
+
+@pytest.mark.parametrize("extra", [[], ["--full-stack"]])
+def test_simulate_dealer_must_be_a_seat(
+        extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(SIM + ["--dealer", "9"] + extra, capsys, "dealer 9 is not a seat (seats 0..3)")
+    _refused(SIM + ["--dealer", "-1"] + extra, capsys, "dealer -1 is not a seat")
+
+
+def test_simulate_dealer_is_the_dealer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "g.jsonl"
+    code, _, err = _run(SIM + ["--dealer", "3", "--journal", str(journal)], capsys)
+    assert code == 0, err
+    assert json.loads(journal.read_text().splitlines()[0])["dealer"] == 3
+
+
+def test_beggar_max_cards_must_not_be_negative(capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(["beggar", "--max-cards", "-1", "--", "---A", "---K"], capsys, "--max-cards")
+    code, out, _ = _run(["beggar", "--max-cards", "0", "--json", "--", "---A", "---K"], capsys)
+    assert code == 0 and json.loads(out)["status"] == "stopped"
+
+
+@pytest.mark.parametrize(("word", "value"), [
+    ("true", True), ("YES", True), ("on", True), ("1", True),
+    ("false", False), ("No", False), ("off", False), ("0", False),
+])
+def test_a_switch_takes_the_usual_command_line_booleans(word: str, value: bool) -> None:
+    assert parse_option_assignment(f"lappen={word}", VandattaOptions) == ("lappen", value)
+
+
+def test_option_values_are_read_by_the_option_type(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_option_assignment("false_slap_penalty=none", BankaOptions) == \
+        ("false_slap_penalty", "none")
+    assert parse_option_assignment("collect_grace_ms=300", BankaOptions) == \
+        ("collect_grace_ms", 300)
+    with pytest.raises(OptionError, match="yes/no, on/off or 1/0"):
+        parse_option_assignment("lappen=maybe", VandattaOptions)
+    code, _, err = _run(SIM + ["-o", "lappen=1", "-o", "points_game=0"], capsys)
+    assert code == 0, err
+    code, _, err = _run(["simulate", "--game", "banka-bever", "--fast",
+                         "-o", "false_slap_penalty=none"], capsys)
+    assert code == 0, err
+    _refused(SIM + ["-o", "lappen=maybe"], capsys, "'lappen'", '"maybe"', "1/0")
+
+
+def _help(*words: str) -> str:
+    parser = build_parser()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        parser.parse_args([*words, "--help"])
+    return " ".join(out.getvalue().split())
+
+
+def test_simulate_help_gives_the_default_seed() -> None:
+    assert re.search(r"--seed SEED [^-]*\(default 1\b", _help("simulate"))
+
+
+def test_beggar_help_says_which_hand_the_json_winner_is() -> None:
+    text = _help("beggar")
+    assert '"winner"' in text and "0 for HAND1" in text and "1 for HAND2" in text
+
+
+def test_firmware_bridge_emulate_help_shows_a_plain_percent() -> None:
+    from firmware_bridge.cli import build_parser as bridge_parser
+
+    parser = bridge_parser()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        parser.parse_args(["emulate", "--help"])
+    text = " ".join(out.getvalue().split())
+    assert "1%" in text and "%%" not in text
+
+
+def test_display_web_on_a_port_in_use_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, _, err = _run(["display", "--web", "--broker", "mqtt://127.0.0.1:1", "--table", "t",
+                             "--port", str(port)], capsys)
+    assert code in (1, 2), (code, err)
+    assert "unexpected error" not in err and f"127.0.0.1:{port}" in err, err
+    assert "in use" in err, err

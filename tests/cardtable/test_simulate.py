@@ -1,0 +1,220 @@
+"""Simulation: seeded, complete, and its journal replays to the very same verdicts."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cardtable.cli import main
+from cardtable.simulate import Simulation
+from referee.journal import dump_journal, read_journal
+from referee.table import replay
+
+GAMES = [("beggar-my-neighbour", 3), ("banka-bever", 4), ("vandatta", 3)]
+
+
+def verdict_lines(verdicts) -> list[dict]:
+    return [v.to_json() for v in verdicts]
+
+
+@pytest.mark.parametrize("game, players", GAMES)
+def test_same_seed_same_game(game: str, players: int) -> None:
+    a = Simulation(game, players, 11)
+    b = Simulation(game, players, 11)
+    assert verdict_lines(a.run()) == verdict_lines(b.run())
+    assert a.table.inputs == b.table.inputs
+    c = Simulation(game, players, 12)
+    assert c.run() != a.table.verdicts
+
+
+@pytest.mark.parametrize("game, players", GAMES)
+def test_journal_replays_to_the_simulations_verdicts(tmp_path, game: str, players: int) -> None:
+    path = tmp_path / "game.jsonl"
+    sim = Simulation(game, players, 5, journal_path=str(path))
+    verdicts = sim.run()
+    sim.table.journal.close()
+    result = replay(read_journal(path))
+    assert verdict_lines(result.verdicts) == verdict_lines(verdicts)
+    assert result.state == sim.table.state()
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), players=st.integers(2, 8),
+       burn=st.booleans(), back_in=st.booleans())
+def test_banka_simulations_end_and_replay(seed: int, players: int, burn: bool,
+                                           back_in: bool) -> None:
+    opts = {"false_slap_penalty": "burn" if burn else "none", "slap_back_in": back_in}
+    sim = Simulation("banka-bever", players, seed, options=opts)
+    verdicts = sim.run()
+    state = sim.table.state()
+    held = sum(state["counts"]) + len(state["pile"])
+    assert held == 52
+    from referee.journal import Journal
+
+    again = replay(Journal(sim.header, list(sim.table.inputs)))
+    assert verdict_lines(again.verdicts) == verdict_lines(verdicts)
+
+
+def test_simulated_games_finish() -> None:
+    for game, players in GAMES:
+        sim = Simulation(game, players, 3)
+        sim.run()
+        assert sim.engine.over, game
+        assert sim.table.state()["winners"]
+
+
+def test_cli_simulate_json_and_replay(tmp_path, capsys) -> None:
+    path = tmp_path / "g.jsonl"
+    assert main(["simulate", "--game", "banka-bever", "--players", "4", "--seed", "7",
+                 "--journal", str(path), "--json"]) == 0
+    simulated = capsys.readouterr().out.splitlines()
+    assert main(["replay", str(path), "--json"]) == 0
+    replayed = capsys.readouterr().out.splitlines()
+    assert simulated == replayed
+    assert json.loads(replayed[-1])["state"]["over"] is True
+
+
+def test_cli_errors_are_clear(capsys) -> None:
+    assert main(["simulate", "--game", "banka-bever", "--players", "9"]) == 2
+    assert "2 to 8" in capsys.readouterr().err
+    assert main(["simulate", "--game", "banka-bever", "-o", "nope=1"]) == 2
+    assert "'nope'" in capsys.readouterr().err
+    assert main(["simulate", "--game", "banka-bever", "-o", "false_slap_penalty=kick"]) == 2
+    assert "false_slap_penalty" in capsys.readouterr().err
+
+
+def test_cli_replay_reports_malformed_line(tmp_path, capsys) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        '{"journal": 1, "game": "beggar-my-neighbour", "seats": ["A", "B"], "seed": 1}\n'
+        '{"t": 1, "seat": 1, "act": "lay"}\n'
+        '{"t": 2, "seat": 0, "act": "jump"}\n')
+    assert main(["replay", str(path), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert "line 3" in captured.err and "unknown act" in captured.err
+    assert json.loads(captured.out.splitlines()[-1])["state"]["cards_played"] == 1
+    assert main(["replay", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_a_piped_simulation_prints_as_it_plays(tmp_path) -> None:
+    """10.18: live into a pipe, the verdicts come as lines while the game goes on (before,
+    nothing came until the game's end, minutes later at speed 1)."""
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "cardtable.cli", "simulate", "--game",
+                             "banka-bever", "--players", "4", "--seed", "7", "--speed", "2"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        start = time.monotonic()
+        first = proc.stdout.readline()
+        assert "challenges" in first or "won" in first or "slap" in first, first
+        assert proc.poll() is None and time.monotonic() - start < 20
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_full_stack_leaves_no_folder_and_starts_its_clock_near_zero(tmp_path) -> None:
+    """10.18: without --journal-dir the full stack's temporary journal folder is removed at the
+    end, and its times start near 0:01, not at the machine's uptime."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-m", "cardtable.cli", "simulate", "--game",
+                          "vandatta", "--players", "2", "--seed", "3", "--full-stack", "--json",
+                          "--speed", "50"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert not list(tmp_path.glob("referee-full-stack-*"))
+    first = json.loads(run.stdout.splitlines()[0])
+    assert 1_000_000_000 <= first["t"] < 600_000_000_000, first
+
+
+# -- issue 13.4: the faster simulator plays the very same games ------------------------------
+FINGERPRINTS = Path(__file__).resolve().parents[2] / "data" / "simulate" / "journal_sha256.json"
+
+
+def journal_sha256(sim: Simulation) -> str:
+    """What tests/data/simulate/journal_sha256.json holds for a played simulation."""
+    return hashlib.sha256(dump_journal(sim.header, sim.table.inputs).encode()).hexdigest()
+
+
+def _fingerprinted() -> list[tuple[str, int, dict, int, int, str]]:
+    games = json.loads(FINGERPRINTS.read_text())["games"]
+    return [(game, n, opts, seed, count, sha) for game, rows in games.items()
+            for n, opts, seed, count, sha in rows]
+
+
+@pytest.mark.parametrize("game", ["beggar-my-neighbour", "banka-bever", "vandatta"])
+def test_200_seeds_per_game_give_the_journals_of_the_simulator_before_issue_13(
+        game: str) -> None:
+    """The file was written by the simulator at 3a38d19 (a git worktree of that commit, run
+    with its own tree on PYTHONPATH): 200 seeds per game over several seat counts and options.
+    run() (no state per step) plays every seed; steps() (a state per step) every eighth."""
+    rows = [r for r in _fingerprinted() if r[0] == game]
+    assert len(rows) == 200 and len({r[1] for r in rows}) >= 3
+    differ = []
+    for _, n, opts, seed, count, sha in rows:
+        sim = Simulation(game, n, seed, options=opts)
+        if seed % 8 == 0:
+            for _step in sim.steps():
+                pass
+        else:
+            sim.run()
+        if journal_sha256(sim) != sha:
+            differ.append((n, opts, seed, count, len(sim.table.inputs)))
+    assert differ == []
+
+
+def test_the_fingerprint_is_the_journal_file_the_simulation_writes(tmp_path) -> None:
+    path = tmp_path / "g.jsonl"
+    sim = Simulation("banka-bever", 4, 7, journal_path=str(path))
+    sim.run()
+    sim.table.journal.close()
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == journal_sha256(sim)
+
+
+@pytest.mark.parametrize("game, players", GAMES)
+def test_a_table_with_listeners_judges_through_its_own_release_and_plays_the_same(
+        game: str, players: int) -> None:
+    """The fast path judges without the table's state; with a listener the table's own
+    release() judges. Same inputs, same verdicts, and the listener sees every step."""
+    plain = Simulation(game, players, 21)
+    plain.run()
+    heard = Simulation(game, players, 21)
+    seen: list[int] = []
+    heard.table.listeners.append(lambda verdicts, state: seen.append(len(verdicts)))
+    heard.run()
+    assert heard.table.inputs == plain.table.inputs
+    assert verdict_lines(heard.table.verdicts) == verdict_lines(plain.table.verdicts)
+    assert len(seen) >= len(heard.table.inputs)
+
+
+def test_steps_give_the_tables_state_after_each_input() -> None:
+    sim = Simulation("banka-bever", 3, 2)
+    for step in sim.steps():
+        assert step.state == sim.table.state()
+
+
+def test_simulate_fast_and_json_take_the_fast_path(monkeypatch, capsys) -> None:
+    """Without a live view or a feed nothing reads the state: --fast and --json never call
+    steps() (which builds it after every input), and print what steps() would have."""
+    argv = ["simulate", "--game", "banka-bever", "--players", "3", "--seed", "4", "--json"]
+    assert main(argv) == 0
+    before = capsys.readouterr().out
+
+    def no_steps(self):
+        raise AssertionError("steps() called")
+
+    monkeypatch.setattr(Simulation, "steps", no_steps)
+    assert main(argv) == 0
+    assert capsys.readouterr().out == before
+    assert main(argv[:-1] + ["--fast"]) == 0
+    assert "winner" in capsys.readouterr().out
