@@ -1,5 +1,5 @@
 """The camera recogniser (issue 12): out of the box on the held-out deck (touati) and on the
-training decks, after enrolment, on borderless copies of a training deck (``anglo+plain``: its
+training decks, after enrollment, on borderless copies of a training deck (``anglo+plain``: its
 border line painted white), and the time from a 640x480 frame to a card on one core; then lays
 from a rendered 30 fps video of a simulated game.
 
@@ -7,7 +7,7 @@ from a rendered 30 fps video of a simulated game.
 per deck, 500 borderless, the whole game); ``BENCH_SHORT=1`` runs 60 scenes, 20 borderless and
 12 lays. Prints one JSON line. The baseline is
 the targets of the issue (97 % correct and 0.5 % wrong out of the box; 99.5 % / 0.1 % after
-enrolment; 15 ms median; every lay once within two frame periods): figures, not pass marks;
+enrollment; 15 ms median; every lay once within two frame periods): figures, not pass marks;
 the bench exits non-zero only when the recogniser cannot run. With the read times it prints
 ``reference_ms``, the CPU time of a fixed piece of OpenCV and numpy work measured in the same
 run (at the start and after the scenes), and the median read time in units of it: this

@@ -62,7 +62,7 @@ def _cmd_read(args: argparse.Namespace) -> int:
 
 
 def _cmd_enroll(args: argparse.Namespace) -> int:
-    from hardware.camera.enrol import EnrolError, enrol_images, enrol_live
+    from hardware.camera.enroll import EnrollError, enroll_images, enroll_live
     from hardware.camera.sources import SourceError, open_source
 
     _camera()
@@ -73,7 +73,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         raise CommandError("give --images DIR or --device DEV (one of them)")
     try:
         if args.images is not None:
-            deck, problems = enrol_images(args.images)
+            deck, problems = enroll_images(args.images)
             for p in problems:
                 print(f"note: {p}", file=sys.stderr)
         else:
@@ -87,10 +87,10 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
                       file=sys.stderr, flush=True)
 
             try:
-                deck = enrol_live(source.frames(), show)
+                deck = enroll_live(source.frames(), show)
             finally:
                 source.close()
-    except EnrolError as exc:
+    except EnrollError as exc:
         raise CommandError(str(exc)) from None
     try:
         deck.save(out)

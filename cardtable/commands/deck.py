@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from firmware_bridge.deck import Deck, DeckError, synthetic_deck, tag_text
-from firmware_bridge.enrol import run_check, run_enroll
+from firmware_bridge.enroll import run_check, run_enroll
 
 
 def _cmd_enroll(args: argparse.Namespace) -> int:

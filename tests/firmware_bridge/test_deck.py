@@ -10,7 +10,7 @@ import pytest
 from cardtable.commands.deck import register
 from firmware_bridge.deck import Deck, DeckError, parse_tag, synthetic_deck
 from firmware_bridge.emulator import VirtualBoard
-from firmware_bridge.enrol import Enrollment, run_check, run_enroll
+from firmware_bridge.enroll import Enrollment, run_check, run_enroll
 from referee.cards import Card, full_deck
 
 QH, QD, AS = Card.parse("QH"), Card.parse("QD"), Card.parse("AS")

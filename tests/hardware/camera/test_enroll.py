@@ -1,4 +1,4 @@
-"""Live enrolment (``referee camera enroll --device``, hardware/camera/enrol.py): each card in
+"""Live enrollment (``referee camera enroll --device``, hardware/camera/enroll.py): each card in
 turn taken once it lies still, never the card before still lying there."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.enrol import EnrolError, enrol_live  # noqa: E402
+from hardware.camera.enroll import EnrollError, enroll_live  # noqa: E402
 from hardware.camera.recognise import find_cards, warp  # noqa: E402
 from hardware.camera.scene import random_scene, render  # noqa: E402
 from hardware.camera.sources import Frame  # noqa: E402
@@ -53,7 +53,7 @@ def photos() -> dict[Card, np.ndarray]:
 
 def test_each_card_is_taken_in_turn_and_names_itself(photos: dict[Card, np.ndarray]) -> None:
     said: list[tuple[str, str]] = []
-    deck = enrol_live(camera(photos), lambda card, what: said.append((str(card), what)))
+    deck = enroll_live(camera(photos), lambda card, what: said.append((str(card), what)))
     assert [c for c, what in said if what == "taken"] == [str(c) for c in full_deck()]
     named = sum(deck.look(warp(image, find_cards(image)[0])).card == card
                 for card, image in photos.items())
@@ -61,5 +61,5 @@ def test_each_card_is_taken_in_turn_and_names_itself(photos: dict[Card, np.ndarr
 
 
 def test_a_camera_that_stops_early_is_a_clear_error(photos: dict[Card, np.ndarray]) -> None:
-    with pytest.raises(EnrolError, match="stopped before 5C"):
-        enrol_live(camera(photos, upto=3), lambda card, what: None)
+    with pytest.raises(EnrollError, match="stopped before 5C"):
+        enroll_live(camera(photos, upto=3), lambda card, what: None)

@@ -1,4 +1,4 @@
-"""Enrolment of a particular deck for the camera: its 52 cards shown once each, from photos
+"""Enrollment of a particular deck for the camera: its 52 cards shown once each, from photos
 named by card (``QH.png``, ``10S.jpg``) or live from a camera, kept as templates in a deck
 file (npz) that ``--deck`` gives to the recogniser."""
 
@@ -17,7 +17,7 @@ from referee.errors import CardError
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
 
 
-class EnrolError(ValueError):
+class EnrollError(ValueError):
     """A folder or a camera that does not give the 52 cards."""
 
 
@@ -39,11 +39,11 @@ def vector_of(image: Array) -> Array | None:
     return template_vector(warp(image, quads[0]))
 
 
-def enrol_images(folder: str | Path) -> tuple[EnrolledDeck, list[str]]:
+def enroll_images(folder: str | Path) -> tuple[EnrolledDeck, list[str]]:
     """The deck from a folder of photos named by card; also what could not be used."""
     root = Path(folder)
     if not root.is_dir():
-        raise EnrolError(f"{root}: not a folder")
+        raise EnrollError(f"{root}: not a folder")
     vectors: dict[Card, Array] = {}
     problems: list[str] = []
     for path in sorted(root.iterdir()):
@@ -62,14 +62,14 @@ def enrol_images(folder: str | Path) -> tuple[EnrolledDeck, list[str]]:
         vectors[card] = vec
     missing = [c for c in full_deck() if c not in vectors]
     if missing:
-        raise EnrolError(f"{root}: {len(missing)} of the 52 cards are missing or unusable "
+        raise EnrollError(f"{root}: {len(missing)} of the 52 cards are missing or unusable "
                          f"({' '.join(map(str, missing[:13]))}{' …' if len(missing) > 13 else ''})"
                          + (f"; {problems[0]}" if problems else ""))
     cards = tuple(full_deck())
     return EnrolledDeck(cards, np.stack([vectors[c] for c in cards])), problems
 
 
-def enrol_live(frames: Iterator[Frame], show: Callable[[Card, str], None], *,
+def enroll_live(frames: Iterator[Frame], show: Callable[[Card, str], None], *,
                steady: int = 8) -> EnrolledDeck:
     """The deck from a live camera: each card in turn is asked for (``show``) and taken once
     a whole card has lain still for ``steady`` frames and differs from the card before."""
@@ -92,5 +92,5 @@ def enrol_live(frames: Iterator[Frame], show: Callable[[Card, str], None], *,
                 show(card, "taken")
                 break
         else:
-            raise EnrolError(f"the camera stopped before {card} was taken")
+            raise EnrollError(f"the camera stopped before {card} was taken")
     return EnrolledDeck(cards, np.stack(vectors))
