@@ -30,7 +30,7 @@ from cardtable.analyse import (
 from cardtable.cli import main
 from cardtable.simulate import START_NS, Simulation
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_json(capsys, *argv: str) -> dict:
@@ -264,7 +264,7 @@ def test_ctrl_c_keeps_and_prints_what_it_has(jobs: str) -> None:
 
 def test_report_html_opens_in_chromium_with_its_plots(tmp_path, capsys) -> None:
     pytest.importorskip("matplotlib")
-    from tests.cardtable.test_display_web import Chromium, chromium_binary
+    from tests.web_pages import Chromium, chromium_binary
 
     out = tmp_path / "report"
     assert main(["analyse", "--game", "banka-bever", "--players", "3", "--games", "20",

@@ -24,7 +24,7 @@ from cardtable.feed import TableFeed, Topics, parse_broker_url, seat_view
 from referee.model import Verdict
 from tests.broker import Broker, free_port
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = ["Anna", "Bo", "Cia"]
 
 

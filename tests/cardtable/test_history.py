@@ -26,7 +26,7 @@ from cardtable.wiring import build_service
 from referee.model import Input
 from tests.broker import Broker
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "data" / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[1] / "data" / "scenarios"
 NOW = 1_800_000_000.0  # a fixed "now" (seconds since the epoch) for the evening
 
 

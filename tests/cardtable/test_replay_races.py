@@ -11,7 +11,7 @@ import pytest
 
 from cardtable.cli import main
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 PHOTO = str(DATA / "races" / "photo_finish.jsonl")
 TIE = str(DATA / "races" / "tie_and_burn.jsonl")
 

@@ -138,7 +138,7 @@ def test_the_full_stack_leaves_no_folder_and_starts_its_clock_near_zero(tmp_path
 
 
 # -- issue 13.4: the faster simulator plays the very same games ------------------------------
-FINGERPRINTS = Path(__file__).resolve().parents[2] / "data" / "simulate" / "journal_sha256.json"
+FINGERPRINTS = Path(__file__).resolve().parents[1] / "data" / "simulate" / "journal_sha256.json"
 
 
 def journal_sha256(sim: Simulation) -> str:
