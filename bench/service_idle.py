@@ -54,8 +54,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 #: What ``referee run`` imports for the full mock stack, for the "full stack imported" baseline.
 FULL_STACK_IMPORTS = (
     "cardtable.cli", "cardtable.service", "cardtable.feed", "referee.describe",
-    "hardware.config", "hardware.pads", "hardware.slaps", "hardware.mock", "firmware_bridge.edge",
-    "firmware_bridge.link", "aiomqtt", "gpiozero", "serial", "serial_asyncio_fast",
+    "hardware.config", "hardware.pins", "hardware.pads", "hardware.leds", "hardware.slaps",
+    "hardware.mock", "firmware_bridge.edge", "firmware_bridge.link", "aiomqtt", "gpiozero",
+    "serial", "serial_asyncio_fast",
 )
 
 

@@ -7,7 +7,7 @@ timestamp, not the moment the callback runs. So this module adds:
 
 - a clock (:class:`VirtualClock`, or :class:`MonotonicClock` for real-time benches) that the
   factory's ``ticks()`` reads, in integer nanoseconds — the same unit and meaning as the ticks of
-  :class:`hardware.pads.NsLGPIOFactory` on the Pi, so the pad code cannot tell them apart;
+  :class:`hardware.pins.NsLGPIOFactory` on the Pi, so the pad code cannot tell them apart;
 - pins that can be driven *at a given edge time* (:meth:`VirtualMockPin.drive_at`): the edge's
   ``t`` is what the pad sees, whatever the clock says when it is delivered; each pin keeps only
   its last ``state_history`` changes (gpiozero's ``states``, a list that grows for ever: a
@@ -18,7 +18,7 @@ timestamp, not the moment the callback runs. So this module adds:
   wrong order and check that the verdict still follows the edge times. Nothing ever sleeps.
 
 Selected by ``pin_factory = "mock"`` in the table configuration or ``GPIOZERO_PIN_FACTORY=mock``
-(see :func:`hardware.pads.make_pin_factory`).
+(see :func:`hardware.pins.make_pin_factory`).
 """
 
 from __future__ import annotations

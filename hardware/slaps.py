@@ -25,7 +25,7 @@ Two ways to use it:
   with :meth:`SlapDriver.poll` called by a loop (:meth:`SlapDriver.serve` is one, on a thread);
 - the referee service (``cardtable.service.RefereeService``), which holds its own table and
   runs its own loop: :class:`GpioEdge` is its edge (pads → ``service.submit``, stuck buttons →
-  ``service.notice``), and :class:`hardware.pads.SeatLeds` is one of its outputs.
+  ``service.notice``), and :class:`hardware.leds.SeatLeds` is one of its outputs.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from typing import Any
 from gpiozero.pins import Factory
 
 from hardware.config import HardwareConfig
-from hardware.pads import PadEvent, SeatLeds, SeatPads, ticks_to_ns
+from hardware.leds import SeatLeds
+from hardware.pads import PadEvent, SeatPads, ticks_to_ns
 from referee.model import Input, Verdict
 from referee.table import Table
 

@@ -35,7 +35,7 @@ from cardtable.errors import (
     TemporaryFailure,
     startup_failure,
 )
-from hardware import pads
+from hardware import pins
 from referee.journal import read_journal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,23 +153,23 @@ def test_permission_denied_on_the_gpio_chip_is_a_temporary_failure(
     # The boot race: /dev/gpiochip0 exists but udev has not yet given it to the group gpio.
     chip = tmp_path / "gpiochip0"
     chip.write_text("")
-    monkeypatch.setattr(pads, "glob", SimpleNamespace(glob=lambda pattern: ["/dev/gpiochip0"]))
-    monkeypatch.setattr(pads, "os", SimpleNamespace(
+    monkeypatch.setattr(pins, "glob", SimpleNamespace(glob=lambda pattern: ["/dev/gpiochip0"]))
+    monkeypatch.setattr(pins, "os", SimpleNamespace(
         R_OK=os.R_OK, W_OK=os.W_OK, access=lambda path, mode: False,
         stat=lambda path: os.stat(chip)))
     error = type("error", (Exception,), {"__module__": "lgpio"})
-    failure = pads.gpio_failure(error("can not open gpiochip"), chip=0)
-    assert isinstance(failure, pads.GpioUnavailable) and failure.errno == errno.EACCES
+    failure = pins.gpio_failure(error("can not open gpiochip"), chip=0)
+    assert isinstance(failure, pins.GpioUnavailable) and failure.errno == errno.EACCES
     assert "permission denied on /dev/gpiochip0" in str(failure)
     outcome = startup_failure(failure)
     assert isinstance(outcome, TemporaryFailure) and outcome.exit_status == 75
 
 
 def test_a_chip_that_does_not_exist_says_which_there_are(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pads, "glob", SimpleNamespace(glob=lambda pattern: ["/dev/gpiochip0"]))
+    monkeypatch.setattr(pins, "glob", SimpleNamespace(glob=lambda pattern: ["/dev/gpiochip0"]))
     error = type("error", (Exception,), {"__module__": "lgpio"})
-    failure = pads.gpio_failure(error("can not open gpiochip"), chip=4)
-    assert isinstance(failure, pads.GpioUnavailable) and failure.errno == errno.ENOENT
+    failure = pins.gpio_failure(error("can not open gpiochip"), chip=4)
+    assert isinstance(failure, pins.GpioUnavailable) and failure.errno == errno.ENOENT
     assert "/dev/gpiochip4" in str(failure) and "/dev/gpiochip0" in str(failure)
     assert startup_failure(failure).exit_status == 75
 
@@ -236,7 +236,7 @@ def test_a_journal_folder_that_cannot_be_a_folder_is_a_configuration_error(
     (OSError(errno.EBUSY, "Device or resource busy"), 75),
     (FileNotFoundError(errno.ENOENT, "No such file or directory", ".lgd-nfy-3"), 75),
     (OSError(errno.ENOSPC, "No space left on device"), 75),
-    (pads.GpioUnavailable(errno.EBUSY, "a GPIO line is busy"), 75),
+    (pins.GpioUnavailable(errno.EBUSY, "a GPIO line is busy"), 75),
     (TableBusyError("in use by PID 12"), 75),
     (CommandError("as it is"), 2),
     (TemporaryFailure("as it is"), 75),
@@ -265,16 +265,16 @@ def test_a_bug_at_start_stays_a_bug() -> None:
 
 def test_an_old_gpiozero_with_a_chip_override_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
-        pads.check_gpiozero(4, "2.0.1", "/usr/lib/python3/dist-packages")
+        pins.check_gpiozero(4, "2.0.1", "/usr/lib/python3/dist-packages")
     words = str(caught.value)
     assert "hardware.gpiochip" in words and "2.0.1" in words
-    assert "/usr/lib/python3/dist-packages" in words and pads.GPIOZERO_FIXED in words
+    assert "/usr/lib/python3/dist-packages" in words and pins.GPIOZERO_FIXED in words
 
 
 def test_an_old_gpiozero_without_a_chip_override_is_a_warning(
         caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="hardware.pads"):
-        assert pads.check_gpiozero(None, "2.0", "/usr/lib/python3/dist-packages") is not None
+    with caplog.at_level(logging.WARNING, logger="hardware.pins"):
+        assert pins.check_gpiozero(None, "2.0", "/usr/lib/python3/dist-packages") is not None
     assert any("older than 2.0.1.post3" in r.getMessage() for r in caplog.records)
 
 
@@ -283,12 +283,12 @@ def test_an_old_gpiozero_without_a_chip_override_is_a_warning(
     ("1.6.2", True), ("2.0.1.post3", False), ("2.0.2", False), ("2.1", False), ("3.0", False),
 ])
 def test_which_gpiozero_is_old(version: str, old: bool) -> None:
-    assert (pads.check_gpiozero(None, version, "/x") is not None) == old
+    assert (pins.check_gpiozero(None, version, "/x") is not None) == old
 
 
 def test_the_installed_gpiozero_is_the_fixed_one() -> None:
-    version, where = pads.gpiozero_version()
-    assert pads.check_gpiozero(3, version, where) is None, (version, where)
+    version, where = pins.gpiozero_version()
+    assert pins.check_gpiozero(3, version, where) is None, (version, where)
 
 
 def test_an_ignored_chip_is_refused_at_start(tmp_path: Path) -> None:

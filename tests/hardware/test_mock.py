@@ -16,7 +16,7 @@ from hardware.mock import (
     VirtualClock,
     VirtualMockFactory,
 )
-from hardware.pads import make_pin_factory
+from hardware.pins import make_pin_factory
 
 
 def test_virtual_clock_moves_only_forward() -> None:

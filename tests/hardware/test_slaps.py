@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from hardware.config import HardwareConfig, SeatPins, loads_config
+from hardware.leds import SeatLeds
 from hardware.mock import Edge, EdgeScheduler, VirtualClock, VirtualMockFactory
-from hardware.pads import PadEvent, SeatLeds, SeatPads, SlapPad
+from hardware.pads import PadEvent, SeatPads, SlapPad
 from hardware.slaps import GpioEdge, SlapDriver
 from referee.arbiter import DEFAULT_SETTLE_NS
 from referee.cards import Card, parse_card
