@@ -12,9 +12,12 @@ __all__ = ["CommandError", "ConfigError", "EdgeError", "PERMANENT_ERRNOS", "Tabl
            "TemporaryFailure", "startup_failure"]
 
 
-class CommandError(RefereeError):
+class CommandError(RefereeError, RuntimeError):
     """An error meant for the person at the terminal: printed without a traceback; the command
-    exits with :attr:`exit_status` (2: fix the command line or the configuration)."""
+    exits with :attr:`exit_status` (2: fix the command line or the configuration). A
+    :class:`RuntimeError`: the command could not do what was asked; what stopped it (a bad
+    value, a file, a missing package) is told in its words, not its type (a
+    :class:`TemporaryFailure` is one too)."""
 
     exit_status = 2
 
@@ -80,7 +83,7 @@ def startup_failure(exc: BaseException, where: str = "") -> CommandError:
         return TemporaryFailure(str(exc))
     if isinstance(exc, OSError):
         reason = exc.strerror or str(exc)
-        if isinstance(exc, RefereeError):  # an edge's own words (hardware.pads.GpioUnavailable)
+        if isinstance(exc, RefereeError):  # an edge's own words (hardware.pins.GpioUnavailable)
             reason = str(exc)
         text = f"{where}: {reason}" if where else reason
         if exc.errno in PERMANENT_ERRNOS:

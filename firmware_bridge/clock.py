@@ -26,11 +26,13 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from referee.errors import RefereeError
+
 TICK_BITS = 32
 TICK_NS = 1000
 
 
-class NotSynced(RuntimeError):
+class NotSynced(RefereeError, RuntimeError):
     """A tick was mapped before any time-sync exchange succeeded."""
 
 

@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from referee.cards import Card, full_deck, parse_card
-from referee.errors import CardError
+from referee.errors import CardError, RefereeError
 
 DECK_FORMAT = 1
 
 
-class DeckError(ValueError):
+class DeckError(RefereeError, ValueError):
     """A deck file or a change that breaks the deck's rules."""
 
 

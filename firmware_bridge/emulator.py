@@ -64,6 +64,7 @@ from firmware_bridge.protocol import (
     raw_frame,
 )
 from firmware_bridge.reliable import SEQ_MOD, Receiver, Sender
+from referee.errors import RefereeError
 
 if TYPE_CHECKING:
     from firmware_bridge.deck import Deck
@@ -395,7 +396,7 @@ class ScriptStep:
     duration: float = 0.0
 
 
-class ScriptError(ValueError):
+class ScriptError(RefereeError, ValueError):
     """A script that cannot be read."""
 
 

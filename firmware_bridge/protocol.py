@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import ClassVar
 
+from referee.errors import RefereeError
+
 #: First byte of every decoded frame; a damaged frame passes it only 1 time in 256.
 MARKER = 0xA5
 #: Protocol version this code speaks (negotiated in HELLO).
@@ -114,7 +116,7 @@ class ErrorCode(IntEnum):
     NOT_READY = 7  # a reliable frame before the handshake
 
 
-class PayloadError(ValueError):
+class PayloadError(RefereeError, ValueError):
     """A payload that does not fit its message type's layout."""
 
 
@@ -147,7 +149,7 @@ def crc16(data: bytes | bytearray | memoryview, crc: int = 0xFFFF) -> int:
 # COBS
 
 
-class CobsError(ValueError):
+class CobsError(RefereeError, ValueError):
     """Bytes that are not a valid COBS encoding."""
 
 

@@ -4,6 +4,13 @@ Each class also inherits the built-in it stands for, so ``except ValueError`` st
 bad card or a malformed journal line, and ``except RefereeError`` catches all of them. Nothing is
 flattened on the way up: a journal line with a bad card is a :class:`JournalError` whose
 ``__cause__`` is the :class:`InputError` and, below it, the :class:`CardError`.
+
+The family spans the three floors: the edges' errors (``hardware``: a GPIO chip that cannot be
+opened, the camera's; ``firmware_bridge``: a bad payload, a deck file, no clock sync yet) and
+the table program's (``cardtable.errors``, the displays' unreadable messages) are defined
+where they are raised, each a :class:`RefereeError` and its built-in too
+(``tests/test_errors_family.py`` holds every exception class of the project to it). This
+module defines the rules library's, and imports no other.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from referee.cards import parse_card
-from referee.errors import CardError
+from referee.errors import CardError, RefereeError
 
 #: The largest ``state`` or ``events`` payload a display reads (bytes). A real state is a few
 #: kilobytes (eight seats, the whole deck on the pile and eight recent verdicts stay under 8 KB);
@@ -22,7 +22,7 @@ from referee.errors import CardError
 MAX_PAYLOAD = 256 * 1024
 
 
-class Unreadable(ValueError):
+class Unreadable(RefereeError, ValueError):
     """A message a display cannot read; ``str()`` says why, in words for the screen."""
 
 
