@@ -22,28 +22,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from firmware_bridge.emulator import Faults, VirtualBoard
-from firmware_bridge.events import BoardEvent
-from firmware_bridge.link import Link
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.firmware.harness
 
-
-def _harness() -> Any:
-    spec = importlib.util.spec_from_file_location("mpboard", ROOT / "firmware" / "harness"
-                                                  / "mpboard.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mpboard"] = module
-    spec.loader.exec_module(module)
-    return module
+from firmware_bridge.emulator import Faults, VirtualBoard  # noqa: E402
+from firmware_bridge.events import BoardEvent  # noqa: E402
+from firmware_bridge.link import Link  # noqa: E402
+from tests.firmware.harness import load_mpboard  # noqa: E402
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -165,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    mp = _harness()
+    mp = load_mpboard()
     why = mp.missing()
     if why is not None:
         print(json.dumps({"bench": "firmware_mpy", "skipped": why}))

@@ -180,7 +180,7 @@ async def baseline_subscriber(url: str, shown: dict[str, list[tuple[float, int]]
 def browser(url: str, profile: Path) -> Any:
     """Headless Chromium on the hall page with the probe, or None without Chromium."""
     try:
-        from tests.cardtable.test_display_web import Chromium
+        from tests.web_pages import Chromium
     except ImportError:
         return None
     binary = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser")

@@ -1,6 +1,10 @@
 """Following a table over MQTT: the subscription loop that keeps a
 :class:`~cardtable.display.view.TableView` up to date through broker outages, and the
-terminal display built on it (the table once, or live)."""
+terminal display built on it (the table once, or live).
+
+The loop's two halves serve the hall too (:func:`~cardtable.display.hall.follow_hall`):
+:func:`stay_subscribed` (connect, subscribe, reconnect with a capped backoff, keep a
+:class:`Link` up to date) and :func:`read_messages` (each message, until stopped)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ import contextlib
 import logging
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import aiomqtt
 from aiomqtt.exceptions import MqttConnectError
@@ -33,6 +38,92 @@ def connection_error(exc: aiomqtt.MqttError) -> str:
     return text[:1].lower() + text[1:]
 
 
+class Link(Protocol):
+    """A display's connection to the broker, as :func:`stay_subscribed` keeps it: up or not,
+    why not, how many times it came up."""
+
+    connected: bool
+    error: str | None
+    connections: int
+
+    def set_connection(self, connected: bool, error: str | None) -> None: ...
+
+
+async def stay_subscribed(
+    broker: BrokerAddress,
+    subscriptions: list[tuple[str, int]],
+    link: Link,
+    changed: Callable[[], None],
+    read: Callable[[aiomqtt.Client], Awaitable[None]],
+    *,
+    stop: asyncio.Event,
+    backoff: tuple[float, float],
+    who: str,
+) -> None:
+    """Connect, subscribe to ``subscriptions`` and ``read`` the messages, keeping ``link`` up
+    to date and calling ``changed`` after each change of it; reconnect with a capped backoff
+    when the broker goes away (``who`` names the display in the log); return when ``read``
+    returns or ``stop`` is set."""
+    delay = backoff[0]
+    while not stop.is_set():
+        try:
+            async with aiomqtt.Client(**broker.client_kwargs(), keepalive=10,
+                                      timeout=5.0) as client:
+                delay = backoff[0]
+                await client.subscribe(subscriptions)
+                link.connections += 1
+                link.set_connection(True, None)
+                changed()
+                await read(client)
+                return
+        except aiomqtt.MqttError as exc:
+            log.info("%s: broker connection: %s", who, exc)
+            error = connection_error(exc)
+            if link.connected or error != link.error:
+                link.set_connection(False, error)
+                changed()
+        finally:
+            if link.connected:  # stopped, or an error that is not the broker's
+                link.set_connection(False, link.error)
+                changed()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+        delay = min(delay * 2, backoff[1])
+
+
+async def read_messages(
+    client: aiomqtt.Client,
+    take: Callable[[str, bytes], Awaitable[None]],
+    stop: asyncio.Event,
+    *,
+    beside: asyncio.Task[None] | None = None,
+) -> None:
+    """Hand each message of ``client`` to ``take`` (its topic, its payload as bytes) until
+    ``stop`` is set; ``beside``, a task that runs alongside and ends only by raising, ends
+    the reading with its error."""
+    stopper = asyncio.create_task(stop.wait())
+    waited: set[asyncio.Future[Any]] = {stopper} if beside is None else {stopper, beside}
+    try:
+        messages = aiter(client.messages)
+        while True:
+            nxt = asyncio.ensure_future(anext(messages))
+            done, _ = await asyncio.wait(waited | {nxt}, return_when=asyncio.FIRST_COMPLETED)
+            if beside is not None and beside in done:
+                nxt.cancel()
+                beside.result()  # the connection's error
+            if nxt not in done:
+                nxt.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await nxt
+                return
+            message = nxt.result()
+            payload = message.payload if isinstance(message.payload, bytes) else str(
+                message.payload or "").encode()
+            await take(message.topic.value, payload)
+    finally:
+        stopper.cancel()
+
+
 async def follow(
     broker: BrokerAddress,
     view: TableView,
@@ -46,58 +137,24 @@ async def follow(
     broker goes away; return when ``stop`` is set."""
     topics = Topics(view.table_id)
     stop = stop or asyncio.Event()
-    delay = backoff[0]
-    while not stop.is_set():
-        try:
-            async with aiomqtt.Client(**broker.client_kwargs(), keepalive=10,
-                                      timeout=5.0) as client:
-                delay = backoff[0]
-                await client.subscribe([(topics.status, 1), (topics.state, 1),
-                                        (topics.events, 1), (topics.history, 1)])
-                view.connected, view.error = True, None
-                view.connections += 1
-                on_change()
-                await _read(client, topics, view, on_change, stop)
-                return
-        except aiomqtt.MqttError as exc:
-            log.info("display: broker connection: %s", exc)
-            error = connection_error(exc)
-            if view.connected or error != view.error:
-                view.connected, view.error = False, error
-                on_change()
-        finally:
-            if view.connected:  # stopped, or an error that is not the broker's
-                view.connected = False
-                on_change()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), delay)
-        delay = min(delay * 2, backoff[1])
+    await stay_subscribed(
+        broker, [(topics.status, 1), (topics.state, 1), (topics.events, 1),
+                 (topics.history, 1)],
+        view, on_change, lambda client: _read(client, topics, view, on_change, stop),
+        stop=stop, backoff=backoff, who="display")
 
 
 async def _read(client: aiomqtt.Client, topics: Topics, view: TableView,
                 on_change: Callable[[], None], stop: asyncio.Event) -> None:
-    stopper = asyncio.create_task(stop.wait())
-    try:
-        messages = aiter(client.messages)
-        while True:
-            nxt = asyncio.ensure_future(anext(messages))
-            done, _ = await asyncio.wait({nxt, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            if nxt not in done:
-                nxt.cancel()
-                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                    await nxt
-                return
-            message = nxt.result()
-            payload = message.payload if isinstance(message.payload, bytes) else str(
-                message.payload or "").encode()
-            if view.on_message(message.topic.value, payload):
-                # Missed something: ask for the retained state again.
-                view.rereads += 1
-                await client.unsubscribe(topics.state)
-                await client.subscribe(topics.state, qos=1)
-            on_change()
-    finally:
-        stopper.cancel()
+    async def take(topic: str, payload: bytes) -> None:
+        if view.on_message(topic, payload):
+            # Missed something: ask for the retained state again.
+            view.rereads += 1
+            await client.unsubscribe(topics.state)
+            await client.subscribe(topics.state, qos=1)
+        on_change()
+
+    await read_messages(client, take, stop)
 
 
 async def show_once(broker: BrokerAddress, view: TableView, timeout: float) -> int:

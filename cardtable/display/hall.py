@@ -40,7 +40,7 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from cardtable.display.follow import connection_error
+from cardtable.display.follow import read_messages, stay_subscribed
 from cardtable.display.scene import play_words
 from cardtable.display.view import TableView
 from cardtable.display.web import MAX_STREAMS, WEB_DIR, Broadcast, _WebHandler
@@ -182,31 +182,10 @@ async def follow_hall(
     table that changed (None: the hall's connection); reconnect with a capped backoff; return
     when ``stop`` is set."""
     stop = stop or asyncio.Event()
-    delay = backoff[0]
-    while not stop.is_set():
-        try:
-            async with aiomqtt.Client(**broker.client_kwargs(), keepalive=10,
-                                      timeout=5.0) as client:
-                delay = backoff[0]
-                await client.subscribe([(f"cardtable/+/{kind}", 1) for kind in KINDS])
-                hall.connections += 1
-                hall.set_connection(True, None)
-                on_change(None)
-                await _read(client, hall, on_change, stop)
-                return
-        except aiomqtt.MqttError as exc:
-            log.info("hall: broker connection: %s", exc)
-            error = connection_error(exc)
-            if hall.connected or error != hall.error:
-                hall.set_connection(False, error)
-                on_change(None)
-        finally:
-            if hall.connected:
-                hall.set_connection(False, hall.error)
-                on_change(None)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), delay)
-        delay = min(delay * 2, backoff[1])
+    await stay_subscribed(
+        broker, [(f"cardtable/+/{kind}", 1) for kind in KINDS], hall, lambda: on_change(None),
+        lambda client: _read(client, hall, on_change, stop), stop=stop, backoff=backoff,
+        who="hall")
 
 
 async def _read(client: aiomqtt.Client, hall: HallView,
@@ -221,32 +200,17 @@ async def _read(client: aiomqtt.Client, hall: HallView,
             await client.subscribe("cardtable/+/state", qos=1)
             await asyncio.sleep(REREAD_S)
 
-    stopper = asyncio.create_task(stop.wait())
+    async def take(topic: str, payload: bytes) -> None:
+        table, again = hall.on_message(topic, payload)
+        if again:
+            reread.set()
+        if table is not None:
+            on_change(table)
+
     helper = asyncio.create_task(rereader())
     try:
-        messages = aiter(client.messages)
-        while True:
-            nxt = asyncio.ensure_future(anext(messages))
-            done, _ = await asyncio.wait({nxt, stopper, helper},
-                                         return_when=asyncio.FIRST_COMPLETED)
-            if helper in done:
-                nxt.cancel()
-                helper.result()  # the connection's error
-            if nxt not in done:
-                nxt.cancel()
-                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                    await nxt
-                return
-            message = nxt.result()
-            payload = message.payload if isinstance(message.payload, bytes) else str(
-                message.payload or "").encode()
-            table, again = hall.on_message(message.topic.value, payload)
-            if again:
-                reread.set()
-            if table is not None:
-                on_change(table)
+        await read_messages(client, take, stop, beside=helper)
     finally:
-        stopper.cancel()
         helper.cancel()
         with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
             await helper

@@ -72,6 +72,10 @@ class TableView:
     #: The slap races seen (display/race.py): the latest one is shown.
     races: RaceWatch = field(default_factory=RaceWatch)
 
+    def set_connection(self, connected: bool, error: str | None) -> None:
+        """The display's connection to the broker: up or not, and why not."""
+        self.connected, self.error = connected, error
+
     def on_message(self, topic: str, payload: bytes) -> bool:
         """Take one message of the table's topics; True when the state must be re-read.
         Never raises for what the message holds: an unreadable state is kept in

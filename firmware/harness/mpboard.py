@@ -11,7 +11,8 @@ clock); what the firmware did to its pins comes back as records (``pixels``, ``p
 :meth:`restart` powers the board off and on (a new VM, a new boot id, the same pty); the pty
 stays while the board object lives, as a USB port whose board reboots.
 
-Tests and benches load this file by its path (``firmware/`` is not a Python package);
+Tests and benches load this file by its path (``firmware/`` is not a Python package), with
+``load_mpboard()`` of ``tests/firmware/harness.py``;
 :func:`missing` says why the harness cannot run here (no Node.js, the npm package not
 installed), or ``None``. By hand, ``python3 firmware/harness/mpboard.py`` prints the pty path
 (open it with ``--port``, e.g. ``firmware_bridge monitor --port PATH``) and takes typed lines:

@@ -12,8 +12,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiomqtt
 import pytest
@@ -26,6 +26,7 @@ from cardtable.display.view import TableView
 from cardtable.display.web import WebDisplay
 from cardtable.feed import TableFeed, parse_broker_url
 from tests.broker import Broker, free_port
+from tests.web_pages import ROOT, served_page
 
 NAMES = ["Anna", "Bo", "Cia"]
 
@@ -357,7 +358,7 @@ def test_display_memory_with_an_oversized_retained_state(mosquitto: Broker) -> N
             "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
             "sys.exit(rc)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, cwd=Path(__file__).resolve().parents[3])
+                          timeout=60, cwd=ROOT)
     assert proc.returncode == 1, proc.stderr
     assert "(18.0 MB, more than the 256 KB a display reads)" in proc.stderr
     rss_mb = int(proc.stdout.rsplit("maxrss", 1)[1]) / 1024
@@ -479,17 +480,8 @@ def test_display_web_command_follows_the_broker_itself(mosquitto: Broker) -> Non
                 await asyncio.sleep(0.01)
 
     asyncio.run(publish())
-    root = Path(__file__).resolve().parents[3]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cardtable.cli", "display", "--web", "--port", "0",
-         "--table", "t1", "--broker", mosquitto.url("display")],
-        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert match, line + (proc.stderr.read() if proc.stderr else "")
-        base = match.group(0)
+    with served_page("display", "--web", "--port", "0", "--table", "t1",
+                     "--broker", mosquitto.url("display")) as base:
         with urllib.request.urlopen(base + "events", timeout=10) as stream:
             scene = read_event(stream)
             while not (scene["connected"] and scene["seq"] == 1):
@@ -503,9 +495,6 @@ def test_display_web_command_follows_the_broker_itself(mosquitto: Broker) -> Non
         # A second display on the same port: a message, not a traceback.
         busy = subprocess.run(
             [sys.executable, "-m", "cardtable.cli", "display", "--web", "--port",
-             match.group(1), "--table", "t1", "--broker", mosquitto.url("display")],
-            cwd=root, capture_output=True, text=True, timeout=30)
+             str(urlsplit(base).port), "--table", "t1", "--broker", mosquitto.url("display")],
+            cwd=ROOT, capture_output=True, text=True, timeout=30)
         assert busy.returncode == 1 and "cannot serve the page on" in busy.stderr
-    finally:
-        proc.terminate()
-        proc.wait(5)

@@ -14,7 +14,6 @@ Mosquitto); the screenshot is kept in the test's folder (and ``/tmp/race-timelin
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,8 @@ from cardtable.display.race import RaceWatch, race_scene, timing_scene
 from cardtable.display.render import render
 from cardtable.display.view import TableView
 from tests.broker import Broker
-from tests.cardtable.test_display_web import (
-    Chromium,
-    chromium_binary,
-    feed_thread,
-    png_size,
-    show,
-    wait_flushed,
-    web_display,
-)
+from tests.cardtable.test_display_web import feed_thread, show, wait_flushed, web_display
+from tests.web_pages import Chromium, png_size
 
 MS = 1_000_000
 LAY = 10_000 * MS
@@ -175,15 +167,6 @@ def test_race_scene_of_nothing() -> None:
 
 
 # ------------------------------------------------------------------ web page
-
-
-@pytest.fixture
-def chromium(tmp_path: Path) -> Iterator[Chromium]:
-    browser = Chromium(chromium_binary(), tmp_path / "profile")
-    try:
-        yield browser
-    finally:
-        browser.close()
 
 
 TICKS = """[...document.querySelectorAll('#race svg.timeline .tick')].map((t) => ({

@@ -9,13 +9,11 @@ import asyncio
 import contextlib
 import json
 import re
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +24,8 @@ from cardtable.cli import main
 from cardtable.display.hall import HallView, follow_hall, table_of, table_path
 from cardtable.feed import parse_broker_url
 from tests.broker import Broker
-from tests.cardtable.test_display_web import Chromium, chromium_binary, png_size
 from tests.hall_tables import run_tables, table_id
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.web_pages import Chromium, png_size, served_page
 
 STATE = {"game": "banka-bever", "seats": ["Anna", "Bo", "Cia"], "counts": [10, 7, 9],
          "pile": ["2C", "5S"], "bottom": "2C", "turn": 1, "out": [], "over": False,
@@ -142,22 +138,9 @@ def test_the_terminal_hall_once(mosquitto: Broker, capsys: pytest.CaptureFixture
     assert "cannot reach the broker" in capsys.readouterr().err
 
 
-@contextlib.contextmanager
-def hall_web(broker_url: str) -> Iterator[str]:
+def hall_web(broker_url: str) -> contextlib.AbstractContextManager[str]:
     """``referee display --hall --web --port 0`` as its own process; yields its address."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cardtable.cli", "display", "--hall", "--web", "--port", "0",
-         "--broker", broker_url],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
-        assert match, line + (proc.stderr.read() if proc.stderr else "")
-        yield match.group(0)
-    finally:
-        proc.terminate()
-        proc.wait(5)
+    return served_page("display", "--hall", "--web", "--port", "0", "--broker", broker_url)
 
 
 @contextlib.contextmanager
@@ -196,17 +179,10 @@ def get(url: str) -> tuple[int, bytes]:
         return exc.code, b""
 
 
-@pytest.fixture
-def chromium(tmp_path: Path) -> Iterator[Chromium]:
-    browser = Chromium(chromium_binary(), tmp_path / "profile", 1600, 900)
-    try:
-        yield browser
-    finally:
-        browser.close()
-
-
-def test_the_web_hall_in_chromium(mosquitto: Broker, chromium: Chromium,
+def test_the_web_hall_in_chromium(mosquitto: Broker,
+                                  open_chromium: Callable[[int, int], Chromium],
                                   tmp_path: Path) -> None:
+    chromium = open_chromium(1600, 900)
     n = 24
     with tables_running(mosquitto.url(), n, duration=6.0), \
             hall_web(mosquitto.url("display")) as base:

@@ -38,22 +38,13 @@ from firmware_bridge.protocol import (
     encode_frame,
 )
 from referee.cards import Card
+from tests.firmware.harness import load_mpboard
 
 ROOT = Path(__file__).resolve().parents[2]
 MS = 1_000_000
 
 
-def _load_harness() -> Any:
-    spec = importlib.util.spec_from_file_location("mpboard", ROOT / "firmware" / "harness"
-                                                  / "mpboard.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mpboard"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-mpboard = _load_harness()
+mpboard = load_mpboard()
 
 
 @pytest.fixture(autouse=True)
