@@ -31,17 +31,14 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from cardtable.simulate import Simulation  # noqa: E402
-from hardware.camera.evaluate import score_deck  # noqa: E402
-from hardware.camera.lays import LayTracker  # noqa: E402
-from hardware.camera.recognise import (  # noqa: E402
-    EnrolledDeck,
-    Recogniser,
-    find_cards,
-    template_vector,
-    warp,
-)
-from hardware.camera.scene import PLAIN, random_scene, render  # noqa: E402
-from hardware.camera.virtual import film_game  # noqa: E402
+from hardware.camera.reader.find import find_cards  # noqa: E402
+from hardware.camera.reader.lays import LayTracker  # noqa: E402
+from hardware.camera.reader.recognise import Recogniser  # noqa: E402
+from hardware.camera.reader.templates import EnrolledDeck, template_vector  # noqa: E402
+from hardware.camera.reader.warp import warp  # noqa: E402
+from hardware.camera.synthetic.evaluate import score_deck  # noqa: E402
+from hardware.camera.synthetic.scene import PLAIN, random_scene, render  # noqa: E402
+from hardware.camera.synthetic.virtual import film_game  # noqa: E402
 from referee.cards import full_deck  # noqa: E402
 
 

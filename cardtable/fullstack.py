@@ -216,7 +216,7 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     factory = VirtualMockFactory(MonotonicClock())
     camera = None
     if config.card_source == "camera":  # the virtual camera films a table of camera_deck
-        from hardware.camera.virtual import CameraTable
+        from hardware.camera.synthetic.virtual import CameraTable
 
         camera = CameraTable(None, camera_deck, seed)
     service = build_service(config, console=False, pin_factory=factory, deck=deck,

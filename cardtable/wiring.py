@@ -20,7 +20,8 @@ from cardtable.service import Edge, Output, RefereeService
 from firmware_bridge.deck import Deck, DeckError
 from firmware_bridge.edge import BoardEdge
 from hardware import config as hwconfig
-from hardware.pads import SeatLeds, make_pin_factory
+from hardware.leds import SeatLeds
+from hardware.pins import make_pin_factory
 from hardware.slaps import GpioEdge
 from referee.describe import describe
 from referee.model import Verdict
@@ -60,8 +61,9 @@ def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = Non
     cam = parse_camera(config.raw, config.path, base)
     try:
         from hardware.camera.edge import CameraEdge
-        from hardware.camera.recognise import EnrolledDeck, Recogniser
-        from hardware.camera.sources import open_source as open_named
+        from hardware.camera.reader.recognise import Recogniser
+        from hardware.camera.reader.sources import open_source as open_named
+        from hardware.camera.reader.templates import EnrolledDeck
     except ImportError as exc:
         raise ConfigError(config.path, "table.card_source", "card_source = \"camera\" needs the "
                           f"camera extra: pip install 'card-referee[camera]' ({exc})") from None
@@ -99,7 +101,7 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
             raise ConfigError(config.path, "seats",
                               f"{len(hw.seats)} [[seats]] pin entries for "
                               f"{len(config.seats)} seats in table.seats")
-        try:  # lgpio missing, no /dev/gpiochip yet, no permission, busy: hardware.pads says
+        try:  # lgpio missing, no /dev/gpiochip yet, no permission, busy: hardware.pins says
             factory = pin_factory or make_pin_factory(hw)
         except ConfigError as exc:  # what a person must fix; the rest may pass (exit 75)
             raise ConfigError(config.path, exc.key,

@@ -19,7 +19,7 @@ _EXTRA = ("the camera needs OpenCV and numpy: pip install 'card-referee[camera]'
 
 def _camera() -> Any:
     try:
-        import hardware.camera.recognise as recognise
+        import hardware.camera.reader.recognise as recognise
     except ImportError as exc:
         raise CommandError(f"{_EXTRA} ({exc})") from None
     return recognise
@@ -27,20 +27,23 @@ def _camera() -> Any:
 
 def _recogniser(deck: str | None) -> Any:
     recognise = _camera()
+    from hardware.camera.reader.classify import RecogniserError
+    from hardware.camera.reader.templates import EnrolledDeck
+
     enrolled = None
     if deck is not None:
         try:
-            enrolled = recognise.EnrolledDeck.load(deck)
+            enrolled = EnrolledDeck.load(deck)
         except (OSError, ValueError) as exc:
             raise CommandError(f"--deck {deck}: {exc}") from None
     try:
         return recognise.Recogniser(enrolled)
-    except recognise.RecogniserError as exc:
+    except RecogniserError as exc:
         raise CommandError(str(exc)) from None
 
 
 def _cmd_read(args: argparse.Namespace) -> int:
-    from hardware.camera.sources import SourceError, read_image
+    from hardware.camera.reader.sources import SourceError, read_image
 
     recogniser = _recogniser(args.deck)
     status = 0
@@ -62,8 +65,8 @@ def _cmd_read(args: argparse.Namespace) -> int:
 
 
 def _cmd_enroll(args: argparse.Namespace) -> int:
-    from hardware.camera.enroll import EnrollError, enroll_images, enroll_live
-    from hardware.camera.sources import SourceError, open_source
+    from hardware.camera.reader.enroll import EnrollError, enroll_images, enroll_live
+    from hardware.camera.reader.sources import SourceError, open_source
 
     _camera()
     out = Path(args.out)
@@ -101,8 +104,8 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    from hardware.camera.lays import LayTracker
-    from hardware.camera.sources import SourceError, open_source
+    from hardware.camera.reader.lays import LayTracker
+    from hardware.camera.reader.sources import SourceError, open_source
 
     with contextlib.suppress(AttributeError, ValueError):
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]

@@ -15,14 +15,9 @@ from typing import Any
 from referee.errors import ConfigError, shown
 
 #: The settle window a camera table gets unless it sets ``settle_ms``: a lay reaches the
-#: referee once its card was read in ``frames`` frames, counted from the first frame that
-#: showed it; frames that read unclear in between (a hand, glare, the card still settling)
-#: make that longer, and a camera that falls behind its frames for a while longer still.
-#: bench/camera_latency.py measured 160-189 ms median, 338-696 ms p99 and 373-984 ms at most
-#: in six runs on this machine before the locator, 119-150 / 249-323 / 330-467 ms in three
-#: after it (docs/camera.md); the window covers that, and a Pi reading a frame in about
-#: twice the time. With ``release = "progress"`` (the default) held inputs go as soon as the
-#: camera is past them, so the window is reached only while the camera lags.
+#: referee only after ``frames`` reads of its card and any unclear frames between them, so the
+#: window covers the slowest lay ``bench/camera_latency.py`` measures, on a Pi reading a frame
+#: in about twice the time (docs/camera.md, "Capture times and latency").
 CAMERA_SETTLE_MS = 1000.0
 KEYS = ("source", "deck", "frames")
 

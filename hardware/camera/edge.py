@@ -1,7 +1,7 @@
 """The camera as a card source of ``cardtable.service.RefereeService``.
 
 A thread reads frames from the source, the recogniser reads each one, the
-:class:`~hardware.camera.lays.LayTracker` turns the reads into lays, and each lay becomes an
+:class:`~hardware.camera.reader.lays.LayTracker` turns the reads into lays, and each lay becomes an
 input on the service's loop, stamped with the capture time of the first frame that showed the
 card (on the table clock): a ``lay`` of the seat the card came from when the referee knows it,
 else of the seat whose turn it is (the pile games), a one-card ``play`` in Vändåtta (the
@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from hardware.camera.lays import FRAMES, Lay, LayTracker
-from hardware.camera.recognise import Read, Recogniser
-from hardware.camera.sources import Frame, SourceError
+from hardware.camera.reader.lays import FRAMES, Lay, LayTracker
+from hardware.camera.reader.recognise import Read, Recogniser
+from hardware.camera.reader.sources import Frame, SourceError
 from referee.games import games
 from referee.model import Input
 
@@ -34,7 +34,7 @@ class FrameSource(Protocol):
     """Anything with frames (each with its CLOCK_MONOTONIC capture time) and a close."""
 
     def frames(self) -> Any:
-        """An iterator of :class:`~hardware.camera.sources.Frame`."""
+        """An iterator of :class:`~hardware.camera.reader.sources.Frame`."""
 
     def close(self) -> None:
         """Release the camera."""

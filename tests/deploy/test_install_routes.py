@@ -116,10 +116,11 @@ def test_a_system_site_packages_venv_sees_apts_lgpio_and_picamera2(
 
 def _camera_import() -> str:
     """The statement with which the camera card source imports picamera2
-    (``hardware.camera.sources.PicameraSource``), as it stands in the code."""
+    (``hardware.camera.reader.sources.PicameraSource``), as it stands in the code."""
     import ast
 
-    tree = ast.parse((ROOT / "hardware" / "camera" / "sources.py").read_text(encoding="utf-8"))
+    source = ROOT / "hardware" / "camera" / "reader" / "sources.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
     found = [ast.unparse(node) for node in ast.walk(tree)
              if isinstance(node, ast.ImportFrom | ast.Import)
              and "picamera2" in ast.unparse(node)]
@@ -151,7 +152,7 @@ def _with_project(venv: Path) -> None:
     (_site(venv) / "card_referee_src.pth").write_text(f"{ROOT}\n", encoding="utf-8")
 
 
-CHECK = ("from hardware.pads import check_gpiozero, gpiozero_version\n"
+CHECK = ("from hardware.pins import check_gpiozero, gpiozero_version\n"
          "from referee.errors import ConfigError\n"
          "print(*gpiozero_version())\n"
          "try:\n    check_gpiozero(4)\nexcept ConfigError as exc:\n    print('refused:', exc)\n"
@@ -185,7 +186,7 @@ def test_the_venvs_own_gpiozero_shadows_apts(system: tuple[Path, Path], tmp_path
 def test_the_project_requires_the_gpiozero_that_honours_the_chip() -> None:
     import tomllib
 
-    from hardware.pads import GPIOZERO_FIXED
+    from hardware.pins import GPIOZERO_FIXED
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert f"gpiozero>={GPIOZERO_FIXED}" in project["dependencies"]

@@ -11,7 +11,7 @@ import pytest
 def need_artwork(*decks: str) -> None:
     """Skip (fail in CI) unless OpenCV and the decks' artwork are here."""
     try:
-        from hardware.camera import artwork
+        from hardware.camera.synthetic import artwork
     except ImportError as exc:  # pragma: no cover - the camera extra missing
         reason = f"the camera extra is not installed ({exc})"
     else:

@@ -1,5 +1,5 @@
-"""The decks drawn here (hardware/camera/artwork.py): a ``pips-<n>`` deck is 52 cards laid out as
-real decks are, each number card showing as many pips as its rank."""
+"""The decks drawn here (hardware/camera/synthetic/artwork.py): a ``pips-<n>`` deck is 52 cards
+laid out as real decks are, each number card showing as many pips as its rank."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera import artwork  # noqa: E402
+from hardware.camera.synthetic import artwork  # noqa: E402
 from referee.cards import full_deck  # noqa: E402
 from tests.hardware.camera.conftest import need_artwork  # noqa: E402
 
@@ -56,7 +56,7 @@ def test_pip_decks_differ_from_one_another(tmp_path: Path,
 def _read_deck(deck: str) -> int:
     """In a process of its own: every card of a deck read from the cache (drawn on first
     use); how many read whole."""
-    from hardware.camera.artwork import card_png
+    from hardware.camera.synthetic.artwork import card_png
 
     return sum(cv2.imread(str(card_png(deck, c)), cv2.IMREAD_UNCHANGED) is not None
                for c in full_deck())

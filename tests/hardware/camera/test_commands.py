@@ -12,8 +12,8 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 
 from cardtable.cli import main  # noqa: E402
-from hardware.camera.recognise import TEMPLATE_KIND, EnrolledDeck  # noqa: E402
-from hardware.camera.scene import random_scene, render  # noqa: E402
+from hardware.camera.reader.templates import TEMPLATE_KIND, EnrolledDeck  # noqa: E402
+from hardware.camera.synthetic.scene import random_scene, render  # noqa: E402
 from referee.cards import full_deck  # noqa: E402
 
 DECK = "anglo"

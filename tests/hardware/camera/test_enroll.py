@@ -1,5 +1,5 @@
-"""Live enrollment (``referee camera enroll --device``, hardware/camera/enroll.py): each card in
-turn taken once it lies still, never the card before still lying there."""
+"""Live enrollment (``referee camera enroll --device``, hardware/camera/reader/enroll.py): each
+card in turn taken once it lies still, never the card before still lying there."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.enroll import EnrollError, enroll_live  # noqa: E402
-from hardware.camera.recognise import find_cards, warp  # noqa: E402
-from hardware.camera.scene import random_scene, render  # noqa: E402
-from hardware.camera.sources import Frame  # noqa: E402
+from hardware.camera.reader.enroll import EnrollError, enroll_live  # noqa: E402
+from hardware.camera.reader.find import find_cards  # noqa: E402
+from hardware.camera.reader.sources import Frame  # noqa: E402
+from hardware.camera.reader.warp import warp  # noqa: E402
+from hardware.camera.synthetic.scene import random_scene, render  # noqa: E402
 from referee.cards import Card, full_deck  # noqa: E402
 from tests.hardware.camera.conftest import need_artwork  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Splitting a card's corner index into its rank and suit (hardware/camera/recognise.py), on
+"""Splitting a card's corner index into its rank and suit (hardware/camera/reader/index.py), on
 drawn corners: a court card's picture frame beside the index, a suit joined to the picture."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-import hardware.camera.recognise as recognise  # noqa: E402
-from hardware.camera.recognise import WARP_H, WARP_W, corner_glyphs  # noqa: E402
+import hardware.camera.reader.index as index  # noqa: E402
+from hardware.camera.reader.index import corner_glyphs  # noqa: E402
+from hardware.camera.reader.warp import WARP_H, WARP_W  # noqa: E402
 
 
 def corner(*, frame_line: bool = False, frame_top: bool = False, joined_suit: bool = False
@@ -41,13 +42,13 @@ def test_a_plain_corner_splits() -> None:
 
 def test_a_picture_frame_touching_the_rank_is_taken_out(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
-    monkeypatch.setattr(recognise, "DARKER", (0.0,))  # the line alone, no darker ink
+    monkeypatch.setattr(index, "DARKER", (0.0,))  # the line alone, no darker ink
     plain = corner_glyphs(corner())
     got = corner_glyphs(corner(frame_line=True))
     assert plain is not None and got is not None
     # the rank without the line: about as wide as the Q alone (the tail adds a little)
     assert got.rank_aspect == pytest.approx(plain.rank_aspect, abs=0.35)
-    monkeypatch.setattr(recognise, "FRAME_LINE", 5.0)  # no line is that long: none taken out
+    monkeypatch.setattr(index, "FRAME_LINE", 5.0)  # no line is that long: none taken out
     assert corner_glyphs(corner(frame_line=True)) is None
 
 
@@ -57,16 +58,16 @@ def test_a_suit_joined_to_the_picture_keeps_its_darker_ink(monkeypatch: pytest.M
     assert got is not None
     assert got.red > 0.3
     assert got.suit_aspect == pytest.approx(1.0, abs=0.2)  # the round heart, not the bridge
-    monkeypatch.setattr(recognise, "DARKER", (0.0,))
+    monkeypatch.setattr(index, "DARKER", (0.0,))
     assert corner_glyphs(corner(joined_suit=True)) is None
 
 
 def test_a_picture_frame_s_top_touching_the_rank_is_taken_out(monkeypatch: pytest.MonkeyPatch
                                                                ) -> None:
-    monkeypatch.setattr(recognise, "DARKER", (0.0,))
+    monkeypatch.setattr(index, "DARKER", (0.0,))
     plain = corner_glyphs(corner())
     got = corner_glyphs(corner(frame_top=True))
     assert plain is not None and got is not None
     assert got.rank_aspect == pytest.approx(plain.rank_aspect, abs=0.35)
-    monkeypatch.setattr(recognise, "FRAME_TOP", 5.0)
+    monkeypatch.setattr(index, "FRAME_TOP", 5.0)
     assert corner_glyphs(corner(frame_top=True)) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hardware.camera.lays import LayTracker
+from hardware.camera.reader.lays import LayTracker
 from referee.cards import Card
 
 QH, TEN_S, TWO_C = Card.parse("QH"), Card.parse("10S"), Card.parse("2C")
@@ -56,8 +56,8 @@ def test_a_filmed_game_through_the_recogniser(decks: None) -> None:
     periods of the true lay."""
     pytest.importorskip("cv2")
     from cardtable.simulate import Simulation
-    from hardware.camera.recognise import Recogniser
-    from hardware.camera.virtual import film_game
+    from hardware.camera.reader.recognise import Recogniser
+    from hardware.camera.synthetic.virtual import film_game
 
     filmed = film_game(Simulation("banka-bever", 3, 7).moves(), "anglo", 7, max_lays=8)
     recogniser, tracker = Recogniser(), LayTracker()
@@ -82,7 +82,7 @@ def test_a_card_lands_on_a_pile_no_hand_covers(decks: None) -> None:
     and a won pile whose sweep is still to come is gone before it: the new card is never
     hidden or swept away at its landing."""
     pytest.importorskip("cv2")
-    from hardware.camera.virtual import SWEEP_NS, VirtualTable
+    from hardware.camera.synthetic.virtual import SWEEP_NS, VirtualTable
 
     table = VirtualTable("anglo", 3)
     table.lay(QH, 0)

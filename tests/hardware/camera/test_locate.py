@@ -1,4 +1,4 @@
-"""The locator (hardware/camera/locate.py): a blob of the network's map fitted as a card's
+"""The locator (hardware/camera/reader/locate.py): a blob of the network's map fitted as a card's
 outline, the sides moved onto the card's edges in the frame; on drawn maps and frames whose
 corners are known, then the shipped network on rendered scenes."""
 
@@ -11,7 +11,7 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.locate import (  # noqa: E402
+from hardware.camera.reader.locate import (  # noqa: E402
     Locator,
     LocatorError,
     _held,
@@ -21,7 +21,8 @@ from hardware.camera.locate import (  # noqa: E402
     order,
     refine,
 )
-from hardware.camera.scene import corners_in_frame, random_scene, render  # noqa: E402
+from hardware.camera.synthetic.scene import corners_in_frame, random_scene, render  # noqa: E402
+from referee.errors import RefereeError  # noqa: E402
 
 #: A card 90 x 130 cells of a 320x240 map, turned 25 degrees.
 CARD = ((160.0, 120.0), (90.0, 130.0), 25.0)
@@ -117,8 +118,9 @@ def test_order_starts_at_a_short_side_and_goes_clockwise() -> None:
 
 
 def test_a_missing_network_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(LocatorError, match="train_locator"):
+    with pytest.raises(LocatorError, match=r"python3 -m training\.locator"):
         Locator(tmp_path / "none.onnx")
+    assert issubclass(LocatorError, RefereeError) and issubclass(LocatorError, RuntimeError)
 
 
 def found(deck: str, seeds: range) -> int:

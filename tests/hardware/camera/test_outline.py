@@ -1,6 +1,6 @@
-"""The outline finder (hardware/camera/outline.py): straight lines from a frame, a card's rough
-corners moved onto them, and card-shaped rectangles of lines; on drawn images whose corners are
-known."""
+"""The outline finder (hardware/camera/reader/: lines.py, edges.py, rectangles.py, find.py):
+straight lines from a frame, a card's rough corners moved onto them, and card-shaped rectangles
+of lines; on drawn images whose corners are known."""
 
 from __future__ import annotations
 
@@ -9,19 +9,10 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.outline import (  # noqa: E402
-    corner_rectangles,
-    expand,
-    lines,
-    on_top,
-    paper_margin,
-    rectangles,
-    refine,
-    segments,
-    shrink,
-    spread,
-)
-from hardware.camera.recognise import grow_quad  # noqa: E402
+from hardware.camera.reader.edges import expand, on_top, paper_margin, shrink, spread  # noqa: E402
+from hardware.camera.reader.lines import lines, segments  # noqa: E402
+from hardware.camera.reader.rectangles import corner_rectangles, rectangles, refine  # noqa: E402
+from hardware.camera.reader.warp import grow_quad  # noqa: E402
 
 #: A card 140 x 200 pixels, turned 20 degrees, in a 640x480 frame.
 CENTRE, SIZE, TURN = (320.0, 240.0), (140.0, 200.0), 20.0
@@ -131,7 +122,7 @@ def test_a_frame_s_rectangles_are_the_cards_not_already_found() -> None:
     them a quad already found."""
     from dataclasses import replace
 
-    from hardware.camera.recognise import RECT_TRIES, find
+    from hardware.camera.reader.find import RECT_TRIES, find
 
     bgr = cv2.cvtColor(frame(beneath=True, faint_side=True), cv2.COLOR_GRAY2BGR)
     finding = find(bgr)
@@ -146,7 +137,7 @@ def test_a_frame_s_rectangles_are_the_cards_not_already_found() -> None:
 def test_a_frame_far_inside_its_card_is_read_as_the_rectangle_around_it() -> None:
     """A picture frame 35 px inside its card (too far for ``expand``): Finding.enclosing
     gives the card's rectangle of lines around it; a quad on the felt has none."""
-    from hardware.camera.recognise import find
+    from hardware.camera.reader.find import find
 
     true = card_corners()
     inner = grow_quad(true, -35.0)
@@ -166,7 +157,8 @@ def test_a_quad_without_an_index_is_tried_as_the_frame_of_the_card_around_it(
     piece of the picture); with no card found from a corner either (as where the corners'
     sides run on along cards beneath), the rectangle of lines around the frame is the card
     read."""
-    from hardware.camera.recognise import Finding, Read, Recogniser
+    from hardware.camera.reader.find import Finding
+    from hardware.camera.reader.recognise import Read, Recogniser
     from referee.cards import Card
 
     true = card_corners()
@@ -190,8 +182,9 @@ def test_a_card_found_from_a_corner_is_beneath_only_a_quad_nothing_runs_across(
     straight edge runs across that quad: then it lies beneath a card itself, or spans two."""
     from dataclasses import replace
 
-    import hardware.camera.recognise as recognise
-    from hardware.camera.recognise import Finding, Read, Recogniser
+    import hardware.camera.reader.recognise as recognise
+    from hardware.camera.reader.find import Finding
+    from hardware.camera.reader.recognise import Read, Recogniser
     from referee.cards import Card
 
     five = Card.parse("5C")
@@ -231,8 +224,9 @@ def test_a_whole_quad_read_unclear_is_read_again_shrunk(monkeypatch: pytest.Monk
     one side moved in, is read."""
     from dataclasses import replace
 
-    import hardware.camera.recognise as recognise
-    from hardware.camera.recognise import Finding, Read, Recogniser
+    import hardware.camera.reader.recognise as recognise
+    from hardware.camera.reader.find import Finding
+    from hardware.camera.reader.recognise import Read, Recogniser
     from referee.cards import Card
 
     img = cv2.cvtColor(faint_frame(), cv2.COLOR_GRAY2BGR)
@@ -353,12 +347,12 @@ def test_only_a_card_of_the_same_size_lies_on_a_card(monkeypatch: pytest.MonkeyP
     """Finding.on_top: the cards of a pile are of one size, so a quad far smaller (a picture's
     frame) or far larger (two cards taken as one) is not a card lying on another, however
     its outline runs."""
-    import hardware.camera.recognise as recognise
+    import hardware.camera.reader.find as find_module
 
-    finding = recognise.find(cv2.cvtColor(faint_frame(), cv2.COLOR_GRAY2BGR))
+    finding = find_module.find(cv2.cvtColor(faint_frame(), cv2.COLOR_GRAY2BGR))
     top, below = card_corners(), beneath_corners()
     assert finding.on_top(top, below)
-    monkeypatch.setattr(recognise, "on_top", lambda a, b, near: True)
+    monkeypatch.setattr(find_module, "on_top", lambda a, b, near: True)
     centre = top.mean(axis=0)
     for k, alike in ((0.95, True), (0.8, False), (1.2, False)):  # areas 0.9, 0.64, 1.44
         quad = np.asarray(centre + (top - centre) * k, np.float32)

@@ -8,19 +8,19 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.recognise import (  # noqa: E402
+from hardware.camera.reader.classify import SUIT_CLASSES  # noqa: E402
+from hardware.camera.reader.find import find_cards  # noqa: E402
+from hardware.camera.reader.pips import (  # noqa: E402
     PIP_BOX,
-    SUIT_CLASSES,
     Array,
-    Recogniser,
-    find_cards,
     find_pips,
     pip_card,
     pip_suits,
     pips_deny,
-    warp,
 )
-from hardware.camera.scene import random_scene, render  # noqa: E402
+from hardware.camera.reader.recognise import Recogniser  # noqa: E402
+from hardware.camera.reader.warp import warp  # noqa: E402
+from hardware.camera.synthetic.scene import random_scene, render  # noqa: E402
 from referee.cards import Card  # noqa: E402
 from tests.hardware.camera.conftest import need_artwork  # noqa: E402
 
@@ -67,7 +67,7 @@ def test_blurred_clubs_the_corners_take_for_spades_are_unclear(
     """anglo+plain with more blur than the bench draws (2.0 px): the two scenes of 300 whose
     corners both read a club number card as a spade. The pips make them right or unclear;
     without the check (nor the pips' own reading) they are wrong (the test has teeth)."""
-    import hardware.camera.recognise as recognise
+    import hardware.camera.reader.recognise as recognise
 
     recogniser = Recogniser()
     frames = []
@@ -130,7 +130,7 @@ def test_the_pips_settle_a_read_the_corners_left_unclear(
     """gnomangelo+plain (a training deck, borderless), two of 300 scenes whose corners are not
     sure enough: the pips name the card one of them read. Without the pips both are
     unclear (the test has teeth)."""
-    import hardware.camera.recognise as recognise
+    import hardware.camera.reader.recognise as recognise
 
     recogniser = Recogniser()
     scenes = [random_scene(seed, "gnomangelo+plain") for seed in (30137, 30211)]
@@ -147,7 +147,7 @@ def test_pips_that_plainly_show_another_card_deny_a_blurred_rank(
     """Training decks at 2.0 px blur: a gnomangelo 8 the corners read as a 6, an anglo+plain
     10 they read as a king. The pips show the card, and a corner had named it: each is read
     right. Without the pips both are wrong (the test has teeth)."""
-    import hardware.camera.recognise as recognise
+    import hardware.camera.reader.recognise as recognise
 
     recogniser = Recogniser()
     frames = []

@@ -9,19 +9,18 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.evaluate import score_deck  # noqa: E402
-from hardware.camera.locate import Sight, order  # noqa: E402
-from hardware.camera.recognise import (  # noqa: E402
+from hardware.camera.reader.find import find_cards  # noqa: E402
+from hardware.camera.reader.locate import Sight, order  # noqa: E402
+from hardware.camera.reader.recognise import Read, Recogniser  # noqa: E402
+from hardware.camera.reader.templates import (  # noqa: E402
     EnrolledDeck,
-    Read,
-    Recogniser,
     TemplateMatch,
     alike,
-    find_cards,
     template_vector,
-    warp,
 )
-from hardware.camera.scene import corners_in_frame, random_scene, render  # noqa: E402
+from hardware.camera.reader.warp import warp  # noqa: E402
+from hardware.camera.synthetic.evaluate import score_deck  # noqa: E402
+from hardware.camera.synthetic.scene import corners_in_frame, random_scene, render  # noqa: E402
 from referee.cards import Card, full_deck  # noqa: E402
 
 SEEDS = range(1000, 1030)
@@ -169,7 +168,7 @@ def test_an_outline_that_reads_another_card_than_the_whole_card_there_is_unclear
     """A whole card read unclear whose two corners both named 5C, then an outline found from
     a corner on the same place, a few pixels off onto the card beneath, reading 5S: unclear.
     The same outline reading 5C, or lying elsewhere, stands."""
-    from hardware.camera.recognise import _unless_disputed
+    from hardware.camera.reader.recognise import _unless_disputed
 
     whole = np.array([[100, 100], [240, 100], [240, 300], [100, 300]], np.float32)
     doubt = Read(None, 0.74, whole, "unclear", Card.parse("5C"))
@@ -188,7 +187,7 @@ def test_two_corners_that_agree_need_less_than_corners_that_differ(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Two corners naming 5C at 0.9 and 0.5 (geometric mean 0.67) name it; the same corners
     under ``agreed=0.8``, or one of them naming 5S, make the read unclear."""
-    import hardware.camera.recognise as recognise
+    import hardware.camera.reader.recognise as recognise
 
     five, spade = Card.parse("5C"), Card.parse("5S")
     quad = np.array([[100, 100], [240, 100], [240, 300], [100, 300]], np.float32)
@@ -248,7 +247,7 @@ def test_a_template_that_names_the_same_rank_and_colour_leaves_the_suit_to_the_c
     the other red suit (it cannot tell a heart from a diamond pip at its size): the read is
     AH, not unclear. A template clearly naming a king makes it unclear; corners that differ
     (6D and QH) take the side of the one alike the template (QD: QH, the corner's card)."""
-    import hardware.camera.recognise as recognise
+    import hardware.camera.reader.recognise as recognise
 
     ah, ad = Card.parse("AH"), Card.parse("AD")
     quad = np.array([[100, 100], [240, 100], [240, 300], [100, 300]], np.float32)
@@ -279,10 +278,10 @@ def test_a_plain_deck_is_the_deck_without_its_border(decks: None) -> None:
     borderless deck, for the finder's figures), the rest of the card as it was."""
     import cv2
 
-    from hardware.camera.scene import PLAIN, _card_rgba
+    from hardware.camera.synthetic.scene import PLAIN, card_rgba
 
     for card in (Card.parse("KH"), Card.parse("5C")):
-        lined, plain = _card_rgba("anglo", card), _card_rgba("anglo" + PLAIN, card)
+        lined, plain = card_rgba("anglo", card), card_rgba("anglo" + PLAIN, card)
         solid = (lined[..., 3] == 255).astype(np.uint8)
         inner = cv2.erode(solid, np.ones((7, 7), np.uint8), borderType=cv2.BORDER_CONSTANT,
                           borderValue=0)
@@ -318,17 +317,18 @@ def test_an_outline_the_locator_takes_for_a_card_beneath_is_not_read(decks: None
 
 def card_quad(short: float, long: float, turn: float = 20.0) -> np.ndarray:
     """A card's outline, corners clockwise from one end of a short side."""
-    from hardware.camera.recognise import _order
+    from hardware.camera.reader.warp import order_corners
 
-    return _order(np.asarray(cv2.boxPoints(((320.0, 240.0), (short, long), turn)), np.float32))
+    return order_corners(np.asarray(cv2.boxPoints(((320.0, 240.0), (short, long), turn)),
+                                    np.float32))
 
 
 def near(a: np.ndarray, b: np.ndarray) -> float:
     """The largest difference of a corner coordinate of two quads, whichever corner each
     starts at."""
-    from hardware.camera.recognise import _order
+    from hardware.camera.reader.warp import order_corners
 
-    a, b = _order(a), _order(b)
+    a, b = order_corners(a), order_corners(b)
     return min(float(np.abs(np.roll(a, k, axis=0) - b).max()) for k in range(4))
 
 
@@ -336,7 +336,7 @@ def test_an_outline_one_side_off_is_given_a_cards_shape() -> None:
     """reshaped: one side of a poker-sized card's outline found 20 px out (on a card
     beneath), or 10 px into the card: among the reshaped quads is the card, within half a
     pixel; an outline already of a card's shape is left as it is."""
-    from hardware.camera.recognise import CARD_ASPECTS, reshaped
+    from hardware.camera.reader.warp import CARD_ASPECTS, reshaped
 
     true = card_quad(126.0, 126.0 * CARD_ASPECTS[0])
     along_long = (true[2] - true[1]) / np.linalg.norm(true[2] - true[1])
@@ -358,7 +358,7 @@ class Spotted:
         self.quad = quad
 
     def look(self, frame: np.ndarray) -> Sight:
-        from hardware.camera.locate import Spot
+        from hardware.camera.reader.locate import Spot
 
         h, w = frame.shape[:2]
         return Sight(np.ones((h // 2, w // 2), np.float32), [Spot(self.quad, 1.0)])
@@ -370,7 +370,7 @@ def test_the_locators_place_one_side_off_is_read_as_a_card(
     the card beneath, squared up): such an outline mostly reads no card, and the recogniser
     then reads the card in one of its reshaped outlines (the edge finder left out), never
     another card."""
-    from hardware.camera.recognise import _order
+    from hardware.camera.reader.warp import order_corners
 
     monkeypatch.setattr(Recogniser, "read_outlines",
                         lambda self, frame: Read(None, 0.0, None, "no card"))
@@ -379,7 +379,7 @@ def test_the_locators_place_one_side_off_is_read_as_a_card(
     for seed in range(1000, 1030):
         scene = random_scene(seed, "touati")
         frame = render(scene)
-        true = _order(corners_in_frame(scene, scene.cards[-1]))
+        true = order_corners(corners_in_frame(scene, scene.cards[-1]))
         out = true.copy()
         out[2:] += 30 * (true[2] - true[1]) / np.linalg.norm(true[2] - true[1])
         if plain.read_quad(frame, out).card is not None:

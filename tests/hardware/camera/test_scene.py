@@ -1,4 +1,4 @@
-"""The virtual camera's frames (hardware/camera/scene.py)."""
+"""The virtual camera's frames (hardware/camera/synthetic/scene.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,14 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera import scene as scene_module  # noqa: E402
-from hardware.camera.scene import Scene, corners_in_frame, random_scene, render  # noqa: E402
+from hardware.camera.synthetic import scene as scene_module  # noqa: E402
+from hardware.camera.synthetic.scene import (  # noqa: E402
+    FILM_SCALE,
+    Scene,
+    corners_in_frame,
+    random_scene,
+    render,
+)
 
 
 def test_a_card_composed_in_its_box_is_the_card_composed_on_the_whole_frame(
@@ -57,11 +63,9 @@ def _edges(scene: Scene) -> np.ndarray:
 
 def test_the_locator_s_training_frames_are_filmed_at_half_size_for_the_card_edges(
         decks: None) -> None:
-    """The locator's training films at half size and shrinks (:func:`train_locator.sample`):
+    """The locator's training films at half size and shrinks (:func:`training.locator.sample`):
     along the cards' edges, where the network finds the top card, that is much nearer the
     full frame shrunk than filming straight at the input size."""
-    from hardware.camera.train_locator import FILM_SCALE
-
     scenes = [random_scene(seed, deck) for seed in range(20)
               for deck in ("anglo", "touati+plain")]
     half, quarter, whole = [], [], []

@@ -14,7 +14,7 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 np = pytest.importorskip("numpy")
 
-from hardware.camera.sources import (  # noqa: E402
+from hardware.camera.reader.sources import (  # noqa: E402
     OpenCvSource,
     PicameraSource,
     SourceError,

@@ -8,8 +8,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hardware.camera.recognise import Recogniser
-from hardware.camera.scene import random_scene, render
+from hardware.camera.reader.recognise import Recogniser
+from hardware.camera.synthetic.scene import random_scene, render
 
 
 @dataclass

@@ -18,12 +18,15 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from hardware.camera.artwork import card_png
+from hardware.camera.synthetic.artwork import card_png
 from referee.cards import Card, full_deck
 
 #: An image or any array (numpy's dtypes are not worth spelling out at this edge).
 Image = npt.NDArray[Any]
 FRAME_W, FRAME_H = 640, 480
+#: The scale (``render(scene, FILM_SCALE)``) at which the locator's training films the scenes it
+#: does not film whole, before shrinking them to the network's input.
+FILM_SCALE = 0.5
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,8 @@ PLAIN = "+plain"
 
 
 @lru_cache(maxsize=256)
-def _card_rgba(deck: str, card: Card) -> Image:
+def card_rgba(deck: str, card: Card) -> Image:
+    """A card's artwork as BGRA (``deck`` may end in :data:`PLAIN`), rendered once and cached."""
     base = deck.removesuffix(PLAIN)
     im = cv2.imread(str(card_png(base, card)), cv2.IMREAD_UNCHANGED)
     if im is None:
@@ -95,7 +99,7 @@ def _card_rgba(deck: str, card: Card) -> Image:
 @lru_cache(maxsize=8192)
 def _art_size(deck: str, card: Card) -> tuple[int, int]:
     """A card's artwork's height and width, in pixels."""
-    h, w = _card_rgba(deck, card).shape[:2]
+    h, w = card_rgba(deck, card).shape[:2]
     return h, w
 
 
@@ -210,7 +214,7 @@ def render(scene: Scene, scale: float = 1.0) -> Image:
     frame: Image = cv2.warpPerspective(bg, H @ shift, (FRAME_W, FRAME_H),
                                        borderMode=cv2.BORDER_REFLECT).astype(np.float32)
     for p in scene.cards:
-        im = _card_rgba(scene.deck, p.card)
+        im = card_rgba(scene.deck, p.card)
         ch, cw = im.shape[:2]
         src = np.array([[0, 0], [cw, 0], [cw, ch], [0, ch]], np.float32)
         dst = corners_in_frame(scene, p)
@@ -277,7 +281,7 @@ def _small_height(length: float) -> int:
 
 @lru_cache(maxsize=8192)
 def _card_small(deck: str, card: Card, height: int) -> Image:
-    im = _card_rgba(deck, card)
+    im = card_rgba(deck, card)
     h, w = im.shape[:2]
     size = (max(1, round(w * height / h)), height)
     return np.asarray(cv2.resize(im, size, interpolation=cv2.INTER_AREA), np.uint8)

@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy.typing as npt
 
-from hardware.camera.recognise import Array
+from referee.errors import RefereeError
+
+Array = npt.NDArray[Any]
 
 
-class SourceError(OSError):
+class SourceError(RefereeError, OSError):
     """A camera or video that cannot be opened or read."""
 
 

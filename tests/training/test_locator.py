@@ -1,4 +1,4 @@
-"""The locator's training data (hardware/camera/train_locator.py): scenes of the training decks
+"""The locator's training data (training/locator.py): scenes of the training decks
 only, each target the top card's outline; training itself needs PyTorch (the train extra)."""
 
 from __future__ import annotations
@@ -10,15 +10,9 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.locate import IN_H, IN_W, MAP_H, MAP_W  # noqa: E402
-from hardware.camera.scene import PLAIN, corners_in_frame  # noqa: E402
-from hardware.camera.train_locator import (  # noqa: E402
-    TRAIN_DECKS,
-    main,
-    sample,
-    target,
-    train_scene,
-)
+from hardware.camera.reader.locate import IN_H, IN_W, MAP_H, MAP_W  # noqa: E402
+from hardware.camera.synthetic.scene import PLAIN, corners_in_frame  # noqa: E402
+from training.locator import TRAIN_DECKS, main, sample, target, train_scene  # noqa: E402
 
 
 def test_training_scenes_never_show_the_held_out_deck() -> None:

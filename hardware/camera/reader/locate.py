@@ -1,12 +1,12 @@
 """The locator: where the top card of the pile lies in a frame, by a small convolutional network.
 
-The network (trained by :mod:`hardware.camera.train_locator`, shipped as ``locator.onnx`` and
-run by OpenCV's ``dnn`` module) looks at the frame at a quarter of its size and gives, for each
-cell of an eighth of it, the chance that the cell lies on the top card: the card whose outline
-nothing covers, whatever lies beneath it, however faint its edge on a white card. Each blob of
-that map is fitted as a card's outline: the smallest rectangle around it, its sides then laid
-on the blob's straight runs (:func:`fit_sides`) and moved to hold the most chance
-(:func:`fit_box`), so that a blob running on onto a card beneath is cut back. Each side is
+The network (trained by ``python3 -m training.locator``, shipped beside this file as
+``locator.onnx`` and run by OpenCV's ``dnn`` module) looks at the frame at a quarter of its size
+and gives, for each cell of an eighth of it, the chance that the cell lies on the top card: the
+card whose outline nothing covers, whatever lies beneath it, however faint its edge on a white
+card. Each blob of that map is fitted as a card's outline: the smallest rectangle around it,
+its sides then laid on the blob's straight runs (:func:`fit_sides`) and moved to hold the most
+chance (:func:`fit_box`), so that a blob running on onto a card beneath is cut back. Each side is
 then moved onto the card's edge in the full frame (:func:`refine`).
 """
 
@@ -20,6 +20,8 @@ from typing import Any
 import cv2
 import numpy as np
 import numpy.typing as npt
+
+from referee.errors import RefereeError
 
 Array = npt.NDArray[Any]
 
@@ -35,8 +37,9 @@ MIN_AREA = 0.01
 REACH = 6.0
 
 
-class LocatorError(Exception):
-    """The shipped locator network is missing (``python3 -m hardware.camera.train_locator``)."""
+class LocatorError(RefereeError, RuntimeError):
+    """The shipped locator network is missing: a broken install, as for the model
+    (``python3 -m training.locator`` writes it)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class Sight:
 def _network(path: Path) -> Any:
     if not path.exists():
         raise LocatorError(f"the locator network {path} is missing (train it with "
-                           "python3 -m hardware.camera.train_locator)")
+                           "python3 -m training.locator)")
     return cv2.dnn.readNetFromONNX(str(path))
 
 

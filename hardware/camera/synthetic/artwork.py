@@ -11,7 +11,7 @@ the GPL-3+), and decks drawn here with the system's fonts:
   seed: the pips of each rank in their usual places, court cards as a framed picture of
   coloured shapes turned about the card's centre, indices in a system font, borders, corner
   rounding and proportions (poker or bridge size) as decks differ. Made for training the
-  locator (:mod:`hardware.camera.locate`).
+  locator (:mod:`hardware.camera.reader.locate`).
 
 Rendering uses ``rsvg-convert`` (librsvg2-bin). PNGs go to the cache folder
 (``$REFEREE_CAMERA_CACHE``, else ``.cache/camera`` in the source tree, else
@@ -51,7 +51,7 @@ def cache_dir() -> Path:
     env = os.environ.get("REFEREE_CAMERA_CACHE")
     if env:
         return Path(env)
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     if (root / "pyproject.toml").exists():
         return root / ".cache" / "camera"
     return Path.home() / ".cache" / "card-referee" / "camera"

@@ -1,6 +1,6 @@
 """Lays from a stream of reads: a new top card seen over a few frames becomes a lay.
 
-:class:`LayTracker` takes one :class:`~hardware.camera.recognise.Read` per frame with the
+:class:`LayTracker` takes one :class:`~hardware.camera.reader.recognise.Read` per frame with the
 frame's capture time. A card becomes a lay once it was read in ``frames`` frames (unclear frames
 in between do not break the run, another card does), stamped with the capture time of the first
 frame that showed it. The card on top stays on top while a hand covers it or the picture is

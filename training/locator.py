@@ -1,20 +1,20 @@
-"""Train the locator network (:mod:`hardware.camera.locate`) from scenes rendered here; writes
-``locator.onnx``.
+"""Train the locator network (:mod:`hardware.camera.reader.locate`) from scenes rendered here;
+writes ``hardware/camera/reader/locator.onnx``.
 
-``python3 -m hardware.camera.train_locator [--scenes N] [--epochs N] [--jobs N] [--threads N]
+``python3 -m training.locator [--scenes N] [--epochs N] [--jobs N] [--threads N]
 [--leave-out DECK,...] [--full-share F] [--out PATH]``
 
 Needs PyTorch (``python3 -m pip install -e '.[train]'``; the recogniser itself runs the network
-with OpenCV alone). The scenes are piles filmed by the virtual camera (:mod:`hardware.camera.scene`)
-with more spread than the benchmark's: 0 to 5 cards beneath, sometimes squared almost exactly
-on one another, cards 140 to 300 pixels long, a hand now and then (sometimes over the pile),
-any of 200 table textures, stronger tilt and glare. The decks are the training decks only:
-``anglo`` and ``gnomangelo`` (gnome-cards-data), the ``font-<n>`` decks and the ``pips-<n>``
-decks drawn here (:mod:`hardware.camera.artwork`), each also with its border painted white
-(``+plain``). ``touati`` (the npm deck) is never used: it is the held-out deck of the
-benchmark. The target of each scene is the top card's outline, filled, at an eighth of the
-frame's size. Rendered scenes are kept in the cache (``.cache/camera/locator``), so a second
-run trains at once.
+with OpenCV alone). The scenes are piles filmed by the virtual camera
+(:mod:`hardware.camera.synthetic.scene`) with more spread than the benchmark's: 0 to 5 cards
+beneath, sometimes squared almost exactly on one another, cards 140 to 300 pixels long, a hand now
+and then (sometimes over the pile), any of 200 table textures, stronger tilt and glare. The decks
+are the training decks only: ``anglo`` and ``gnomangelo`` (gnome-cards-data), the ``font-<n>``
+decks and the ``pips-<n>`` decks drawn here (:mod:`hardware.camera.synthetic.artwork`), each also
+with its border painted white (``+plain``). ``touati`` (the npm deck) is never used: it is the
+held-out deck of the benchmark. The target of each scene is the top card's outline, filled, at an
+eighth of the frame's size. Rendered scenes are kept in the cache (``.cache/camera/locator``), so a
+second run trains at once.
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from hardware.camera import scene as scene_module
-from hardware.camera.artwork import FONT_DECKS, PIP_DECKS, cache_dir, render_deck
-from hardware.camera.locate import (
+from hardware.camera.reader.locate import (
     IN_H,
     IN_W,
     LOCATOR_PATH,
@@ -45,7 +43,10 @@ from hardware.camera.locate import (
     fit_box,
     fit_sides,
 )
-from hardware.camera.scene import (
+from hardware.camera.synthetic import scene as scene_module
+from hardware.camera.synthetic.artwork import FONT_DECKS, PIP_DECKS, cache_dir, render_deck
+from hardware.camera.synthetic.scene import (
+    FILM_SCALE,
     FRAME_H,
     FRAME_W,
     PLAIN,
@@ -65,8 +66,6 @@ TRAIN_DECKS = ("anglo", "gnomangelo", *FONT_DECKS,
 #: (the benchmark's scenes are seeds 10 000 to 12 000 of ``random_scene``, which draws them
 #: otherwise).
 SCENES, EPOCHS, FIRST_SEED = 40_000, 5, 100_000
-#: The scale the training scenes are filmed at before they are shrunk to the network's input.
-FILM_SCALE = 0.5
 #: The share of the training scenes filmed whole (the rest at half size): all of them for
 #: the network that ships; less renders faster but gave a network that outlines worse.
 FULL_SHARE = 1.0
@@ -134,7 +133,7 @@ def sample(seed: int, decks: tuple[str, ...] = TRAIN_DECKS,
     """One training pair: the frame at the network's input size, and its target. The frame is
     filmed at 640x480 and shrunk as the locator shrinks a camera's frame (JPEG and all: about
     65 ms, the network that ships), or unless ``full`` at half size (320x240,
-    :func:`~hardware.camera.scene.render` with a scale: about 9 ms) and shrunk by area."""
+    :func:`~hardware.camera.synthetic.scene.render` with a scale: about 9 ms) and shrunk by area."""
     scene = train_scene(seed, decks)
     frame = render(scene) if full else render(scene, FILM_SCALE)
     return np.asarray(cv2.resize(frame, (IN_W, IN_H), interpolation=cv2.INTER_AREA)), \
@@ -297,7 +296,7 @@ def export(net: Any, path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Render, train, check and write the locator."""
-    ap = argparse.ArgumentParser(prog="python3 -m hardware.camera.train_locator",
+    ap = argparse.ArgumentParser(prog="python3 -m training.locator",
                                  description="Train the camera's locator network from scenes "
                                  "of the training decks rendered here (touati is held out).")
     ap.add_argument("--out", type=Path, default=LOCATOR_PATH,

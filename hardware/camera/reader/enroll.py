@@ -9,15 +9,17 @@ from pathlib import Path
 
 import numpy as np
 
-from hardware.camera.recognise import Array, EnrolledDeck, find_cards, template_vector, warp
-from hardware.camera.sources import Frame, read_image
+from hardware.camera.reader.find import find_cards
+from hardware.camera.reader.sources import Frame, read_image
+from hardware.camera.reader.templates import EnrolledDeck, template_vector
+from hardware.camera.reader.warp import Array, warp
 from referee.cards import Card, full_deck, parse_card
-from referee.errors import CardError
+from referee.errors import CardError, RefereeError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
 
 
-class EnrollError(ValueError):
+class EnrollError(RefereeError, ValueError):
     """A folder or a camera that does not give the 52 cards."""
 
 

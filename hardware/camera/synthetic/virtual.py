@@ -16,9 +16,16 @@ from typing import Any
 import cv2
 import numpy as np
 
-from hardware.camera.recognise import Array
-from hardware.camera.scene import FRAME_H, FRAME_W, Hand, Placed, Scene, _hand_mask, render
-from hardware.camera.sources import Frame
+from hardware.camera.reader.sources import Array, Frame
+from hardware.camera.synthetic.scene import (
+    FRAME_H,
+    FRAME_W,
+    Hand,
+    Placed,
+    Scene,
+    _hand_mask,
+    render,
+)
 from referee.cards import Card
 from referee.model import Input, Verdict
 

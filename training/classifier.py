@@ -1,6 +1,6 @@
 """Train the recogniser's classifiers from cards rendered here; writes ``model.npz``.
 
-``python3 -m hardware.camera.train [--out PATH] [--per-card N] [--copies N] [--nets N]
+``python3 -m training.classifier [--out PATH] [--per-card N] [--copies N] [--nets N]
 [--leave-out DECK,...] [--seed S]``
 
 The training decks are ``anglo`` and ``gnomangelo`` (gnome-cards-data) and the decks drawn with
@@ -28,19 +28,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from hardware.camera.artwork import FONT_DECKS
-from hardware.camera.recognise import (
-    MODEL_PATH,
-    RANK_CLASSES,
-    SUIT_CLASSES,
-    WARP_H,
-    WARP_W,
-    Array,
-    corner_glyphs,
-    rank_features,
-    suit_features,
-)
-from hardware.camera.scene import _card_rgba
+from hardware.camera.reader.classify import MODEL_PATH, RANK_CLASSES, SUIT_CLASSES
+from hardware.camera.reader.index import corner_glyphs, rank_features, suit_features
+from hardware.camera.reader.warp import WARP_H, WARP_W, Array
+from hardware.camera.synthetic.artwork import FONT_DECKS
+from hardware.camera.synthetic.scene import card_rgba
 from referee.cards import Card, full_deck
 
 TRAIN_DECKS = ("anglo", "gnomangelo", *FONT_DECKS)
@@ -49,7 +41,7 @@ HELD_OUT = ("touati",)
 
 def filmed(deck: str, card: Card, rng: random.Random) -> Array:
     """A card as the recogniser gets it after a quick camera model: warped to 200x300."""
-    im = _card_rgba(deck, card)
+    im = card_rgba(deck, card)
     ch, cw = im.shape[:2]
     h = rng.uniform(150, 270)
     w = h * cw / ch
@@ -150,9 +142,8 @@ class Distortion:
 #: hidden units.
 PER_CARD, COPIES, NETS = 10, 2, 3
 RANK_HIDDEN, SUIT_HIDDEN = 96, 48
-#: The networks' logits are divided by this (both classifiers). On the decks left out (1 000
-#: scenes, two seeds of the data) 0.9 named 1.9 % more right but 0.55 % wrong, over the
-#: issue's 0.5 %; 1.0 named 0.35 % wrong.
+#: The networks' logits are divided by this (both classifiers): sharper (0.9) named more of
+#: the left-out decks' scenes wrong than the issue's 0.5 %.
 TEMPERATURE = 1.0
 
 #: The distortions of the rank's samples and of the suit's (each from its own copy of the
@@ -280,7 +271,7 @@ def accuracy(net: dict[str, Array], x: Array, y: Array) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Train and write the model."""
-    ap = argparse.ArgumentParser(prog="python3 -m hardware.camera.train",
+    ap = argparse.ArgumentParser(prog="python3 -m training.classifier",
                                  description="Train the camera recogniser's classifiers from "
                                  "rendered cards of the training decks (touati is held out).")
     ap.add_argument("--out", type=Path, default=MODEL_PATH, help="where to write the model "
