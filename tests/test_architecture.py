@@ -256,6 +256,7 @@ def test_every_floor_1_module_is_a_source_of_the_contract() -> None:
     assert not strangers, "sources of the contract outside floor 1: " + ", ".join(strangers)
 
 
+@pytest.mark.slow
 def test_the_contract_forbids_the_other_floors_and_every_dependency() -> None:
     rules = contract("rules-library")
     forbidden = set(rules["forbidden_modules"])

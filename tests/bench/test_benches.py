@@ -68,6 +68,7 @@ def test_the_runner_fails_a_bench_that_fails_or_does_not_name_itself(tmp_path: P
     assert "broken: exit status 3" in out.err
 
 
+@pytest.mark.slow
 def test_the_service_idle_bench_sees_the_board_come_online() -> None:
     if shutil.which("mosquitto") is None and not Path("/usr/sbin/mosquitto").exists():
         pytest.skip("mosquitto is not installed (Debian package 'mosquitto')")

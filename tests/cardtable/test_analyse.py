@@ -152,6 +152,7 @@ def test_the_same_figures_for_any_number_of_jobs(capsys) -> None:
     assert other != one
 
 
+@pytest.mark.slow
 def test_compare_seeds_each_value_apart(tmp_path, capsys) -> None:
     out = tmp_path / "rep"
     assert main(["analyse", "--game", "beggar-my-neighbour", "--players", "3", "--games", "4",
@@ -229,6 +230,7 @@ def analyse_command():
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.slow
 def test_ctrl_c_keeps_and_prints_what_it_has(jobs: str) -> None:
     """A real SIGINT to the command: it stops at once, prints the figures of the games that
     finished and exits 130 (Vändåtta: short games, so a loaded machine has finished some of
@@ -262,6 +264,7 @@ def test_ctrl_c_keeps_and_prints_what_it_has(jobs: str) -> None:
     assert f"interrupted: {played} of 100000 games played" in err
 
 
+@pytest.mark.slow
 def test_report_html_opens_in_chromium_with_its_plots(tmp_path, capsys) -> None:
     pytest.importorskip("matplotlib")
     from tests.web_pages import Chromium, chromium_binary

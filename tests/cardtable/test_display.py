@@ -216,6 +216,7 @@ def publish_retained(broker: Broker, table: str, payload: bytes) -> None:
     asyncio.run(go())
 
 
+@pytest.mark.slow
 def test_display_once_against_the_broker(mosquitto: Broker,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 10.13: connected, ``--once`` says nothing of a lost connection; a table that does
@@ -260,6 +261,7 @@ KEYS = ["game", "seats", "counts", "pile", "bottom", "top", "turn", "challenge",
         "paused", "alerts", "recent", "session", "seq", "table"]
 
 
+@pytest.mark.slow
 def test_no_state_can_break_the_drawing() -> None:
     """Every key a display draws, set to every kind of wrong value: the drawing never fails
     (before: ``TypeError: 'int' object is not iterable`` and the like)."""

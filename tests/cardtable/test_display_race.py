@@ -181,6 +181,7 @@ SVG = """(() => { const s = document.querySelector('#race svg.timeline');
                  (t) => t.getBoundingClientRect().height))}; })()"""
 
 
+@pytest.mark.slow
 def test_the_web_page_draws_the_race_as_a_timeline(mosquitto: Broker, chromium: Chromium,
                                                    tmp_path: Path) -> None:
     with feed_thread(mosquitto, "race", NAMES) as feed, \

@@ -75,6 +75,7 @@ STATE = {
 }
 
 
+@pytest.mark.slow
 def test_browser_display_follows_the_table(mosquitto: Broker, chromium: Chromium,
                                            tmp_path: Path) -> None:
     with feed_thread(mosquitto, "t1", NAMES) as feed, \
@@ -158,6 +159,7 @@ def test_browser_display_follows_the_table(mosquitto: Broker, chromium: Chromium
     assert "Dag to play" in chromium.js("document.body.innerText")
 
 
+@pytest.mark.slow
 def test_browser_display_needs_no_websockets_listener(mosquitto_factory: Any,
                                                       chromium: Chromium,
                                                       tmp_path: Path) -> None:
@@ -190,6 +192,7 @@ def test_browser_display_needs_no_websockets_listener(mosquitto_factory: Any,
         broker.stop()
 
 
+@pytest.mark.slow
 def test_browser_display_with_wrong_password_says_so(mosquitto: Broker, chromium: Chromium
                                                      ) -> None:
     url = f"mqtt://display:wrong@127.0.0.1:{mosquitto.port}"
@@ -290,6 +293,7 @@ SCENARIOS = [("banka-bever", 2), ("banka-bever", 4), ("banka-bever", 8), ("vanda
              ("vandatta", 4), ("vandatta", 7)]
 
 
+@pytest.mark.slow
 def test_browser_display_layout(mosquitto: Broker, chromium: Chromium, tmp_path: Path) -> None:
     """Issue 10.14, with 2, 4 and 8 seats (7 in Vändåtta) at 1280×800, 1920×1080 and
     768×1024: the seats in one row (two in portrait), no name cut, the turn on one line, every

@@ -365,6 +365,7 @@ def test_display_rereads_state_on_a_seq_gap(mosquitto: Broker) -> None:
     run(go())
 
 
+@pytest.mark.slow
 def test_broker_restart_leaves_the_feed_running_and_displays_whole(mosquitto: Broker) -> None:
     async def go() -> None:
         t = Topics("t1")
@@ -630,6 +631,7 @@ def _make_tls_files(folder: Path) -> dict[str, Path]:
     return f
 
 
+@pytest.mark.slow
 def test_feed_over_tls_with_its_own_ca(mosquitto_factory: Callable[..., Broker],
                                        tmp_path: Path) -> None:
     """mqtts:// with ?cafile= as docs/security.md describes; without the CA it refuses."""

@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import aiomqtt
+import pytest
 
 from cardtable.cli import main
 from cardtable.config import parse_config
@@ -36,6 +37,7 @@ def test_simulate_publishes_the_game_to_the_broker(mosquitto: Broker, capsys) ->
     assert seat["name"] == "Anna"
 
 
+@pytest.mark.slow
 def test_simulate_with_broker_down_still_plays(capsys) -> None:
     assert main(["simulate", "--game", "beggar-my-neighbour", "--players", "2", "--seed", "1",
                  "--fast", "--broker", "mqtt://127.0.0.1:9", "--table", "x"]) == 0

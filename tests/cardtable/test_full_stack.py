@@ -28,6 +28,7 @@ def simulate_cmd(seed: int, journal_dir, game="beggar-my-neighbour", players=2) 
             str(journal_dir), "--speed", "200", "--settle-ms", "2"]
 
 
+@pytest.mark.slow
 def test_full_stack_plays_the_same_game_as_the_virtual_simulation(tmp_path) -> None:
     """Beggar My Neighbour has no choices: through GPIO, pty and service it must be the very
     game the pure simulation plays from the same deal."""
@@ -45,6 +46,7 @@ def test_full_stack_plays_the_same_game_as_the_virtual_simulation(tmp_path) -> N
     ("banka-bever", 4, {"false_slap_penalty": "burn"}),
     ("vandatta", 3, {"lappen": True, "points_game": True}),
 ])
+@pytest.mark.slow
 def test_full_stack_journal_replays_to_the_tables_verdicts(tmp_path, game, players,
                                                            options) -> None:
     doc = full_stack_config(game, players, 5, journal_dir=str(tmp_path / "j"), options=options,
@@ -67,6 +69,7 @@ def _final_state(stdout: str) -> dict:
 
 
 @pytest.mark.parametrize("seed", [2, 7, 9, 11, 14])
+@pytest.mark.slow
 def test_kill_9_at_ten_random_moments_then_resume_ends_the_same(tmp_path, seed) -> None:
     """Ten kill -9s of one game (5 games: 50 kills); each resume goes on from the journal."""
     sim = Simulation("beggar-my-neighbour", 2, seed)
@@ -102,6 +105,7 @@ def test_kill_9_at_ten_random_moments_then_resume_ends_the_same(tmp_path, seed) 
     assert sum(1 for i in journal.inputs if i.act == "lay") == want["cards_played"]
 
 
+@pytest.mark.slow
 def test_kill_9_of_a_slap_game_resumes_and_finishes_with_nothing_lost(tmp_path) -> None:
     """Banka bäver's outcome depends on real slap timing, so there is no fixed final state to
     compare with; what must hold is that every kill resumes the same journal, the game ends,

@@ -86,6 +86,7 @@ def test_a_tile_says_what_the_tables_own_display_says() -> None:
     assert table_path("a b/c") == "/table/a%20b%2Fc/"
 
 
+@pytest.mark.slow
 def test_fifty_tables_at_once_through_one_broker(mosquitto: Broker) -> None:
     """50 seeded tables publish a change every 0.25 s for 3 s, all at once: the hall shows
     every table, each at the last seq its referee published, then every one offline."""
@@ -120,6 +121,7 @@ def test_fifty_tables_at_once_through_one_broker(mosquitto: Broker) -> None:
     assert hall.connections == 1
 
 
+@pytest.mark.slow
 def test_the_terminal_hall_once(mosquitto: Broker, capsys: pytest.CaptureFixture[str]) -> None:
     async def tables() -> None:
         await run_tables(mosquitto.url(), 3, interval=0.1, duration=0.3, limit=5)
@@ -179,6 +181,7 @@ def get(url: str) -> tuple[int, bytes]:
         return exc.code, b""
 
 
+@pytest.mark.slow
 def test_the_web_hall_in_chromium(mosquitto: Broker,
                                   open_chromium: Callable[[int, int], Chromium],
                                   tmp_path: Path) -> None:

@@ -711,6 +711,7 @@ def test_a_real_full_disk_pauses_the_table_and_it_resumes_when_there_is_room(sma
     assert again.state["cards_played"] == svc.state()["cards_played"]
 
 
+@pytest.mark.slow
 def test_the_full_stack_on_a_full_disk_ends_with_the_error(small_disk) -> None:
     """10.4: ``simulate --full-stack`` cannot wait for a disk: it stops with the reason
     (status 75) instead of hanging."""

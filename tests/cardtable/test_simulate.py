@@ -120,6 +120,7 @@ def test_a_piped_simulation_prints_as_it_plays(tmp_path) -> None:
         proc.wait()
 
 
+@pytest.mark.slow
 def test_the_full_stack_leaves_no_folder_and_starts_its_clock_near_zero(tmp_path) -> None:
     """10.18: without --journal-dir the full stack's temporary journal folder is removed at the
     end, and its times start near 0:01, not at the machine's uptime."""
@@ -153,6 +154,7 @@ def _fingerprinted() -> list[tuple[str, int, dict, int, int, str]]:
 
 
 @pytest.mark.parametrize("game", ["beggar-my-neighbour", "banka-bever", "vandatta"])
+@pytest.mark.slow
 def test_200_seeds_per_game_give_the_journals_of_the_simulator_before_issue_13(
         game: str) -> None:
     """The file was written by the simulator at 3a38d19 (a git worktree of that commit, run

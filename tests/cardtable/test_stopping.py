@@ -64,6 +64,7 @@ async def _status(url: str) -> str | None:
 
 
 @pytest.mark.parametrize("console, use_broker, board, how", CASES)
+@pytest.mark.slow
 def test_every_configuration_stops_within_2_s(tmp_path: Path, mosquitto: Broker,
                                               console: bool, use_broker: bool, board: bool,
                                               how: str) -> None:

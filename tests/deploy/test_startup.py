@@ -351,6 +351,7 @@ def _wait_for_game(journals: Path, proc: subprocess.Popen[str]) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_under_systemd_log_lines_carry_their_priority_and_no_time(tmp_path: Path) -> None:
     (tmp_path / "run").mkdir()
     env = {"LG_WD": str(tmp_path / "run")}

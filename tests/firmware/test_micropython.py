@@ -172,6 +172,7 @@ def test_the_mpy_cross_build_runs_on_the_vm(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("ppm", [-100.0, 100.0])
+@pytest.mark.slow
 def test_clock_sync_within_its_reported_bound(ppm: float) -> None:
     """Button edges stamped by the firmware's irq handler on the board's crystal (±100 ppm,
     its 30-bit ticks_us wrapping 1.5 s in, extended by the firmware to 32 bits): each event
@@ -199,6 +200,7 @@ def test_clock_sync_within_its_reported_bound(ppm: float) -> None:
     run(body())
 
 
+@pytest.mark.slow
 def test_1000_card_reads_with_1pct_corrupted_and_1pct_dropped_bytes() -> None:
     """None lost, doubled or damaged, and the link never went offline."""
     async def body() -> None:
@@ -337,6 +339,7 @@ def test_a_host_restart_mid_stream_loses_no_read() -> None:
     run(body())
 
 
+@pytest.mark.slow
 def test_a_board_restart_mid_stream_comes_back_as_a_new_board() -> None:
     """The board powers off and on while reads flow (the VM is stopped and started on the same
     pty): the host says offline, then online with the new boot id; what the first boot
@@ -370,6 +373,7 @@ def test_a_board_restart_mid_stream_comes_back_as_a_new_board() -> None:
     run(body())
 
 
+@pytest.mark.slow
 def test_what_the_board_kept_through_a_short_unplug_comes_back_in_order() -> None:
     """The USB cable out and back in within half a second (the board never notices; the host's
     port fails and it shakes hands afresh): the read in flight and the reads made meanwhile
@@ -418,6 +422,7 @@ def test_what_the_board_kept_through_a_short_unplug_comes_back_in_order() -> Non
     assert run(body()) == []
 
 
+@pytest.mark.slow
 def test_a_full_stack_game_on_the_micropython_board(tmp_path: Path) -> None:
     """`referee simulate --full-stack`'s table with this board as the card source (every card
     laid is a tag read by the firmware) and the slap buttons' source (the board's buttons):
@@ -446,6 +451,7 @@ def test_a_full_stack_game_on_the_micropython_board(tmp_path: Path) -> None:
     assert len([e for e in board.of("edge") if e["level"] == 0]) >= acts.count("slap")
 
 
+@pytest.mark.slow
 def test_the_bench_runs_in_a_short_mode() -> None:
     """bench/firmware_mpy.py prints its line, the firmware's figures next to the emulator's."""
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "firmware_mpy.py"), "--events",

@@ -43,6 +43,7 @@ def _exchange(rng: random.Random, board: BoardClock, h: int, jitter_ns: float,
 
 
 @pytest.mark.parametrize("ppm", [-100.0, 100.0])
+@pytest.mark.slow
 def test_offset_and_drift_tracked_within_1ms_and_within_the_bound(ppm: float) -> None:
     rng = random.Random(int(ppm * 10) + 1)
     host0 = 5 * 10**12
@@ -88,6 +89,7 @@ def test_bad_exchanges_are_refused() -> None:
 
 
 @pytest.mark.parametrize("ppm", [-100.0, 100.0])
+@pytest.mark.slow
 def test_whole_link_keeps_events_within_1ms_under_drift(ppm: float) -> None:
     """The link's own sync (min-RTT + regression) over a jittery virtual line, 10 minutes,
     a button event every 100 ms: each event's t is within 1 ms of the truth and its bound."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from cardtable.config import parse_config
 from cardtable.service import RefereeService
 from firmware_bridge.deck import synthetic_deck
@@ -96,6 +98,7 @@ def test_a_wrong_card_read_is_a_desync_and_an_unknown_tag_a_notice(tmp_path) -> 
     assert svc.state()["cards_played"] == 0
 
 
+@pytest.mark.slow
 def test_losing_the_board_pauses_and_its_return_resumes(tmp_path) -> None:
     deck = synthetic_deck(5)
     svc = make_service(tmp_path, "beggar-my-neighbour", seed=3)

@@ -132,6 +132,7 @@ def laid(svc: RefereeService) -> list[Card | None]:
     return [i.card for i in lays]
 
 
+@pytest.mark.slow
 def test_unplugging_the_board_mid_game_pauses_and_replugging_resumes_every_card_once(
         tmp_path: Path) -> None:
     """The device goes away during a game (a card read still in flight, one more read while it
@@ -183,6 +184,7 @@ def test_unplugging_the_board_mid_game_pauses_and_replugging_resumes_every_card_
     assert svc.state()["cards_played"] == 3
 
 
+@pytest.mark.slow
 def test_a_line_with_a_fifth_of_its_bytes_corrupted_is_reported_unusable_and_recovers(
         tmp_path: Path) -> None:
     """20 % corrupted bytes: before, no card in 150 s and no alert. The table says the link is
@@ -226,6 +228,7 @@ def test_a_line_with_a_fifth_of_its_bytes_corrupted_is_reported_unusable_and_rec
     run(go())
 
 
+@pytest.mark.slow
 def test_a_board_that_never_gets_through_is_reported(tmp_path: Path) -> None:
     """A port that opens but where nothing good ever arrives (here 20 % corrupted bytes from
     the first byte): before, the link stayed silent for ever, no offline (it was never

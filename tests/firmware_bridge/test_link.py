@@ -136,6 +136,7 @@ def _fault_run(n: int, faults: Faults, seed: int) -> tuple[list[BoardEvent], Lin
     return run(body(), timeout=120)
 
 
+@pytest.mark.slow
 def test_10000_card_reads_over_the_pty_with_1pct_corrupt_and_1pct_dropped_bytes() -> None:
     n = 10_000
     events, link, board = _fault_run(n, Faults(corrupt=0.01, drop=0.01, seed=4), seed=4)
@@ -148,6 +149,7 @@ def test_10000_card_reads_over_the_pty_with_1pct_corrupt_and_1pct_dropped_bytes(
     assert sum(link.stats.bad_frames.values()) > 1000 and link.stats.duplicates > 0
 
 
+@pytest.mark.slow
 def test_duplicated_and_delayed_bytes() -> None:
     n = 1500
     faults = Faults(corrupt=0.005, drop=0.005, duplicate=0.01, delay=0.002, delay_ms=8, seed=9)
@@ -156,6 +158,7 @@ def test_duplicated_and_delayed_bytes() -> None:
     assert board.line_out.stats["duplicated"] > 50 and board.line_out.stats["delayed"] > 10
 
 
+@pytest.mark.slow
 def test_cable_pulled_goes_offline_keeps_events_and_comes_back_online() -> None:
     async def body() -> None:
         board, link = await _pair(seed=2)
@@ -186,6 +189,7 @@ def test_cable_pulled_goes_offline_keeps_events_and_comes_back_online() -> None:
 
 
 @pytest.mark.parametrize("ppm", [-100.0, 100.0])
+@pytest.mark.slow
 def test_clock_sync_over_the_pty_within_its_reported_bound(ppm: float) -> None:
     """Board ticks onto the host clock over the real pty (±100 ppm drift, across the 32-bit
     wrap): every event lies within the error bound the sync reports for it, and the sync gets

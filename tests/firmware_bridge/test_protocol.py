@@ -130,6 +130,7 @@ messages = st.one_of(
 
 
 @given(u16, messages)
+@pytest.mark.slow
 def test_every_message_round_trips(seq: int, msg: object) -> None:
     wire = encode_frame(seq, msg)
     assert wire.endswith(b"\x00") and 0 not in wire[:-1]

@@ -3,6 +3,7 @@
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -144,6 +145,7 @@ def _sim(**kw) -> SimulatedLink:
     return sim
 
 
+@pytest.mark.slow
 def test_in_memory_10000_card_reads_with_1pct_corrupt_and_1pct_dropped_bytes() -> None:
     """Over the same link code as the pty: zero damaged frames accepted, none lost or doubled."""
     sim = _sim(faults=Faults(corrupt=0.01, drop=0.01), seed=11, drift_ppm=-100,

@@ -258,6 +258,7 @@ def test_table_time_maps_edges_onto_the_table_clock() -> None:
     pad.close()
 
 
+@pytest.mark.slow
 def test_ten_thousand_bouncy_presses_make_exactly_ten_thousand_slaps() -> None:
     """Four seats, 2 500 presses each, bounce of 0.1-5 ms on make and break, taps shorter and
     longer than the lockout, delivery delayed at random: one slap per press, at its first edge."""

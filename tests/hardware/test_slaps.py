@@ -156,6 +156,7 @@ def new_position(r: Rig, n: int, dealer: int, base: int) -> int:
 
 
 @pytest.mark.parametrize("progress", [False, True], ids=["window", "progress"])
+@pytest.mark.slow
 def test_hundred_thousand_pairs_one_microsecond_apart_go_to_the_earliest_edge(
         progress: bool) -> None:
     """100 000 pairs of slaps 1 µs apart, from random seats of random tables (2-8 seats), each
@@ -246,6 +247,7 @@ def play_pairs(n: int, *, progress: bool, case: str = "", seed: int = 20_011) ->
 
 
 @pytest.mark.parametrize("case", ["quiet_board", "progress_ahead"])
+@pytest.mark.slow
 def test_pairs_with_a_quiet_source_or_one_whose_progress_runs_ahead(case: str) -> None:
     """20 000 pairs 1 µs apart, delivered 0-19 ms late, judged by the pads' progress:
 
@@ -264,6 +266,7 @@ def test_pairs_with_a_quiet_source_or_one_whose_progress_runs_ahead(case: str) -
 
 
 @pytest.mark.parametrize("progress", [False, True], ids=["window", "progress"])
+@pytest.mark.slow
 def test_exact_ties_follow_the_clockwise_rule(progress: bool) -> None:
     """Two slaps with the same timestamp: the seat met first clockwise from the seat whose turn
     it is wins (RULES.md §2), whichever was delivered first, judged by the window or by the
@@ -469,6 +472,7 @@ def test_gpio_edge_feeds_the_referee_service() -> None:
     assert service.notices == [("button_stuck", {"seat": 1, "button": "slap"})]
 
 
+@pytest.mark.slow
 def test_a_chattering_pad_is_flagged_not_journaled_and_the_game_goes_on(tmp_path) -> None:
     """Issue 10.10 through the real service: Bo's slap line chatters at 10 000 edges/s (before
     the fix: a false slap every 60 ms, each journaled). It is flagged at once

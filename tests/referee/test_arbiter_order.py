@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,6 +90,7 @@ def sourced(draw: st.DrawFn) -> tuple[list[tuple[int, str, Input]], dict[str, in
 
 @settings(max_examples=300, deadline=None)
 @given(sourced(), st.integers(1, 200), st.booleans())
+@pytest.mark.slow
 def test_sources_that_keep_their_promise_release_early_and_in_judging_order(
     case: tuple[list[tuple[int, str, Input]], dict[str, int]], poll_every: int, b_quiet: bool
 ) -> None:

@@ -130,6 +130,7 @@ _json = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_json.map(json.dumps) | st.text(max_size=30), max_size=6))
+@pytest.mark.slow
 def test_any_journal_text_reads_or_fails_with_a_line_number(body: list[str]) -> None:
     text = [json.dumps(HEADER) + "\n"] + [line.replace("\n", " ") + "\n" for line in body]
     try:

@@ -15,6 +15,7 @@ from hardware.camera.synthetic.scene import PLAIN, corners_in_frame  # noqa: E40
 from training.locator import TRAIN_DECKS, main, sample, target, train_scene  # noqa: E402
 
 
+@pytest.mark.slow
 def test_training_scenes_never_show_the_held_out_deck() -> None:
     decks = {train_scene(seed).deck.removesuffix(PLAIN) for seed in range(400)}
     assert "touati" not in TRAIN_DECKS

@@ -26,6 +26,7 @@ def marks(image: np.ndarray) -> int:
 
 
 @pytest.mark.parametrize("deck", ["pips-1", "pips-5"])
+@pytest.mark.slow
 def test_a_pip_deck_has_52_cards_with_their_pips(deck: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     need_artwork(deck)
@@ -44,6 +45,7 @@ def test_a_pip_deck_has_52_cards_with_their_pips(deck: str, tmp_path: Path,
     assert len({im.tobytes() for im in images.values()}) == 52
 
 
+@pytest.mark.slow
 def test_pip_decks_differ_from_one_another(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     need_artwork("pips-2", "pips-3")
@@ -62,6 +64,7 @@ def _read_deck(deck: str) -> int:
                for c in full_deck())
 
 
+@pytest.mark.slow
 def test_processes_drawing_and_reading_a_deck_at_once_each_read_every_card_whole(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The locator's training renders its scenes in several processes, each drawing a deck

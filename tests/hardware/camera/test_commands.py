@@ -30,6 +30,7 @@ def photos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_enroll_from_photos_then_read_with_the_deck(
         decks: None, photos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "anglo.npz"

@@ -52,6 +52,7 @@ def photos() -> dict[Card, np.ndarray]:
     return {card: photo(card) for card in full_deck()}
 
 
+@pytest.mark.slow
 def test_each_card_is_taken_in_turn_and_names_itself(photos: dict[Card, np.ndarray]) -> None:
     said: list[tuple[str, str]] = []
     deck = enroll_live(camera(photos), lambda card, what: said.append((str(card), what)))
@@ -61,6 +62,7 @@ def test_each_card_is_taken_in_turn_and_names_itself(photos: dict[Card, np.ndarr
     assert named == 52
 
 
+@pytest.mark.slow
 def test_a_camera_that_stops_early_is_a_clear_error(photos: dict[Card, np.ndarray]) -> None:
     with pytest.raises(EnrollError, match="stopped before 5C"):
         enroll_live(camera(photos, upto=3), lambda card, what: None)

@@ -26,6 +26,7 @@ class Recorder:
         self.verdicts += [v.to_json() for v in verdicts if v.verdict not in NOTICE_KINDS]
 
 
+@pytest.mark.slow
 def test_camera_full_stack_verdicts_are_the_journal_s(decks: None, tmp_path: Path) -> None:
     doc = full_stack_config("banka-bever", 3, 7, journal_dir=str(tmp_path),
                             card_source="camera", settle_ms=150)

@@ -50,6 +50,7 @@ def test_two_reads_are_not_enough() -> None:
     assert feed(LayTracker(), [QH, QH, None, None, None, None, None, None, None, QH]) == []
 
 
+@pytest.mark.slow
 def test_a_filmed_game_through_the_recogniser(decks: None) -> None:
     """The first lays of a seeded Banka bäver game filmed at 30 fps (among them a pile won by
     a payment and swept away): every lay is found, in order, once, each within two frame

@@ -135,6 +135,7 @@ def found(deck: str, seeds: range) -> int:
     return hits
 
 
+@pytest.mark.slow
 def test_the_network_finds_the_top_card(decks: None) -> None:
     """Rendered piles: gnomangelo with its border painted white (a training deck) and touati
     (never trained on). Measured 27 and 27 of 30 (the network shipped before: 28 and 25)."""

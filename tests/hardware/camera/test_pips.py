@@ -55,6 +55,7 @@ def test_pips_deny_another_suit_and_only_on_number_cards(decks: None) -> None:
     assert not pips_deny(jack, Card.parse("JC"))
 
 
+@pytest.mark.slow
 def test_a_middle_pip_is_not_read(decks: None) -> None:
     """A pip on the card's middle row is printed either way up as the card lies (and an
     upside-down club reads as a spade): a card whose only pip is there shows no pips."""

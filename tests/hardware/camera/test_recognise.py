@@ -31,6 +31,7 @@ def recogniser() -> Recogniser:
     return Recogniser()
 
 
+@pytest.mark.slow
 def test_training_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """anglo (a training deck): most scenes read right, none wrong."""
     score = score_deck("anglo", SEEDS, recogniser)
@@ -38,6 +39,7 @@ def test_training_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     assert score.correct >= 28, score.figures()  # measured 30 of 30 (28 before the locator)
 
 
+@pytest.mark.slow
 def test_held_out_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """touati (held out of training): some read right, none wrong (the rest unclear)."""
     score = score_deck("touati", SEEDS, recogniser)
@@ -45,6 +47,7 @@ def test_held_out_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     assert score.correct >= 27, score.figures()  # measured 30 of 30 (23 before the locator)
 
 
+@pytest.mark.slow
 def test_borderless_deck_scenes(decks: None, recogniser: Recogniser) -> None:
     """anglo with its border line painted white (``anglo+plain``; touati and most real decks
     have none, so a card on a white card shows only a faint edge): most read right, none
@@ -68,6 +71,7 @@ def true_outline_reads(deck: str, seeds: range, recogniser: Recogniser) -> tuple
     return right, wrong
 
 
+@pytest.mark.slow
 def test_the_classifiers_read_the_true_outline(decks: None, recogniser: Recogniser) -> None:
     """Through the top card's true outline: gnomangelo (a training deck) and touati (held
     out of training) read mostly right, none wrong (the model before the distorted samples
@@ -101,6 +105,7 @@ def test_a_table_without_a_card_is_no_card(decks: None, recogniser: Recogniser) 
     assert read.card is None and read.quad is None
 
 
+@pytest.mark.slow
 def test_an_enrolled_deck_reads_its_cards(decks: None, tmp_path: object) -> None:
     """Templates of each card, from clean photos, name the same cards in new photos."""
     vectors, cards = [], []
@@ -124,6 +129,7 @@ def test_an_enrolled_deck_reads_its_cards(decks: None, tmp_path: object) -> None
     assert right >= 4
 
 
+@pytest.mark.slow
 def test_a_deck_that_names_every_card_wrongly_makes_reads_unclear_not_wrong(
         decks: None) -> None:
     """An enrolled deck whose templates all carry another card's name (a deck file made from
@@ -211,6 +217,7 @@ def test_two_corners_that_agree_need_less_than_corners_that_differ(
     assert Recogniser(deck=Unsure()).read_quad(frame, quad).card is None  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_a_template_names_the_card_through_an_outline_a_little_off(decks: None) -> None:
     """An enrolled deck's template is the whole card, small, without the light's slow change,
     with its redness: through the top card's true outline moved up to 2 px at each corner
@@ -364,6 +371,7 @@ class Spotted:
         return Sight(np.ones((h // 2, w // 2), np.float32), [Spot(self.quad, 1.0)])
 
 
+@pytest.mark.slow
 def test_the_locators_place_one_side_off_is_read_as_a_card(
         decks: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """touati cards whose outline from the locator runs 30 px on past one short side (onto

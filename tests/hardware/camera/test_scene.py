@@ -17,6 +17,7 @@ from hardware.camera.synthetic.scene import (  # noqa: E402
 )
 
 
+@pytest.mark.slow
 def test_a_card_composed_in_its_box_is_the_card_composed_on_the_whole_frame(
         decks: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each card is laid on the frame only inside its box and a margin (the cost of a frame
@@ -61,6 +62,7 @@ def _edges(scene: Scene) -> np.ndarray:
     return band > 0
 
 
+@pytest.mark.slow
 def test_the_locator_s_training_frames_are_filmed_at_half_size_for_the_card_edges(
         decks: None) -> None:
     """The locator's training films at half size and shrinks (:func:`training.locator.sample`):

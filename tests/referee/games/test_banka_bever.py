@@ -883,6 +883,7 @@ _options = st.builds(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(2, 8), dealer=st.integers(0, 7), opts=_options,
        seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_property_every_card_somewhere_exactly_once(n, dealer, opts, seed) -> None:
     e, inputs, verdicts, _ = _drive(n, dealer % n, opts, seed)
     won = sum(v["cards"] for v in verdicts if v.verdict == "pile_won")
@@ -896,6 +897,7 @@ def test_property_every_card_somewhere_exactly_once(n, dealer, opts, seed) -> No
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(2, 8), dealer=st.integers(0, 7), opts=_options,
        seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_property_same_inputs_same_verdicts(n, dealer, opts, seed) -> None:
     e, inputs, verdicts, deal = _drive(n, dealer % n, opts, seed)
     again = BankaBever(n, dealer % n, opts, deal)
@@ -912,6 +914,7 @@ def _strip_burn_card(verdicts: list[Verdict]) -> list[Verdict]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.sampled_from([2, 3, 4, 5, 6, 7, 8]), dealer=st.integers(0, 7), opts=_options,
        seed=st.integers(0, 2**32 - 1))
+@pytest.mark.slow
 def test_property_observed_mode_with_cards_judges_like_known_mode(n, dealer, opts, seed) -> None:
     # Observed mode cannot see the leftover or burned bottom card; everything else is the same.
     if opts.bottom_match and (52 % n or opts.false_slap_penalty == "burn"):

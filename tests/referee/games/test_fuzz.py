@@ -3,6 +3,7 @@ refused input changes nothing but the verdict stream."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,7 @@ def journals(draw: st.DrawFn) -> Journal:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(journals())
+@pytest.mark.slow
 def test_senseless_inputs_are_judged_without_exceptions(journal: Journal) -> None:
     result = replay(journal)
     state = result.state

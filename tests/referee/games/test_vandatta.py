@@ -1201,6 +1201,7 @@ options_strategy = st.builds(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 7), opts=options_strategy)
+@pytest.mark.slow
 def test_property_legal_inputs_accepted_and_cards_conserved(
         seed: int, n: int, opts: VandattaOptions) -> None:
     run_game(seed, n, opts, noise=0.0)
@@ -1208,12 +1209,14 @@ def test_property_legal_inputs_accepted_and_cards_conserved(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 7), opts=options_strategy)
+@pytest.mark.slow
 def test_property_refused_inputs_change_nothing(seed: int, n: int, opts: VandattaOptions) -> None:
     run_game(seed, n, opts, noise=0.3)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 7), opts=options_strategy)
+@pytest.mark.slow
 def test_property_same_inputs_same_verdicts(seed: int, n: int, opts: VandattaOptions) -> None:
     inputs, verdicts = run_game(seed, n, opts, noise=0.2)
     e = Vandatta(n, seed % n, opts, seeded_deal("vandatta", n, seed % n, seed))
@@ -1223,6 +1226,7 @@ def test_property_same_inputs_same_verdicts(seed: int, n: int, opts: VandattaOpt
     assert [v.to_json() for v in again] == [v.to_json() for v in verdicts]
 
 
+@pytest.mark.slow
 def test_random_games_finish() -> None:
     """Most random games reach a decision (the driver is not stuck in a loop)."""
     finished = 0
