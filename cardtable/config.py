@@ -6,7 +6,7 @@ Every error names the file and the key. Sections:
 (``virtual``, ``console``, ``board`` or ``camera``), ``journal_dir``, ``settle_ms`` (default 20, a
 camera table 450), ``seed`` (virtual deck), ``console_socket`` (a Unix socket for ``referee
 console`` when the referee runs as a service).
-``[options]`` table options by the names of RULES.md.
+``[options]`` table options by the names of docs/rules.md.
 ``[broker]`` ``url`` (``mqtt://host:port`` or ``ws://…``), ``username``, ``password`` or
 ``password_file``. Leave the section out to run without a feed.
 ``[board]`` ``port`` (device path or pyserial URL), ``deck`` (the deck file of tag ids),

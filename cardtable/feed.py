@@ -1,6 +1,6 @@
 """The MQTT table feed: the referee's picture of the table, published for the displays.
 
-Topics under ``cardtable/<table_id>/`` (``JOURNAL.md``, "MQTT feed"):
+Topics under ``cardtable/<table_id>/`` (``docs/journal.md``, "MQTT feed"):
 
 - ``status`` (retained): ``online``, or ``offline`` — the Last Will, and sent on a clean exit.
 - ``state`` (retained, QoS 1): the engine's ``state()`` plus ``session`` (new at every start),

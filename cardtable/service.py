@@ -419,7 +419,7 @@ class RefereeService:
 
     def _needs_reshuffle(self, inp: Input) -> bool:
         """A Vändåtta draw from an empty stock with ``reshuffle_discards`` on: the discards
-        become the new stock first (RULES.md §3), as the table does before the draw."""
+        become the new stock first (docs/rules.md §3), as the table does before the draw."""
         assert self.table is not None
         if inp.act != "draw" or not getattr(self.config.options, "reshuffle_discards", False):
             return False

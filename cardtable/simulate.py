@@ -183,7 +183,7 @@ class Simulation:
         # among them with the same draws, and only the input chosen is built, at its time.
         offered = engine.turn_options()
         if offered is not None and engine.can_reshuffle():
-            # The table reshuffles as soon as the stock is empty (RULES.md allows any moment),
+            # The table reshuffles as soon as the stock is empty (docs/rules.md allows any moment),
             # the seat to act for it: the cards of state()'s pile, read from the engine.
             self._plan(now + 2500 * MS, Input(0, offered[0], "reshuffle",
                                               stock=reshuffled(engine.pile_cards(), self.rng)))

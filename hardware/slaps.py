@@ -6,8 +6,8 @@ which is not edge order: lgpio's notification thread, the serial card reader and
 each add their own delay. :class:`SlapDriver` is a lock around a table, and the table runs the
 one loop every referee runs (the service, ``referee replay``): it journals each input, its
 arbiter holds it for the settle window and releases inputs in time order, and its engine judges
-them one by one, the slaps of one instant together by the tie rule of RULES.md (the engine holds
-such slaps until time has moved past their instant, which ``table.release`` does with
+them one by one, the slaps of one instant together by the tie rule of docs/rules.md (the engine
+holds such slaps until time has moved past their instant, which ``table.release`` does with
 ``engine.advance``). When input ends, :meth:`SlapDriver.flush` ends it as a replay does
 (``table.flush(finish=True)``: a pending collect grace runs out).
 

@@ -1,6 +1,6 @@
 """A referee for card games: the rules library.
 
-Three games exact to RULES.md (Beggar My Neighbour, Banka bäver, Vändåtta) as pure state
+Three games exact to docs/rules.md (Beggar My Neighbour, Banka bäver, Vändåtta) as pure state
 machines, the journal of timestamped inputs, the arbiter that orders them and the
 :class:`Table` that ties them together. Standard library only: no clock, no I/O beyond reading
 and writing journals, no threads; time comes in as the ``t`` of each input, in nanoseconds.

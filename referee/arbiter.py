@@ -41,7 +41,7 @@ policy only changes *when* an input is judged, never the order: an input that co
 horizon passed it is restamped and journaled so, and a replay (:meth:`Arbiter.flush`, no
 clock, no sources) judges the journal to the same verdicts whatever policy judged the game live.
 The arbiter orders; it does not judge: slaps with exactly the same ``t`` come out in arrival
-order and the engine applies RULES.md's clockwise tie rule to them. Pushing and releasing cost
+order and the engine applies docs/rules.md's clockwise tie rule to them. Pushing and releasing cost
 O(log n) per input in the number held (a heap); the limit costs O(sources). It is not
 thread-safe: the caller that pushes from several threads holds a lock (``RefereeService``,
 ``hardware.slaps.SlapDriver``).

@@ -110,7 +110,7 @@ def deal_hands(seed: int, n: int, dealer: int, hand_size: int) -> HandDeal:
 
 
 def reshuffled(discards: Sequence[Card | str | None], rng: random.Random) -> tuple[Card, ...]:
-    """The new stock when the discards are turned (RULES.md §3): every discard but the top one
+    """The new stock when the discards are turned (docs/rules.md §3): every discard but the top one
     (the last), shuffled with ``rng``; cards not seen (``None``) are left out."""
     stock = [c if isinstance(c, Card) else parse_card(c) for c in discards[:-1] if c is not None]
     rng.shuffle(stock)

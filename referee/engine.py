@@ -87,7 +87,7 @@ class Game:
     min_seats: int
     max_seats: int
     options: type[TableOptions]
-    """The class of the game's table options (RULES.md's *bordsval*)."""
+    """The class of the game's table options (docs/rules.md's *bordsval*)."""
     engine: Callable[..., Engine]
     """The engine: ``engine(n_seats, dealer, options, deal)``; ``deal`` None is observed mode."""
     deal_kind: DealKind

@@ -1,4 +1,4 @@
-"""The table journal (JSON Lines, JOURNAL.md): header, inputs, reading, writing.
+"""The table journal (JSON Lines, docs/journal.md): header, inputs, reading, writing.
 
 Reading is strict: the first malformed line stops the read with its line number and the
 reason, and everything read before it is kept (``JournalError.journal``).

@@ -1,7 +1,7 @@
 """Plain value types shared by every game: inputs, verdicts, the journal header.
 
-An :class:`Input` is exactly one journal line of ``JOURNAL.md``; a :class:`Verdict` is exactly one
-line of ``referee replay --json``. Both convert to and from those JSON objects losslessly.
+An :class:`Input` is exactly one journal line of ``docs/journal.md``; a :class:`Verdict` is exactly
+one line of ``referee replay --json``. Both convert to and from those JSON objects losslessly.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any, Literal, get_args
 from referee.cards import Card, cards_text, parse_card
 from referee.errors import CardError, InputError, shown
 
-#: Every act of the journal contract (JOURNAL.md); which game knows which is in
+#: Every act of the journal contract (docs/journal.md); which game knows which is in
 #: :data:`referee.games.games` (``Game.acts``).
 Act = Literal["lay", "slap", "play", "draw", "pass", "call", "deal", "reshuffle"]
 ACTS: tuple[Act, ...] = get_args(Act)
 
-#: The kinds of verdict an engine gives (``referee replay --json``, JOURNAL.md).
+#: The kinds of verdict an engine gives (``referee replay --json``, docs/journal.md).
 VerdictKind = Literal[
     "challenge", "pile_won", "false_slap", "slap_lost", "out", "game_over", "round_over",
     "desync", "illegal",
@@ -48,7 +48,7 @@ RefusalCode = Literal[
 ]
 REFUSAL_CODES: tuple[RefusalCode, ...] = get_args(RefusalCode)
 
-#: Judging priority at equal ``t`` (JOURNAL.md): a slap is judged after the lay or play of the
+#: Judging priority at equal ``t`` (docs/journal.md): a slap is judged after the lay or play of the
 #: same instant; every other pair keeps file order. Putting slaps last does both (only Banka
 #: bäver has slaps, and its only other act is ``lay``).
 _ACT_PRIORITY = {"slap": 1}
@@ -219,7 +219,7 @@ class Verdict:
         return cls(t=obj["t"], verdict=obj["verdict"], data=data)
 
 
-#: The timing fields of slap verdicts (docs/timing.md), added to JOURNAL.md's verdict lines
+#: The timing fields of slap verdicts (docs/timing.md), added to docs/journal.md's verdict lines
 #: after it was written; a reader that does not know them ignores them. ``margin_ns``: this
 #: slap's edge minus the winning slap's edge (``slap_lost``; on a ``pile_won`` decided by the tie
 #: rule, the nearest other slap of its instant); ``reaction_ns``: this slap's edge minus the card

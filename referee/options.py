@@ -1,4 +1,4 @@
-"""Table options (*bordsval*) per game, by the exact names of RULES.md, validated."""
+"""Table options (*bordsval*) per game, by the exact names of docs/rules.md, validated."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ LATER = {"omit_default": True}
 
 @dataclass(frozen=True)
 class BankaOptions:
-    """Banka bäver options (RULES.md §2). ``slap_resolution_us`` (this referee's addition,
+    """Banka bäver options (docs/rules.md §2). ``slap_resolution_us`` (this referee's addition,
     default 0: exact): slaps less than this many microseconds after the first slap of a race are
     one instant, judged by the clockwise tie rule (docs/timing.md)."""
 
@@ -49,7 +49,7 @@ class BankaOptions:
 
 @dataclass(frozen=True)
 class VandattaOptions:
-    """Vändåtta options (RULES.md §3): variants, reshuffle and the points game."""
+    """Vändåtta options (docs/rules.md §3): variants, reshuffle and the points game."""
 
     reshuffle_discards: bool = True
     no_special_on_special: bool = False
@@ -58,7 +58,8 @@ class VandattaOptions:
     points_game: bool = False
 
 
-#: The points game (RULES.md §3): a seat whose total reaches this many points is out of the game.
+#: The points game (docs/rules.md §3): a seat whose total reaches this many points is out of the
+#: game.
 POINTS_OUT_AT = 100
 
 TableOptions = BeggarOptions | BankaOptions | VandattaOptions

@@ -1,5 +1,5 @@
 """``referee replay``: judge a table journal again and print its verdicts and final state, in
-words or as the JSON lines of JOURNAL.md; with ``--slaps`` its slap races (the dispute view,
+words or as the JSON lines of docs/journal.md; with ``--slaps`` its slap races (the dispute view,
 :mod:`referee.races`), with ``--stats`` each seat's slap statistics at its end."""
 
 from __future__ import annotations
@@ -163,13 +163,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``replay`` subcommand."""
     p = sub.add_parser(
         "replay", help="judge a table journal and print its verdicts",
-        description="Judge a table journal (JSON Lines, see JOURNAL.md) and print every "
+        description="Judge a table journal (JSON Lines, see docs/journal.md) and print every "
         "verdict in judging order, then the final state. A malformed line stops the replay "
         "with its line number and reason (exit status 1); verdicts before it are printed.",
     )
     p.add_argument("journal", help="path of the journal file")
     p.add_argument("--json", action="store_true",
-                   help="print the verdict lines and the final state line of JOURNAL.md "
+                   help="print the verdict lines and the final state line of docs/journal.md "
                    "(with --slaps: one JSON object per race; with --stats: one object)")
     p.add_argument("--slaps", action="store_true",
                    help="instead of the verdicts, print every slap race (Banka bäver): the "

@@ -1,6 +1,6 @@
 """``referee display``: a table display that follows the MQTT feed (:mod:`cardtable.feed`).
 
-In a terminal it draws, with rich, what RULES.md "What the referee says" lists: whose turn it
+In a terminal it draws, with rich, what docs/rules.md "What the referee says" lists: whose turn it
 is, the top cards of the pile (and Banka bäver's bottom card), the cards per seat, an open
 challenge with who owes how many, the last verdicts in plain words (slaps, illegal plays with
 their reasons), players out, round scores and the winner, and a "referee offline" banner from the

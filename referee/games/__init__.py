@@ -21,7 +21,7 @@ from referee.options import TableOptions
 
 __all__ = ["GAME_NAMES", "Game", "game", "games", "new_engine", "parse_options", "seeded_deal"]
 
-#: Every game by name, in the order RULES.md describes them.
+#: Every game by name, in the order docs/rules.md describes them.
 games: Mapping[str, Game] = MappingProxyType(
     {g.name: g for g in (beggar_my_neighbour.GAME, banka_bever.GAME, vandatta.GAME)}
 )

@@ -1,10 +1,10 @@
-"""Banka bäver (RULES.md §2): the slap game as a pure state machine.
+"""Banka bäver (docs/rules.md §2): the slap game as a pure state machine.
 
 The engine has no clock, no I/O and no randomness: time is the ``t`` (ns) of each input, and the
 cards come from the deal (known mode) or from the ``card`` of each ``lay`` (observed mode, where
 the stacks start as ``None`` cards by ``GAME.seat_counts``).
 
-How the engine reads the points of RULES.md §2 that need a reading (each is pinned by a test in
+How the engine reads the points of docs/rules.md §2 that need a reading (each is pinned by a test in
 ``tests/referee/games/test_banka_bever.py``):
 
 * **Slaps at the same instant.** The tie rule (clockwise from the seat whose turn it is) needs
@@ -13,11 +13,11 @@ How the engine reads the points of RULES.md §2 that need a reading (each is pin
   further slap can share that instant: at the next input with a later ``t``, at ``advance(t)``
   with a later ``t``, at ``finish()``, or (out of judging order) before a lay at the same ``t``.
   Its verdicts carry the slap's own ``t`` and come first in the list that call returns. A slap
-  refused because the game is over is refused at once. An *instant* is one ``t`` exactly (RULES.md
-  §2), or, with the table option ``slap_resolution_us`` = R > 0 (this referee's addition, for
-  stamps whose real resolution is coarser than a nanosecond: docs/timing.md), every slap less
-  than R µs after the first slap of the group; the group is judged against the pile as it was at
-  that first slap.
+  refused because the game is over is refused at once. An *instant* is one ``t`` exactly
+  (docs/rules.md §2), or, with the table option ``slap_resolution_us`` = R > 0 (this referee's
+  addition, for stamps whose real resolution is coarser than a nanosecond: docs/timing.md),
+  every slap less than R µs after the first slap of the group; the group is judged against the
+  pile as it was at that first slap.
 * **Timing of each slap** (docs/timing.md): ``reaction_ns`` (from the card that made the pile
   slappable, or the last lay), ``margin_ns`` of a lost race (from the winning edge), ``tie`` on a
   pile won by the tie rule; ``state()["timing"]`` counts each seat's slaps, wins, false slaps,
@@ -33,12 +33,12 @@ How the engine reads the points of RULES.md §2 that need a reading (each is pin
   last payment card is too late: the claim, like a lay, comes first at an equal instant).
 * **Payment fails at once** (nobody else holds cards when a court card is laid): the layer claims
   the pile with reason ``payment_failed``, with the usual collect grace.
-* **Running out by a burn.** A payer who burns their last card fails the payment (RULES.md). A seat
-  whose turn it is to lay (no challenge, no claim) and who burns their last card has its turn with
-  no cards: it goes out at once (with ``slap_back_in`` it is skipped) and the turn passes on.
+* **Running out by a burn.** A payer who burns their last card fails the payment (docs/rules.md). A
+  seat whose turn it is to lay (no challenge, no claim) and who burns their last card has its turn
+  with no cards: it goes out at once (with ``slap_back_in`` it is skipped) and the turn passes on.
 * **Who goes out, in what order.** After a pile is won, every other seat still in and holding no
-  cards goes out, clockwise from the winner. ``last_player``: the verdicts keep RULES.md's order
-  (pile won, then players out, then game over): the last seat's ``pile_won`` (reason
+  cards goes out, clockwise from the winner. ``last_player``: the verdicts keep docs/rules.md's
+  order (pile won, then players out, then game over): the last seat's ``pile_won`` (reason
   ``last_player``, only if the pile holds cards) comes before the ``out`` of the seats whose turn
   came with no cards (in the order the turn reached them), then ``game_over``.
 * **``slap_back_in`` with nobody holding cards.** With the option on nobody is ever out, so a seat
@@ -138,7 +138,7 @@ class _SeatTiming:
 
 
 def dealing_counts(n: int) -> tuple[list[int], int]:
-    """RULES.md §2: the same number of cards to every seat; the rest start the centre pile."""
+    """docs/rules.md §2: the same number of cards to every seat; the rest start the centre pile."""
     return [52 // n] * n, 52 % n
 
 _NS_PER_MS = 1_000_000
@@ -700,7 +700,7 @@ class BankaBever:
             self._out.add(seat)
             outs.append(Verdict(t, "out", {"seat": seat}))
             if len(self._out) == n - 1:
-                # RULES.md §2: the pile is won, then players go out, then the game is over.
+                # docs/rules.md §2: the pile is won, then players go out, then the game is over.
                 last = next(s for s in range(n) if s not in self._out)
                 if self._pile:
                     self._take_pile(last, "last_player", t, out)
@@ -721,7 +721,7 @@ class BankaBever:
         out.append(Verdict(t, "game_over", {"winners": [winner]}))
 
 
-#: Banka bäver as the registry knows it (RULES.md §2).
+#: Banka bäver as the registry knows it (docs/rules.md §2).
 GAME = Game(
     name=NAME,
     title="Banka bäver",

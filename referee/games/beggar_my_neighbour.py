@@ -1,4 +1,4 @@
-"""Beggar My Neighbour (RULES.md §1): the table engine and a fast solver for record notation.
+"""Beggar My Neighbour (docs/rules.md §1): the table engine and a fast solver for record notation.
 
 Two things live here:
 
@@ -11,7 +11,7 @@ Two things live here:
   collected, the last one included (``tests/data/beggar_records.json``). The engine and the
   solver agree on every deal (``tests/referee/games/test_beggar_my_neighbour.py``).
 
-Rulings this module makes where RULES.md §1 leaves a detail open (each pinned by a test):
+Rulings this module makes where docs/rules.md §1 leaves a detail open (each pinned by a test):
 
 - "The next player with cards" (§1.2, §1.3): the turn — to lay or to pay — goes clockwise to the
   next seat still in the game. A seat that the turn reaches while it holds no cards has had "its
@@ -49,7 +49,7 @@ NAME = "beggar-my-neighbour"
 
 
 def dealing_counts(n: int) -> tuple[list[int], int]:
-    """RULES.md §1: the whole deck, one at a time, left of the dealer first."""
+    """docs/rules.md §1: the whole deck, one at a time, left of the dealer first."""
     return [52 // n + (1 if i < 52 % n else 0) for i in range(n)], 0
 
 
@@ -565,7 +565,7 @@ def notation_cycle(hand1: str, hand2: str) -> dict[str, int] | None:
     }
 
 
-#: Beggar My Neighbour as the registry knows it (RULES.md §1).
+#: Beggar My Neighbour as the registry knows it (docs/rules.md §1).
 GAME = Game(
     name=NAME,
     title="Beggar My Neighbour",

@@ -1,4 +1,4 @@
-"""Vändåtta (Swedish Crazy Eights): the rules engine of RULES.md §3.
+"""Vändåtta (Swedish Crazy Eights): the rules engine of docs/rules.md §3.
 
 A pure state machine: inputs in, verdicts out; no clock, I/O, threads or randomness.
 
@@ -24,12 +24,12 @@ Turn structure (``phase`` in :meth:`Vandatta.state`)
                     keep the turn and draw up to three cards with a fresh count.
 ``lappen_penalty``  (``lappen``) a player tried to go out without a call: three penalty draws
                     (``penalty_draws`` left, ``must_draw`` the player), then the turn passes.
-                    Where nothing can be drawn the draws left lapse (RULES.md §3):
+                    Where nothing can be drawn the draws left lapse (docs/rules.md §3):
                     ``penalty_draws`` 0, ``must_draw`` null, and the player may only pass.
 ``round_over``      (points game) the round is scored; the next ``deal`` input starts a round.
 ``over``            the game is decided.
 
-Rulings of this module on points RULES.md leaves to the implementation
+Rulings of this module on points the original text leaves to the implementation
 ---------------------------------------------------------------------
 * A draw from an empty stock while the discard pile can be reshuffled is refused with
   ``stock_empty`` ("reshuffle first"): the engine never invents a stock order, so the table
@@ -45,7 +45,7 @@ Rulings of this module on points RULES.md leaves to the implementation
   (``must_draw``) or, once they are made or lapsed, its pass (``must_pass``). Without the
   ``lappen`` option a call has no effect. ``called`` in the state lists the seats whose call
   counts now (for the seat in turn) or for their next turn (everyone else).
-* Draws asked for by a rule lapse where nothing can be drawn (RULES.md §3): the ace draws left
+* Draws asked for by a rule lapse where nothing can be drawn (docs/rules.md §3): the ace draws left
   (the ace's player then follows), the lappen penalty's (the player may only pass, ``must_pass``
   for anything else), a special finish's (the player may pass). A ``draw`` in that position is
   refused with ``stock_empty``, as every draw from a stock that cannot give a card.
@@ -89,12 +89,12 @@ from referee.model import Input, RefusalCode, Verdict, illegal
 from referee.options import POINTS_OUT_AT, VandattaOptions
 
 NAME = "vandatta"
-#: Cards dealt to each hand (RULES.md §3).
+#: Cards dealt to each hand (docs/rules.md §3).
 HAND_SIZE = 6
 
 
 def dealing_counts(n: int) -> tuple[list[int], int]:
-    """RULES.md §3: six cards to each seat; the rest are the upcard and the stock."""
+    """docs/rules.md §3: six cards to each seat; the rest are the upcard and the stock."""
     return [HAND_SIZE] * n, 52 - HAND_SIZE * n
 
 
@@ -220,7 +220,7 @@ class _Plan:
 
 
 class Vandatta:
-    """The Vändåtta engine for 2–7 seats (RULES.md §3), known or observed mode."""
+    """The Vändåtta engine for 2–7 seats (docs/rules.md §3), known or observed mode."""
 
     game = NAME
 
@@ -1228,7 +1228,7 @@ _HANDLERS: dict[str, Callable[[Vandatta, Input], list[Verdict]]] = {
     "play": Vandatta._on_play, "draw": Vandatta._on_draw, "pass": Vandatta._on_pass,
     "call": Vandatta._on_call, "deal": Vandatta._on_deal, "reshuffle": Vandatta._on_reshuffle}
 
-#: Vändåtta as the registry knows it (RULES.md §3).
+#: Vändåtta as the registry knows it (docs/rules.md §3).
 GAME = Game(
     name=NAME,
     title="Vändåtta",

@@ -62,7 +62,7 @@ def table(n: int, dealer: int, *, settle_ns: int = DEFAULT_SETTLE_NS) -> Table:
 
 
 def tie_winner(a: int, b: int, turn: int, n: int) -> int:
-    """RULES.md: the seat met first going clockwise from the seat whose turn it is."""
+    """docs/rules.md: the seat met first going clockwise from the seat whose turn it is."""
     return min((a, b), key=lambda s: (s - turn) % n)
 
 
@@ -269,7 +269,7 @@ def test_pairs_with_a_quiet_source_or_one_whose_progress_runs_ahead(case: str) -
 @pytest.mark.slow
 def test_exact_ties_follow_the_clockwise_rule(progress: bool) -> None:
     """Two slaps with the same timestamp: the seat met first clockwise from the seat whose turn
-    it is wins (RULES.md §2), whichever was delivered first, judged by the window or by the
+    it is wins (docs/rules.md §2), whichever was delivered first, judged by the window or by the
     pads' progress."""
     r = rig(progress=progress)
     rng = random.Random(77)
@@ -388,7 +388,7 @@ def test_flush_judges_everything_held() -> None:
 
 
 def test_flush_ends_the_input_as_a_replay_does() -> None:
-    """At the end of input a pending collect grace runs out (JOURNAL.md: the claim becomes
+    """At the end of input a pending collect grace runs out (docs/journal.md: the claim becomes
     final with ``t`` at the end of its grace), exactly as ``referee replay`` ends a journal."""
     deal = PileDeal(stacks=((parse_card("2C"), parse_card("3C")),
                             (parse_card("JH"), parse_card("4C"))))

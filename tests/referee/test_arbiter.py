@@ -41,7 +41,7 @@ def test_flush_is_a_stable_sort_by_t_then_slaps_last(items, rnd: random.Random) 
 
 
 def test_other_acts_of_one_instant_keep_file_order() -> None:
-    """JOURNAL.md: only a slap gives way to the lay/play of its instant; a lappen call followed
+    """docs/journal.md: only a slap gives way to the lay/play of its instant; a lappen call followed
     by the play that goes out, or a draw followed by playing the drawn card, keep file order."""
     arb = Arbiter(settle_ns=0)
     call, play, draw = Input(5, 0, "call", call="lappen"), Input(5, 0, "play"), Input(5, 1, "draw")

@@ -1,4 +1,4 @@
-"""Card text forms: every form RULES.md names parses, prints back, and junk is refused."""
+"""Card text forms: every form docs/rules.md names parses, prints back, and junk is refused."""
 
 import pytest
 from hypothesis import given

@@ -1,4 +1,4 @@
-"""Banka bäver engine (RULES.md §2): one test per rule and per Decision, plus properties."""
+"""Banka bäver engine (docs/rules.md §2): one test per rule and per Decision, plus properties."""
 
 from __future__ import annotations
 
@@ -655,7 +655,7 @@ def test_last_player_takes_the_pile_and_wins() -> None:
     e = game(2, small(["5C 7C", "6D"]))
     lay(e, 10, 0)
     lay(e, 20, 1)
-    # RULES.md §2: "the pile is won (...), then players go out, then the game is over".
+    # docs/rules.md §2: "the pile is won (...), then players go out, then the game is over".
     assert vs(lay(e, 30, 0)) == [("pile_won", {"seat": 0, "reason": "last_player", "cards": 3}),
                                  ("out", {"seat": 1}),
                                  ("game_over", {"winners": [0]})]

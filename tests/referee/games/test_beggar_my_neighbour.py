@@ -1,4 +1,5 @@
-"""Beggar My Neighbour (RULES.md §1): one test per rule and Decision, the solver, the records."""
+"""Beggar My Neighbour (docs/rules.md §1): one test per rule and Decision, the solver,
+the records."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Each ``tests/data/scenarios/banka_bever/NAME.jsonl`` is a journal with an explicit small deal (or
 observed mode), and ``NAME.expected.jsonl`` holds the verdict lines worked out by hand from
-RULES.md §2 and JOURNAL.md, optionally followed by a ``{"state": {...}}`` line whose keys (only
-those) are checked against the final state. An ``illegal`` line without ``reason`` checks only
+docs/rules.md §2 and docs/journal.md, optionally followed by a ``{"state": {...}}`` line whose keys
+(only those) are checked against the final state. An ``illegal`` line without ``reason`` checks only
 that the reason is some plain-words text (the wording is not part of the contract).
 
 ``WHY`` says, per scenario, which rule sentences the expectations come from. Times are in

@@ -1,10 +1,10 @@
 """Beggar My Neighbour end to end: hand-worked scenario journals through ``referee replay --json``.
 
-Each ``tests/data/scenarios/beggar_my_neighbour/NAME.jsonl`` is a table journal (JOURNAL.md) with
-a small explicit ``deal`` (or a ``seed``, or neither for observed mode); ``NAME.expected.jsonl``
-holds exactly the verdict lines ``referee replay NAME.jsonl --json`` must print, worked out by
-hand from RULES.md §1 and JOURNAL.md, and optionally a last ``{"state": {...}}`` line of which
-only the keys given are compared. What each scenario checks:
+Each ``tests/data/scenarios/beggar_my_neighbour/NAME.jsonl`` is a table journal (docs/journal.md)
+with a small explicit ``deal`` (or a ``seed``, or neither for observed mode);
+``NAME.expected.jsonl`` holds exactly the verdict lines ``referee replay NAME.jsonl --json`` must
+print, worked out by hand from docs/rules.md §1 and docs/journal.md, and optionally a last
+``{"state": {...}}`` line of which only the keys given are compared. What each scenario checks:
 
 - 01, 02: §1.1 seeded 3-player deal: left of the dealer holds 18, the others 17; §1.2 it leads.
 - 03: observed mode counts (18/17/17), ``card_required``.

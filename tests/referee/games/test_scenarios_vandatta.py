@@ -2,7 +2,7 @@
 
 Each ``tests/data/scenarios/vandatta/NAME.jsonl`` is a table journal with a small explicit deal;
 ``NAME.expected.jsonl`` holds the verdict lines ``referee replay JOURNAL --json`` must print,
-worked out by hand from RULES.md §3 and JOURNAL.md (not from the engine), in order.
+worked out by hand from docs/rules.md §3 and docs/journal.md (not from the engine), in order.
 
 Comparison rules:
 
@@ -11,9 +11,9 @@ Comparison rules:
   (and compared exactly where an expected line gives one);
 * the optional last expected line ``{"state": {...}}`` is compared only on the keys it lists.
 
-Scenarios that pin a reading of a point RULES.md leaves open (the engine's documented rulings,
-kept as they are): ``06b``/``10`` (a draw on an empty stock that can be reshuffled is refused
-with ``stock_empty`` until the table's ``reshuffle`` input), ``08b`` (in a multi-card ace
+Scenarios that pin a reading of a point the original texts leave open (the engine's documented
+rulings, kept as they are): ``06b``/``10`` (a draw on an empty stock that can be reshuffled is
+refused with ``stock_empty`` until the table's ``reshuffle`` input), ``08b`` (in a multi-card ace
 follow-up any one card may carry the ace's suit), ``18`` (play/draw/pass between rounds:
 ``not_your_turn``), ``20`` (a special finish with nothing to draw: the player passes with no cards
 and has not gone out), ``22`` (a pass after lapsed lappen penalty draws counts toward a blocked
@@ -21,8 +21,9 @@ round), ``23`` (lappen penalty draws that lapse leave the player only a pass: ``
 0, no ``must_draw``, anything else ``must_pass``), ``16`` (an out seat's score in
 ``round_over`` is null).
 
-``9x`` scenarios check JOURNAL.md's judging order at equal ``t`` ("a lay or play is judged before
-a slap, and otherwise file order stands"); ``referee.model`` judges a play before *any* other act
+``9x`` scenarios check docs/journal.md's judging order at equal ``t`` ("a lay or play is judged
+before a slap, and otherwise file order stands"); ``referee.model`` judges a play before *any*
+other act
 at equal ``t``, so they are strict expected failures until that is settled there.
 """
 

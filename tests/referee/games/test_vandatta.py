@@ -1,4 +1,4 @@
-"""Vändåtta engine (RULES.md §3): one test per rule, per Decision and per illegal code, plus
+"""Vändåtta engine (docs/rules.md §3): one test per rule, per Decision and per illegal code, plus
 properties over random seeded games driven by ``legal_inputs``."""
 
 from __future__ import annotations
@@ -821,7 +821,7 @@ def test_lappen_call_before_previous_turn_does_not_count() -> None:
 
 
 def test_lappen_penalty_with_nothing_to_draw_lapses_and_the_player_may_only_pass() -> None:
-    """RULES.md §3: where nothing can be drawn the penalty draws lapse and the player may pass.
+    """docs/rules.md §3: where nothing can be drawn the penalty draws lapse and the player may pass.
     The words and the state say so: no draw is owed (``penalty_draws`` 0, ``must_draw`` null);
     anything but the pass is refused with ``must_pass`` (ruling: a draw meets the empty stock,
     ``stock_empty``, as any draw does)."""
