@@ -215,16 +215,68 @@ def read_journal(path: str | os.PathLike[str], *, tolerate_torn_tail: bool = Fal
         return parse_lines(fh, tolerate_torn_tail=tolerate_torn_tail)
 
 
-def _open(path: Path, *, new: bool, replace: bool) -> int:
-    """The file descriptor the writer appends with (``O_APPEND``: every write at the end)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
-    if new:
-        flags |= os.O_CREAT | (os.O_TRUNC if replace else os.O_EXCL)
+def _open(path: Path) -> int:
+    """The file descriptor the writer appends to a journal with (``O_APPEND``: every write at
+    the end)."""
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+
+
+def _exists(path: Path) -> JournalExistsError:
+    return JournalExistsError(f"{path} already exists: a journal holds one game, so it is not "
+                              "written over")
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode()
+
+
+def _create(path: Path, header: bytes, *, fsync: bool, replace: bool) -> int:
+    """A new journal whose header is on disk before its name is: the header is written to a
+    file beside it that is then linked (or, with ``replace``, renamed) to ``path``, so a stop
+    or a power cut never leaves a journal without its header. The descriptor appends to it."""
+    spare = path.with_name(f".{path.name}.{os.getpid()}.new")
+    fd = os.open(spare, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+                 0o644)
     try:
-        return os.open(path, flags, 0o644)
-    except FileExistsError as exc:
-        raise JournalExistsError(f"{path} already exists: a journal holds one game, so it is "
-                                 "not written over") from exc
+        try:
+            view = memoryview(header)
+            while view:
+                view = view[os.write(fd, view):]
+            if fsync:
+                os.fsync(fd)
+        except OSError as exc:
+            raise JournalWriteError(
+                f"cannot write the journal {path}: {exc.strerror or exc}") from exc
+        if replace:
+            os.replace(spare, path)
+        else:
+            try:
+                os.link(spare, path)  # fails, unlike a rename, where a journal is already
+            except FileExistsError as exc:
+                raise _exists(path) from exc
+            except OSError:  # a file system without hard links (FAT): check, then rename
+                if path.exists():
+                    raise _exists(path) from None
+                os.rename(spare, path)
+        if fsync:
+            _sync_folder(path.parent)
+    except BaseException:
+        os.close(fd)
+        raise
+    finally:
+        with contextlib.suppress(OSError):
+            spare.unlink()
+    return fd
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a new name in ``folder`` durable (where the system lets a folder be synced)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 class JournalWriter:
@@ -249,10 +301,11 @@ class JournalWriter:
             if not self.path.exists() or self.path.stat().st_size == 0:
                 raise JournalError(1, f"{self.path}: a new journal needs a header")
             self._cut_torn_tail()
-        self._fd: int | None = _open(self.path, new=header is not None, replace=replace)
+        if header is None:
+            self._fd: int | None = _open(self.path)
+        else:
+            self._fd = _create(self.path, _line(header.to_json()), fsync=fsync, replace=replace)
         self._good = os.fstat(self._fd).st_size
-        if header is not None:
-            self._write(header.to_json())
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], header: JournalHeader, *, fsync: bool = True,
@@ -284,7 +337,7 @@ class JournalWriter:
     def _write(self, obj: dict[str, Any]) -> None:
         if self._fd is None:
             raise JournalWriteError(f"cannot write the journal {self.path}: it is closed")
-        data = (json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode()
+        data = _line(obj)
         try:
             view = memoryview(data)
             while view:

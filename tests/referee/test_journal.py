@@ -220,6 +220,41 @@ def test_a_journal_on_a_full_disk(tmp_path) -> None:
         pytest.skip("no /dev/full here")
     path = tmp_path / "j.jsonl"
     header = JournalHeader.from_json(HEADER).resolved()
-    path.symlink_to("/dev/full")
+    # The header goes to a spare file first (see the next test): that one is on the full disk.
+    (tmp_path / f".j.jsonl.{os.getpid()}.new").symlink_to("/dev/full")
     with pytest.raises(JournalWriteError, match="No space left"):
         JournalWriter.create(path, header, replace=True)
+    assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_a_stop_while_the_header_is_written_leaves_no_journal(tmp_path, monkeypatch,
+                                                              replace: bool) -> None:
+    """A stop (``referee run`` turns SIGTERM at start into SystemExit) or a power cut between
+    creating the journal and writing its header must not leave a journal without a header:
+    the header is on disk before the journal has its name."""
+    path = tmp_path / "current.jsonl"
+    header = JournalHeader.from_json(HEADER).resolved()
+
+    def stopped(fd: int, data: bytes) -> int:
+        assert not path.exists(), "the journal has its name before its header"
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "write", stopped)
+    with pytest.raises(SystemExit):
+        JournalWriter.create(path, header, replace=replace)
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+    with JournalWriter.create(path, header, replace=replace) as w:
+        w.append(Input(10, 0, "lay"))
+    assert read_journal(path).header == header and [i.t for i in read_journal(path).inputs] == [10]
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_create_still_refuses_a_journal_that_exists(tmp_path) -> None:
+    path = tmp_path / "j.jsonl"
+    header = JournalHeader.from_json(HEADER).resolved()
+    path.write_text("someone's game\n")
+    with pytest.raises(JournalExistsError):
+        JournalWriter.create(path, header)
+    assert path.read_text() == "someone's game\n" and list(tmp_path.iterdir()) == [path]
