@@ -10,7 +10,7 @@ from gpiozero import LED
 from gpiozero.pins import Factory
 
 from hardware.config import HardwareConfig
-from hardware.pins import gpio_failure, make_pin_factory
+from hardware.pins import make_pin_factory, raise_gpio_failure
 from referee.model import Verdict
 
 
@@ -42,10 +42,7 @@ class SeatLeds:
                     )
         except BaseException as exc:
             self.close()
-            failure = gpio_failure(exc)
-            if failure is exc:
-                raise
-            raise failure from exc
+            raise_gpio_failure(exc)
 
     def on(self, seat: int) -> None:
         """Light ``seat``'s LED."""

@@ -77,7 +77,7 @@ from hardware.config import (
     DEFAULT_STUCK_MS,
     HardwareConfig,
 )
-from hardware.pins import gpio_failure, make_pin_factory
+from hardware.pins import make_pin_factory, raise_gpio_failure
 from referee.model import Act, Input, Verdict
 
 log = logging.getLogger(__name__)
@@ -507,10 +507,7 @@ class SeatPads:
                     self.call[seat.seat] = CallPad(seat.call, seat=seat.seat, **common)
         except BaseException as exc:
             self.close()
-            failure = gpio_failure(exc)
-            if failure is exc:
-                raise
-            raise failure from exc
+            raise_gpio_failure(exc)
 
     @property
     def pads(self) -> list[Pad]:

@@ -21,7 +21,7 @@ import os
 import re
 import stat
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 from gpiozero.pins import Factory
 
@@ -217,6 +217,15 @@ def gpio_failure(exc: BaseException, *, chip: int | None = None) -> BaseExceptio
     if "open gpiochip" in text:
         return _chip_failure(chip, text)
     return GpioUnavailable(errno.EIO, f"the GPIO failed (lgpio: {text})")
+
+
+def raise_gpio_failure(exc: BaseException) -> NoReturn:
+    """Raise ``exc`` again, in words where :func:`gpio_failure` has them (the devices' opening
+    code calls it after closing what it had opened)."""
+    failure = gpio_failure(exc)
+    if failure is exc:
+        raise exc
+    raise failure from exc
 
 
 def _chip_failure(chip: int | None, text: str) -> GpioUnavailable:

@@ -230,6 +230,19 @@ def _line(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode()
 
 
+def _write_whole(fd: int, data: bytes, *, fsync: bool, path: Path) -> None:
+    """Write all of ``data`` (and sync it); any failure is a :class:`JournalWriteError`."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if fsync:
+            os.fsync(fd)
+    except OSError as exc:
+        raise JournalWriteError(
+            f"cannot write the journal {path}: {exc.strerror or exc}") from exc
+
+
 def _create(path: Path, header: bytes, *, fsync: bool, replace: bool) -> int:
     """A new journal whose header is on disk before its name is: the header is written to a
     file beside it that is then linked (or, with ``replace``, renamed) to ``path``, so a stop
@@ -238,15 +251,7 @@ def _create(path: Path, header: bytes, *, fsync: bool, replace: bool) -> int:
     fd = os.open(spare, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
                  0o644)
     try:
-        try:
-            view = memoryview(header)
-            while view:
-                view = view[os.write(fd, view):]
-            if fsync:
-                os.fsync(fd)
-        except OSError as exc:
-            raise JournalWriteError(
-                f"cannot write the journal {path}: {exc.strerror or exc}") from exc
+        _write_whole(fd, header, fsync=fsync, path=path)
         if replace:
             os.replace(spare, path)
         else:
@@ -339,16 +344,11 @@ class JournalWriter:
             raise JournalWriteError(f"cannot write the journal {self.path}: it is closed")
         data = _line(obj)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
-            if self.fsync:
-                os.fsync(self._fd)
-        except OSError as exc:
+            _write_whole(self._fd, data, fsync=self.fsync, path=self.path)
+        except JournalWriteError:
             with contextlib.suppress(OSError):  # cut a partly written line off again
                 os.ftruncate(self._fd, self._good)
-            raise JournalWriteError(
-                f"cannot write the journal {self.path}: {exc.strerror or exc}") from exc
+            raise
         self._good += len(data)
 
     def append(self, inp: Input) -> None:

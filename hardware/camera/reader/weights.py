@@ -17,11 +17,8 @@ SUFFIXES = (".onnx", ".npz")
 
 def sha256(path: Path) -> str:
     """The SHA-256 of a file, in hex."""
-    digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def manifest(path: Path = MANIFEST) -> dict[str, dict[str, Any]]:
