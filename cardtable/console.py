@@ -120,6 +120,8 @@ class ConsoleEdge:
             self.echo(f"{spec.title} at table {service.config.table_id}: "
                       f"{', '.join(service.config.seats)}. Type 'help' for the commands, "
                       "'quit' to stop the referee.")
+            if service.other_game is not None:
+                self.echo(f"Note: {service.other_game}.")
             self._prompt()
         self._task = asyncio.create_task(self._read(service))
 

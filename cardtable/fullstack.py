@@ -227,7 +227,9 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     # from its journal's last input: see RefereeService._resume).
     service.clock.offset_ns = 1_000_000_000 - time.monotonic_ns()
     service.stop_on_journal_fault = True  # a simulation cannot wait for a disk: end with it
-    service.open_game(keep_finished=True)
+    # a finished game of this very deal is its result (a run resumed after its end); any other
+    # game in the folder, finished or not, is archived under its own name and this one played
+    service.open_game(keep_finished=True, other_game="new")
     pins = [(factory.pin(SLAP_PINS[i]), factory.pin(CALL_PINS[i]))
             for i in range(len(config.seats))]
     players = VirtualPlayers(service, board, pins, seed=seed, speed=speed,

@@ -37,7 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from cardtable.clock import TableClock
 from cardtable.config import TableConfig
-from cardtable.errors import EdgeError
+from cardtable.errors import EdgeError, OtherGameError
 from cardtable.lock import FolderLock
 from referee.cards import parse_card
 from referee.deal import next_dealer, reshuffled
@@ -53,9 +53,34 @@ from referee.journal import (
     read_journal,
 )
 from referee.model import Input, Verdict
+from referee.options import options_to_json
 from referee.table import Table
 
 log = logging.getLogger("cardtable.service")
+
+
+def game_banner(game: str, seats: Iterable[str]) -> str:
+    """A game in words: ``Banka bäver (Anna, Bo)``."""
+    return f"{game_named(game).title} ({', '.join(seats)})"
+
+
+def journal_differences(header: JournalHeader, config: TableConfig) -> list[str]:
+    """How a journal's game is not the configured game, in words (empty when it is the
+    configured game): its kind, its seats, its table options, and its seed where the
+    configuration names one. The dealer is not compared: it moves on from game to game."""
+    if header.game != config.game:
+        return [f"configured: {game_banner(config.game, config.seats)}"]
+    found = []
+    if tuple(header.seats) != tuple(config.seats):
+        found.append(f"configured seats: {', '.join(config.seats)}")
+    assert header.options is not None  # JournalHeader fills in the game's defaults
+    theirs, ours = options_to_json(header.options), options_to_json(config.options)
+    found += [f"{k} = {theirs.get(k)} (configured {ours.get(k)})"
+              for k in sorted(set(theirs) | set(ours)) if theirs.get(k) != ours.get(k)]
+    if config.seed is not None and header.seed != config.seed:
+        found.append(f"seed {header.seed} (configured {config.seed})")
+    return found
+
 
 CURRENT = "current.jsonl"
 #: How often a journal that could not be written is tried again.
@@ -112,6 +137,12 @@ class RefereeService:
                  outputs: Iterable[Output] = (), edges: Iterable[Edge] = (),
                  fsync: bool = True) -> None:
         self.config = config
+        #: The configuration as given: ``config`` takes a resumed journal's other game for as
+        #: long as it is played (:meth:`open_game`); the next deal is this one's.
+        self.configured = config
+        #: Set while the game goes on from a journal of another game than the configured one
+        #: (:meth:`open_game`): what differs, in words.
+        self.other_game: str | None = None
         self.clock = clock or TableClock()
         self.outputs: list[Output] = list(outputs)
         self.edges: list[Edge] = list(edges)
@@ -148,26 +179,37 @@ class RefereeService:
         """The journal of the game being played."""
         return self.journal_dir / CURRENT
 
-    def open_game(self, *, keep_finished: bool = False) -> None:
+    def open_game(self, *, keep_finished: bool = False, other_game: str = "resume") -> None:
         """Resume the current journal's game if it is not over, else start a new game; with
-        ``keep_finished`` a finished game is kept as it is (to report its result). Takes the
-        journal folder's lock first (:class:`TableBusyError` if another referee holds it)."""
+        ``keep_finished`` a finished game that is the configured one (:func:`journal_differences`
+        finds nothing) is kept as it is (to report its result). Takes the journal folder's lock
+        first (:class:`TableBusyError` if another referee holds it).
+
+        An unfinished game that is not the configured one (another game, other seats, other
+        options or seed) is never played under the configuration's name: with ``other_game =
+        "resume"`` it goes on under its own (``config`` takes its game, seats, dealer, options
+        and seed until the next deal; :attr:`other_game` says why; :class:`OtherGameError`
+        when the table is wired for another number of seats); with ``"new"`` it is archived
+        under its own name and the configured game is dealt. A game is archived under the
+        name of the game it holds, never the configuration's."""
         self.journal_dir.mkdir(parents=True, exist_ok=True)
         self._folder_lock.acquire()
         if self.current_path.exists():
             try:
-                self._resume(keep_finished=keep_finished)
+                self._resume(keep_finished=keep_finished, other_game=other_game)
                 return
             except JournalError as exc:
                 if read_before(exc) is not None and exc.line > 1:
-                    self._resume_before_damage(exc, keep_finished=keep_finished)
+                    self._resume_before_damage(exc, keep_finished=keep_finished,
+                                               other_game=other_game)
                     return
                 broken = self.current_path.with_suffix(f".broken-{int(time.time())}.jsonl")
                 self.current_path.rename(broken)
                 log.error("cannot resume %s (%s); kept it as %s", self.current_path, exc, broken)
         self.start_game()
 
-    def _resume_before_damage(self, exc: JournalError, *, keep_finished: bool) -> None:
+    def _resume_before_damage(self, exc: JournalError, *, keep_finished: bool,
+                              other_game: str) -> None:
         """A journal damaged in the middle: go on from the inputs before the damaged line; the
         whole file is kept aside and an alert names it."""
         before = read_before(exc)
@@ -184,23 +226,51 @@ class RefereeService:
                 f"from the {len(before.inputs)} inputs before it; the whole file is kept "
                 f"as {kept.name}")
         log.error("%s: %s", self.current_path, text)
-        self._resume(keep_finished=keep_finished)
+        self._resume(keep_finished=keep_finished, other_game=other_game)
         self.alerts["journal_damaged"] = text
         self.notice("journal_damaged", line=exc.line, reason=exc.reason, kept=str(kept),
                     inputs=len(before.inputs))
 
-    def _resume(self, *, keep_finished: bool = False) -> None:
+    def _resume(self, *, keep_finished: bool = False, other_game: str = "resume") -> None:
         journal = read_journal(self.current_path, tolerate_torn_tail=True)
-        table = Table(journal.header, settle_ns=self._settle_ns())
+        header = journal.header
+        table = Table(header, settle_ns=self._settle_ns())
         for inp in journal.inputs:
             table.push(inp)
         table.flush()
-        if table.engine.over and not keep_finished:
-            table_state = table.state()
-            self._archive()
-            log.info("the journal's game was over (%s); starting a new one", table_state["winners"])
-            self.start_game()
-            return
+        differences = journal_differences(header, self.configured)
+        banner = game_banner(header.game, header.seats)
+        if table.engine.over:
+            if not (keep_finished and not differences):
+                self._archive(header.game)
+                log.info("the journal's game, %s, was over (%s); starting a new one",
+                         banner, table.state()["winners"])
+                self.start_game()
+                return
+        elif differences:
+            other = (f"{self.current_path} holds an unfinished game of {banner}, not the "
+                     f"configured one ({'; '.join(differences)})")
+            if other_game == "new":
+                self._archive(header.game)
+                log.warning("%s; archived it under its own name and dealing the configured "
+                            "game", other)
+                self.start_game()
+                return
+            wired = self.config.raw.get("seats")
+            if isinstance(wired, list) and len(wired) != header.n_seats:
+                raise OtherGameError(
+                    f"{other}; the table is wired for {len(wired)} seats, so it cannot go on: "
+                    "finish it with its own configuration, or start with --new-game to "
+                    "archive it under its own name and deal the configured game")
+            self.other_game = (f"the journal folder holds an unfinished game of {banner}, not "
+                               f"the configured one ({'; '.join(differences)}); it goes on, "
+                               "and 'new' deals the configured game")
+            log.warning("%s; going on with it (--new-game, or 'new' at the console, archives "
+                        "it under its own name and deals the configured game)", other)
+            assert header.options is not None
+            self.config = replace(self.config, game=header.game, seats=header.seats,
+                                  dealer=header.dealer, options=header.options,
+                                  seed=header.seed)
         last_t = journal.inputs[-1].t if journal.inputs else 0
         # Keep table time increasing across a reboot: CLOCK_MONOTONIC starts again at boot.
         gap = last_t + 1_000_000 - self.clock.source()
@@ -216,13 +286,14 @@ class RefereeService:
     def start_game(self, seed: int | None = None) -> None:
         """Deal a new game: shuffled with ``seed`` (or the configured seed; a virtual deck
         without one gets a fresh seed); a board or console table without a seed is observed."""
-        cfg = self.config
+        self.config = cfg = self.configured
+        self.other_game = None
         if self.table is not None:
             self.table.flush()  # judge what the settle window still holds, in the old game
             if self.table.journal is not None:
                 self.table.journal.close()
             if self.current_path.exists():
-                self._archive()
+                self._archive(self.table.header.game)
         if seed is None:
             seed = cfg.seed
         if cfg.card_source == "virtual" and seed is None:
@@ -252,13 +323,15 @@ class RefereeService:
         table.judged_listeners.append(self._on_judged)
         self.table = table
 
-    def _archive(self) -> None:
+    def _archive(self, game: str) -> None:
+        """Archive the current journal under its start time and ``game``, the game it holds
+        (its header's, never the configuration's)."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        target = self.journal_dir / f"{stamp}-{self.config.game}.jsonl"
+        target = self.journal_dir / f"{stamp}-{game}.jsonl"
         k = 1
         while target.exists():
             k += 1
-            target = self.journal_dir / f"{stamp}-{self.config.game}-{k}.jsonl"
+            target = self.journal_dir / f"{stamp}-{game}-{k}.jsonl"
         self.current_path.rename(target)
 
     def _settle_ns(self) -> int:

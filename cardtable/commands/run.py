@@ -46,7 +46,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except Exception as exc:  # the GPIO, the deck file, the pin map: one classification
             raise startup_failure(exc) from None
         try:
-            service.open_game()
+            service.open_game(other_game="new" if args.new_game else "resume")
         except Exception as exc:  # the journal folder: busy, not a folder, a full disk …
             raise startup_failure(exc, f"{config.path}: table.journal_dir: cannot use "
                                   f"{config.journal_dir}") from None
@@ -103,6 +103,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--config", required=True, help="the table's TOML configuration file")
     p.add_argument("--no-console", action="store_true",
                    help="do not read typed inputs and operator commands from standard input")
+    p.add_argument("--new-game", action="store_true",
+                   help="when the journal folder holds an unfinished game of another kind or "
+                   "other seats than the configuration's, archive it under its own name and "
+                   "deal the configured game (without it, that game goes on under its own name)")
     p.add_argument("--verbose", "-v", action="store_true", help="log debugging detail")
     p.set_defaults(func=_cmd_run)
 
