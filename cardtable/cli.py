@@ -23,6 +23,7 @@ from cardtable.commands import (
     simulate,
 )
 from cardtable.errors import CommandError
+from cardtable.extras import extra_message, missing_extra
 from cardtable.logs import error_line
 
 #: The subcommands, in the order ``referee --help`` lists them.
@@ -59,6 +60,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except ImportError as exc:  # an optional extra that is not installed: say which
+        extra = missing_extra(exc)
+        if extra is None:
+            raise
+        print(error_line(f"referee: {extra_message(extra, f'referee {args.command}')}"),
+              file=sys.stderr)
+        return CommandError.exit_status
     except Exception as exc:  # a bug: one clear line; the traceback with REFEREE_DEBUG=1
         if os.environ.get("REFEREE_DEBUG"):
             raise

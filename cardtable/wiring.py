@@ -14,6 +14,7 @@ from typing import Any
 from cardtable.config import TableConfig
 from cardtable.console import ConsoleEdge, SocketConsole
 from cardtable.errors import ConfigError
+from cardtable.extras import extra_message
 from cardtable.feed import TableFeed
 from cardtable.history import HistoryPublisher
 from cardtable.service import Edge, Output, RefereeService
@@ -65,8 +66,8 @@ def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = Non
         from hardware.camera.reader.sources import open_source as open_named
         from hardware.camera.reader.templates import EnrolledDeck
     except ImportError as exc:
-        raise ConfigError(config.path, "table.card_source", "card_source = \"camera\" needs the "
-                          f"camera extra: pip install 'card-referee[camera]' ({exc})") from None
+        raise ConfigError(config.path, "table.card_source", extra_message(
+            "camera", 'card_source = "camera"') + f" ({exc})") from None
     enrolled = None
     if cam.deck is not None:
         try:

@@ -1,6 +1,7 @@
 """``referee camera``: the camera over the pile at the command line: read the top card of
 photos, enroll a deck, watch a video or a camera for lays ([docs/camera.md](docs/camera.md)).
-Needs the ``camera`` extra (``pip install 'card-referee[camera]'``)."""
+Needs the ``camera`` extra (``pip install 'card-referee[camera]'``): each subcommand says so
+in one line when it is missing."""
 
 from __future__ import annotations
 
@@ -12,21 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from cardtable.errors import CommandError
-
-_EXTRA = ("the camera needs OpenCV and numpy: pip install 'card-referee[camera]' "
-          "(on the Pi also apt install python3-picamera2 for the Pi camera)")
-
-
-def _camera() -> Any:
-    try:
-        import hardware.camera.reader.recognise as recognise
-    except ImportError as exc:
-        raise CommandError(f"{_EXTRA} ({exc})") from None
-    return recognise
+from cardtable.extras import require
 
 
 def _recogniser(deck: str | None) -> Any:
-    recognise = _camera()
+    from hardware.camera.reader import recognise
     from hardware.camera.reader.classify import RecogniserError
     from hardware.camera.reader.templates import EnrolledDeck
 
@@ -43,6 +34,7 @@ def _recogniser(deck: str | None) -> Any:
 
 
 def _cmd_read(args: argparse.Namespace) -> int:
+    require("camera", "referee camera read")
     from hardware.camera.reader.sources import SourceError, read_image
 
     recogniser = _recogniser(args.deck)
@@ -65,10 +57,10 @@ def _cmd_read(args: argparse.Namespace) -> int:
 
 
 def _cmd_enroll(args: argparse.Namespace) -> int:
+    require("camera", "referee camera enroll")
     from hardware.camera.reader.enroll import EnrollError, enroll_images, enroll_live
     from hardware.camera.reader.sources import SourceError, open_source
 
-    _camera()
     out = Path(args.out)
     if out.exists() and not args.overwrite:
         raise CommandError(f"--out {out}: the file already exists; add --overwrite to replace it")
@@ -104,6 +96,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
+    require("camera", "referee camera watch")
     from hardware.camera.reader.lays import LayTracker
     from hardware.camera.reader.sources import SourceError, open_source
 

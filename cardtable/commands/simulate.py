@@ -15,6 +15,7 @@ from typing import Any
 from cardtable.commands.argtypes import positive_number
 from cardtable.config import table_id_problem
 from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
+from cardtable.extras import require
 from cardtable.simulate import Simulation, Step
 from referee.describe import describe, format_time
 from referee.errors import JournalExistsError, JournalWriteError, shown
@@ -33,6 +34,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError("--overwrite goes with --journal PATH")
     if args.camera and not args.full_stack:
         raise CommandError("--camera goes with --full-stack")
+    if args.camera:
+        require("camera", "referee simulate --camera")
     if args.journal_dir and not args.full_stack:
         raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
     if args.table is not None and (problem := table_id_problem(args.table)) is not None:

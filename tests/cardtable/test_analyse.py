@@ -216,17 +216,13 @@ def test_clear_errors(capsys, monkeypatch) -> None:
     assert "false_slap_penalty" in error("--compare", "false_slap_penalty=none,kick")
     assert "give it once" in error("-o", "slap_back_in=true", "--compare", "slap_back_in=0,1")
     assert "--games" in error("--games", "0")
-    real = analyse_command().importlib.util.find_spec
-    monkeypatch.setattr(analyse_command().importlib.util, "find_spec",
+    import cardtable.extras
+
+    real = cardtable.extras.importlib.util.find_spec
+    monkeypatch.setattr(cardtable.extras.importlib.util, "find_spec",
                         lambda name, *a: None if name == "matplotlib" else real(name, *a))
     message = error("--games", "2", "--out", "somewhere")
     assert "matplotlib" in message and "pip install" in message and "[analyse]" in message
-
-
-def analyse_command():
-    from cardtable.commands import analyse as command
-
-    return command
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
