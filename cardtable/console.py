@@ -17,6 +17,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +33,9 @@ if TYPE_CHECKING:
 CONSOLE_HELP = """\
 Inputs (seat number first):  lay SEAT [CARD] | slap SEAT | play SEAT CARD [CARD…] [as CARD]
                              draw SEAT [CARD] | pass SEAT | call SEAT | reshuffle SEAT
-Operator:                    pause | resume | end | new | deal | correct LINE CARD | state
-                             help | quit
+Operator:                    pause | resume | end | new | deal | state | help | quit
+                             correct CARD: the last card laid or drawn was CARD
+                             correct LINE CARD: the card of journal line LINE was CARD
 """
 
 #: The input acts a console line starts with, by their own word (``deal`` is an operator word).
@@ -112,9 +114,11 @@ class ConsoleEdge:
         self._task: asyncio.Task[None] | None = None
         self.interactive = bool(getattr(self.stream, "isatty", lambda: False)())
         self._answering = False
+        self._service: RefereeService | None = None
 
     async def start(self, service: RefereeService) -> None:
         """Greet (on a terminal) and read lines in the background."""
+        self._service = service
         if self.interactive:
             spec = game_named(service.config.game)
             self.echo(f"{spec.title} at table {service.config.table_id}: "
@@ -136,7 +140,14 @@ class ConsoleEdge:
             return
         seats = state.get("seats") or []
         for v in verdicts:
-            self.echo(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+            self.echo(f"{format_time(self._game_time(v.t))}  {describe(v.to_json(), seats)}")
+
+    def _game_time(self, t: int) -> int:
+        """``t`` as the time into the game: from its first input (the table clock itself
+        counts from the machine's start)."""
+        table = self._service.table if self._service is not None else None
+        start = table.inputs[0].t if table is not None and table.inputs else t
+        return max(0, t - start)
 
     async def _read(self, service: RefereeService) -> None:
         """Answer each line until the end of the stream.
@@ -217,6 +228,9 @@ class ConsoleEdge:
             ok = ok and not refused
             self.echo(("? " if refused else "") + describe(v.to_json(), seats))
         if judged and not verdicts:
+            if inp.act == "lay" and inp.card is None:  # a virtual deck: the referee turned it
+                pile = service.state().get("pile") or []
+                inp = replace(inp, card=parse_card(pile[-1]) if pile and pile[-1] else None)
             self.echo(f"ok: {seat_name(seats, inp.seat)} {_act_words(inp)}")
         return ok
 
@@ -259,9 +273,13 @@ class ConsoleEdge:
                 self.echo("stopping the referee")
                 service.stop()
             elif cmd == "correct":
-                if len(words) < 3 or not words[1].isdigit():
-                    raise ValueError("usage: correct LINE CARD (LINE as numbered in the journal)")
-                self.echo(service.correct(int(words[1]), " ".join(words[2:])))
+                if len(words) < 2:
+                    raise ValueError("usage: correct CARD (the last card laid or drawn), or "
+                                     "correct LINE CARD (LINE as numbered in the journal)")
+                if words[1].isdigit() and len(words) > 2:
+                    self.echo(service.correct(int(words[1]), " ".join(words[2:])))
+                else:
+                    self.echo(service.correct(None, " ".join(words[1:])))
         except ValueError as exc:
             self.echo(f"? {exc}")
             return False

@@ -41,6 +41,7 @@ from cardtable.errors import EdgeError, OtherGameError
 from cardtable.lock import FolderLock
 from referee.cards import parse_card
 from referee.deal import next_dealer, reshuffled
+from referee.describe import seat_name
 from referee.errors import CardError, JournalWriteError
 from referee.games import game as game_named
 from referee.games.vandatta import next_deal
@@ -342,10 +343,7 @@ class RefereeService:
         """Hand in an input from any thread; ``inp.t`` is on the table clock."""
         with self._lock:
             self._pending.append(inp)
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(wake.set)
+        self._poke()
 
     def in_flight(self) -> bool:
         """Whether an input handed in is not judged yet (waiting to be taken in, or held by
@@ -538,7 +536,7 @@ class RefereeService:
         self._check_journal()
         progress = self._progress()  # before taking: what they say is in is then pushed
         self._take_pending()
-        if self.table is None:
+        if self.table is None or self.paused:  # paused: nothing is decided, not even by time
             return []
         for source, value in progress:
             self.table.add_source(source)
@@ -588,14 +586,24 @@ class RefereeService:
 
     # -- operator ----------------------------------------------------------------------------
     def pause(self) -> None:
-        """Stop accepting inputs (they are reported as ignored) until :meth:`resume`."""
+        """Stop accepting inputs (they are reported as ignored) and deciding anything until
+        :meth:`resume`: what is held and what time would decide (a collect grace, a time
+        limit) waits, and is judged at once when the game resumes, as a replay judges it."""
         self.paused = True
         self.notice("paused")
 
     def resume(self) -> None:
-        """Accept inputs again."""
+        """Accept inputs again; judge at once what waited while the game was paused."""
         self.paused = False
         self.notice("resumed")
+        self._poke()
+
+    def _poke(self) -> None:
+        """Wake :meth:`run` to look again now (from any thread)."""
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
 
     def end_game(self) -> None:
         """End the game now: its journal is archived and a new game is dealt."""
@@ -626,16 +634,23 @@ class RefereeService:
         else:
             self.submit(next_deal(state, int.from_bytes(os.urandom(4), "big"), t))
 
-    def correct(self, line: int, card: str) -> str:
-        """Correct a misread card: input line ``line`` (as numbered in the journal file) gets
-        ``card``; the game is judged again from the corrected journal. The journal before the
-        correction is kept beside it. Returns what was changed, in words."""
+    def correct(self, line: int | None, card: str) -> str:
+        """Correct a misread card: input line ``line`` (as numbered in the journal file; None:
+        the last card laid or drawn) gets ``card``; the game is judged again from the
+        corrected journal. The journal before the correction is kept beside it. Returns what
+        was changed, in words."""
         assert self.table is not None
         try:
             new_card = parse_card(card)
         except CardError as exc:
             raise ValueError(str(exc)) from None
         journal = read_journal(self.current_path, tolerate_torn_tail=True)
+        if line is None:
+            pairs = zip(journal.lines, journal.inputs, strict=True)
+            line = next((n for n, inp in reversed(list(pairs)) if inp.act in ("lay", "draw")),
+                        None)
+            if line is None:
+                raise ValueError("no card has been laid or drawn in this game yet")
         if line not in journal.lines:
             raise ValueError(f"line {line} is not an input line of {self.current_path}")
         k = journal.lines.index(line)
@@ -651,7 +666,8 @@ class RefereeService:
         tmp.write_text(dump_journal(journal.header, journal.inputs), encoding="utf-8")
         os.replace(tmp, self.current_path)
         self._resume()
-        return f"line {line}: {old.card} → {new_card}"
+        who = seat_name(list(journal.header.seats), old.seat)
+        return f"line {line} ({who}'s {old.act}): {old.card or 'no card'} → {new_card}"
 
     # -- running -----------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event | None = None) -> None:
@@ -701,8 +717,9 @@ class RefereeService:
 
     def _next_deadline(self) -> int | None:
         """When the loop must look again without an input: the arbiter's next release, the end
-        of a collect grace (judged once the window has passed it), a running time limit."""
-        if self.table is None:
+        of a collect grace (judged once the window has passed it), a running time limit;
+        none while the game is paused."""
+        if self.table is None or self.paused:
             return None
         due = self.table.arbiter.next_due()
         deadline = self.table.engine.next_deadline()

@@ -106,8 +106,10 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
         if verdict.get("expected") is None:
             return (f"{n('seat')}: the table and the referee disagree — the "
                     f"{_card(verdict.get('got'))} is known to be elsewhere")
-        return (f"{n('seat')}: the table and the referee disagree — expected the "
-                f"{_card(verdict.get('expected'))}, got the {_card(verdict.get('got'))}")
+        # The expected card is the top of the seat's face-down stack: words everyone reads
+        # must not show it (the feed's ``expected`` field still carries it for the operator).
+        return (f"{n('seat')}: the table and the referee disagree — the "
+                f"{_card(verdict.get('got'))} is not the card the referee expected")
     if kind == "out":
         return f"{n('seat')} is out of the game"
     if kind == "round_over":
