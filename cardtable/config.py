@@ -120,6 +120,33 @@ def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path:
     return value
 
 
+#: The longest seat name: the displays show each name in large type beside its cards.
+MAX_SEAT_NAME = 40
+
+
+def _check_seat_names(seats: list[Any], path: str) -> None:
+    """Each seat needs a name of its own that a display can show: text, not blank, without
+    control characters, at most :data:`MAX_SEAT_NAME` characters, unlike every other seat's
+    (ignoring case and spaces around it: two players called "Anna" cannot be told apart)."""
+    seen: dict[str, int] = {}
+    for k, name in enumerate(seats):
+        where = f"table.seats[{k}]"
+        if not isinstance(name, str):
+            raise ConfigError(path, where, f"must be a name in quotes, got {shown(name)}")
+        if not name.strip():
+            raise ConfigError(path, where, "must not be empty: every seat needs a name")
+        if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in name):
+            raise ConfigError(path, where, f"{shown(name)} must not contain control characters")
+        if len(name) > MAX_SEAT_NAME:
+            raise ConfigError(path, where, f"{shown(name)} is {len(name)} characters long; "
+                              f"at most {MAX_SEAT_NAME}")
+        key = name.strip().casefold()
+        if key in seen:
+            raise ConfigError(path, where, f"{shown(name)} is already the name of seat "
+                              f"{seen[key]}: each seat needs a name of its own")
+        seen[key] = k
+
+
 def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
@@ -148,8 +175,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
         raise ConfigError(path, "table.game",
                           f"must be one of {', '.join(games)}, got {shown(game)}")
     seats = _get(table, "seats", list, path, "table")
-    if not all(isinstance(s, str) and s for s in seats):
-        raise ConfigError(path, "table.seats", "must be a list of names")
+    _check_seat_names(seats, path)
     spec = games[game]
     if len(seats) not in spec.seat_range:
         raise ConfigError(path, "table.seats", f"{game} takes {spec.min_seats} to "
