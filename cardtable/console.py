@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.cards import parse_card
-from referee.describe import describe, format_time, seat_name
+from referee.describe import describe, describe_input, format_time
 from referee.errors import CardError
 from referee.games import game as game_named
 from referee.model import Act, Input, Verdict
@@ -231,7 +231,7 @@ class ConsoleEdge:
             if inp.act == "lay" and inp.card is None:  # a virtual deck: the referee turned it
                 pile = service.state().get("pile") or []
                 inp = replace(inp, card=parse_card(pile[-1]) if pile and pile[-1] else None)
-            self.echo(f"ok: {seat_name(seats, inp.seat)} {_act_words(inp)}")
+            self.echo(f"ok: {describe_input(inp.to_json(), seats, hidden=False)}")
         return ok
 
     def handle(self, service: RefereeService, line: str) -> bool:
@@ -289,15 +289,6 @@ class ConsoleEdge:
         """Stop reading."""
         if self._task is not None:
             self._task.cancel()
-
-
-def _act_words(inp: Input) -> str:
-    """What an input did, for the console's ``ok:`` line (``lays the 7 of hearts``)."""
-    cards = ([inp.card] if inp.card is not None else []) + list(inp.cards or ())
-    named = " and ".join(c.name() for c in cards)
-    verb = {"lay": "lays", "slap": "slaps", "play": "plays", "draw": "draws", "pass": "passes",
-            "call": "calls lappen", "deal": "deals", "reshuffle": "turns the discards"}
-    return f"{verb.get(inp.act, inp.act)}{' ' + named if named else ''}"
 
 
 class SocketConsole:

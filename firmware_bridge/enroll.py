@@ -23,7 +23,6 @@ from firmware_bridge.deck import Deck, tag_text
 from referee.cards import Card, full_deck, parse_card
 from referee.errors import CardError
 
-
 #: What a port that cannot be opened most likely means, by its errno.
 _PORT_HINTS = {
     errno.ENOENT: "no such port: is the board plugged in? (ls /dev/ttyACM* /dev/ttyUSB*)",

@@ -401,8 +401,9 @@ def report_html(results: dict[str, Any], images: list[tuple[str, str]]) -> str:
     comparisons = ""
     for i, c in enumerate(results["comparisons"], start=1):
         items = [f"<li>first player: {esc(_diff(c['first_player'], True))}</li>"]
-        items += [f"<li>{esc(m)}: {esc(_diff(c['length'][m], False))}</li>"
-                  for m in ("cards", "tricks", "minutes")]
+        items += [f"<li>{esc(label)}: {esc(_diff(c['length'][m], False))}</li>"
+                  for m, label in (("cards", "cards laid"), ("tricks", results["tally"]),
+                                   ("minutes", "minutes"))]
         comparisons += (f"<h3>{esc(names[i])} against {esc(names[0])}</h3><ul>"
                         + "".join(items) + "</ul>")
     figures = "".join(f'<figure><img src="{esc(f)}" alt="{esc(a)}"><figcaption>{esc(a)}'

@@ -17,10 +17,10 @@ from cardtable.config import table_id_problem
 from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
 from cardtable.extras import require
 from cardtable.simulate import Simulation, Step
-from referee.describe import describe, format_time
+from referee.describe import counted, describe, describe_input, format_time
 from referee.errors import JournalExistsError, JournalWriteError, shown
 from referee.games import GAME_NAMES, games
-from referee.model import Verdict
+from referee.model import Input, Verdict
 from referee.options import OptionError, parse_option_assignment
 
 
@@ -126,7 +126,7 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
         winners = " and ".join(seats[w] for w in state.get("winners") or []) or "nobody yet"
         kept = ("journal not kept (give --journal-dir DIR to keep it)" if temporary
                 else f"journal in {journal_dir}")
-        print(f"{args.game} on the full stack: {state['cards_played']} cards played; "
+        print(f"{args.game} on the full stack: {counted(state['cards_played'], 'card')} played; "
               f"winner: {winners}; {kept}")
     return 0
 
@@ -145,9 +145,13 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
     seats = list(sim.header.seats)
     view = _LiveView() if live else None
     last_t: int | None = None
+    # In a game of hands the plays are the game (few of them give a verdict): tell them too.
+    plays = games[sim.header.game].in_rounds and not args.json
     try:
         if feed is None and not paced:  # nothing reads the state: the fast path
-            for _t, _inp, verdicts in sim.moves():
+            for _t, inp, verdicts in sim.moves():
+                if plays and inp is not None:
+                    _print_play(inp, seats)
                 _print(verdicts, seats, as_json=args.json)
         if feed is not None:
             feed.publish(sim.table.state(), [])
@@ -155,6 +159,8 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
             if feed is not None:
                 feed.publish(step.state, step.verdicts)
             if args.json or not live:
+                if plays and step.input is not None:
+                    _print_play(step.input, seats)
                 _print(step.verdicts, seats, as_json=args.json)
             if paced:
                 if last_t is not None and args.speed > 0:
@@ -186,14 +192,20 @@ def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool) -> None:
             print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
 
 
+def _print_play(inp: Input, seats: list[str]) -> None:
+    """Print an input of a game of hands in words (``Anna plays the 8 of spades``)."""
+    if inp.act != "deal":  # the round's deal is told by the round's verdicts
+        print(f"{format_time(inp.t)}  {describe_input(inp.to_json(), seats)}")
+
+
 def _summary(sim: Simulation) -> str:
     state = sim.table.state()
     seats = state["seats"]
     winners = state.get("winners") or []
     who = " and ".join(seats[w] for w in winners) or "nobody (stopped)"
-    what = games[sim.header.game].tally
-    return (f"{sim.header.game}: {state['cards_played']} cards played, "
-            f"{state['tricks']} {what}; winner: {who}")
+    tally = games[sim.header.game].tally_of(state["tricks"])
+    return (f"{sim.header.game}: {counted(state['cards_played'], 'card')} played, {tally}; "
+            f"winner: {who}")
 
 
 class _LiveView:

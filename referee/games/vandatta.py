@@ -1241,4 +1241,5 @@ GAME = Game(
     counts=dealing_counts,
     hand_size=HAND_SIZE,
     tally="rounds played",
+    tally_one="round played",
 )

@@ -283,6 +283,8 @@ def test_report_html_opens_in_chromium_with_its_plots(tmp_path, capsys) -> None:
         text = browser.js("document.body.innerText")
         assert "Banka bäver, 3 seats" in text and "false_slap_penalty=burn" in text
         assert "seat 2 wins" in text and "Welch" in text
+        # the words of the terminal, never the state's field name (issue 37)
+        assert "piles collected" in text and "tricks" not in text
         shot = browser.screenshot(tmp_path / "report.png")
         assert len(shot) > 10_000
     finally:

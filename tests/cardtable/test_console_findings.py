@@ -100,7 +100,7 @@ def test_a_virtual_deck_lay_is_answered_with_its_card(tmp_path) -> None:
 
     asyncio.run(go())
     top = svc.state()["pile"][-1]
-    assert out == [f"ok: Bo lays {_name(top)}"]
+    assert out == [f"ok: Bo lays the {_name(top)}"]
 
 
 def _name(card: str) -> str:

@@ -220,3 +220,31 @@ def test_simulate_fast_and_json_take_the_fast_path(monkeypatch, capsys) -> None:
     assert capsys.readouterr().out == before
     assert main(argv[:-1] + ["--fast"]) == 0
     assert "winner" in capsys.readouterr().out
+
+
+def test_a_fast_vandatta_simulation_tells_every_play(tmp_path, capsys) -> None:
+    """Issue 37: --fast printed three lines for a whole Vändåtta game (its plays give no
+    verdict); now each play, draw, pass and call is a line, in the journal's order."""
+    path = tmp_path / "g.jsonl"
+    assert main(["simulate", "--game", "vandatta", "--players", "3", "--seed", "4", "--fast",
+                 "--journal", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    told = [line.split("  ", 1)[1] for line in lines if "  " in line]
+    inputs = [i for i in read_journal(path).inputs if i.act != "deal"]
+    plays = [t for t in told if t.startswith(("Anna ", "Bo ", "Cia "))
+             and not t.endswith(("wins the round", "is out of the game"))
+             and " wins the round" not in t]
+    assert len(plays) == len(inputs) > 20
+    assert plays[0].startswith(("Anna plays the", "Bo plays the", "Cia plays the"))
+    assert any(" draws a card" in p for p in plays)
+    assert lines[-1] == "vandatta: 32 cards played, 1 round played; winner: Anna"
+
+
+def test_summaries_count_in_the_singular_too() -> None:
+    from referee.describe import counted
+    from referee.games import games
+
+    assert counted(1, "card") == "1 card" and counted(0, "card") == "0 cards"
+    assert games["vandatta"].tally_of(1) == "1 round played"
+    assert games["banka-bever"].tally_of(1) == "1 pile collected"
+    assert games["banka-bever"].tally_of(2) == "2 piles collected"
