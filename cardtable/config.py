@@ -31,6 +31,8 @@ from referee.options import TableOptions
 CARD_SOURCES = ("virtual", "console", "board", "camera")
 #: ``[table] release``: by the edges' progress (and the window at the latest), or the window alone.
 RELEASES = ("progress", "window")
+#: ``[table] settle_ms`` when the configuration gives none (a camera table: ``CAMERA_SETTLE_MS``).
+DEFAULT_SETTLE_MS = 20.0
 
 #: MQTT carries a topic of at most 65 535 bytes of UTF-8; the longest topic of a table is
 #: ``cardtable/<id>/status`` (as long as ``…/events`` and ``…/seat/<n>``, n < 10).
@@ -90,7 +92,7 @@ class TableConfig:
     dealer: int = 0
     card_source: str = "virtual"
     journal_dir: Path = Path("journals")
-    settle_ms: float = 20.0
+    settle_ms: float = DEFAULT_SETTLE_MS
     seed: int | None = None
     broker: BrokerConfig | None = None
     board_port: str | None = None
@@ -189,7 +191,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
                           f"must be one of {', '.join(CARD_SOURCES)}, got {shown(source)}")
     # A camera sees a card a few frames after it landed (hardware.camera.config).
     settle = _get(table, "settle_ms", (int, float), path, "table",
-                  CAMERA_SETTLE_MS if source == "camera" else 20.0)
+                  CAMERA_SETTLE_MS if source == "camera" else DEFAULT_SETTLE_MS)
     if not 0 <= settle <= 1000:
         raise ConfigError(path, "table.settle_ms", "must be between 0 and 1000")
     release = _get(table, "release", str, path, "table", "progress")

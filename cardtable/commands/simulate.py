@@ -8,9 +8,10 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cardtable.commands.argtypes import positive_number
 from cardtable.config import table_id_problem
@@ -22,6 +23,9 @@ from referee.errors import JournalExistsError, JournalWriteError, shown
 from referee.games import GAME_NAMES, games
 from referee.model import Input, Verdict
 from referee.options import OptionError, parse_option_assignment
+
+if TYPE_CHECKING:
+    from cardtable.service import RefereeService
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -79,26 +83,25 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
     from cardtable.errors import ConfigError
     from cardtable.fullstack import full_stack_config, journal_dir_arg, run_full_stack
-    from hardware.camera.config import CAMERA_SETTLE_MS
 
     if args.journal:
         raise CommandError("--full-stack journals to --journal-dir (the service's journal)")
     journal_dir = journal_dir_arg(args.journal_dir)
     temporary = args.journal_dir is None  # a folder of our own: removed once the game is told
+    fast = args.json or args.fast
+    speed, settle_ms = full_stack_pace(fast=fast, camera=bool(args.camera), speed=args.speed,
+                                       settle_ms=args.settle_ms)
     doc = full_stack_config(args.game, args.players, args.seed, journal_dir=journal_dir,
                             options=options, dealer=args.dealer, broker=args.broker,
-                            table_id=args.table or "sim",
-                            settle_ms=CAMERA_SETTLE_MS if args.camera and args.settle_ms == 20.0
-                            else args.settle_ms,
+                            table_id=args.table or "sim", settle_ms=settle_ms,
                             card_source="camera" if args.camera else "board")
-    live = not (args.json or args.fast)
-    # The camera films in real time: its players do not hurry.
-    speed = args.speed if live or args.speed != 1.0 or args.camera else 25.0
-    view = _LiveView() if live else None
+    # A terminal shows the table live; anything else gets the verdicts as lines as they come.
+    view: Any = (_LiveView() if not fast and sys.stdout.isatty()
+                 else _VerdictLines(as_json=args.json))
     try:
-        service = asyncio.run(run_full_stack(doc, seed=args.seed, speed=speed,
-                                             outputs=[view] if view else [],
-                                             camera_deck=args.camera or "touati"))
+        service = asyncio.run(run_full_stack(
+            doc, seed=args.seed, speed=speed, outputs=[view], camera_deck=args.camera or "touati",
+            on_ready=view.bind if isinstance(view, _VerdictLines) else None))
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     except TableBusyError as exc:
@@ -108,27 +111,78 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
         raise TemporaryFailure(f"the game stopped: {exc}; the journal so far is in "
                                f"{journal_dir}") from None
     finally:
-        if view is not None:
-            view.close()
+        view.close()
         if temporary:
             shutil.rmtree(journal_dir, ignore_errors=True)
     assert service.table is not None
     state = service.state()
     seats = state["seats"]
     if args.json:
-        for v in service.table.verdicts:
-            print(json.dumps(v.to_json(), ensure_ascii=False))
         print(json.dumps({"state": state}, ensure_ascii=False))
     else:
-        if args.fast:
-            for v in service.table.verdicts:
-                print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
         winners = " and ".join(seats[w] for w in state.get("winners") or []) or "nobody yet"
         kept = ("journal not kept (give --journal-dir DIR to keep it)" if temporary
                 else f"journal in {journal_dir}")
         print(f"{args.game} on the full stack: {counted(state['cards_played'], 'card')} played; "
               f"winner: {winners}; {kept}")
     return 0
+
+
+def full_stack_pace(*, fast: bool, camera: bool, speed: float,
+                    settle_ms: float | None) -> tuple[float, float]:
+    """The players' pace and the settle window (ms) of a full-stack game, from the command's
+    options (``speed`` 1.0 and ``settle_ms`` None when not given).
+
+    The table runs on the real clock. ``--fast`` (and ``--json``): the players act a hundred
+    times faster than people and the settle window is 2 ms (their presses still lie further
+    apart than that); the table's own waits (a collect grace) stay real time. The camera
+    films in real time: its players do not hurry, and its window is the camera's."""
+    from cardtable.config import DEFAULT_SETTLE_MS
+    from hardware.camera.config import CAMERA_SETTLE_MS
+
+    if camera:
+        return speed, CAMERA_SETTLE_MS if settle_ms is None else settle_ms
+    if fast:
+        return (100.0 if speed == 1.0 else speed), (2.0 if settle_ms is None else settle_ms)
+    return speed, DEFAULT_SETTLE_MS if settle_ms is None else settle_ms
+
+
+class _VerdictLines:
+    """The full stack's game verdicts printed as they are judged, one line each (words, or
+    JSON with ``as_json``), flushed at once: into a pipe or a file as much as on a terminal.
+    The verdicts of a game resumed from its journal come first."""
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+        self.service: RefereeService | None = None
+        self._table: Any = None
+        self._printed = 0
+
+    def bind(self, service: RefereeService) -> None:
+        """Print for ``service`` (its verdicts so far at once)."""
+        self.service = service
+        self.close()
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """As an output of the service: print the game's new verdicts."""
+        self.close()
+
+    def close(self) -> None:
+        """Print what is not printed yet."""
+        table = self.service.table if self.service is not None else None
+        if table is None:
+            return
+        if table is not self._table:
+            self._table, self._printed = table, 0
+        new = table.verdicts[self._printed:]
+        self._printed += len(new)
+        try:
+            _print(new, list(table.header.seats), as_json=self.as_json)
+        except BrokenPipeError:  # the reader has gone (| head): nobody to play for
+            service, self.service = self.service, None
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            if service is not None:
+                service.stop()
 
 
 async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
@@ -279,8 +333,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--journal-dir", metavar="DIR",
                    help="with --full-stack: the service's journal folder (default: a new "
                    "temporary folder)")
-    p.add_argument("--settle-ms", type=float, default=20.0,
-                   help="with --full-stack: the arbiter's settle window (default 20)")
+    p.add_argument("--settle-ms", type=float, default=None,
+                   help="with --full-stack: the arbiter's settle window in ms (default 20; 2 "
+                   "with --fast or --json; with --camera 1000)")
     p.add_argument("--camera", metavar="DECK", choices=("touati", "anglo", "gnomangelo"),
                    help="with --full-stack: the cards are laid under a virtual camera filming "
                    "this deck (touati, anglo, gnomangelo; docs/camera.md) and read by the "

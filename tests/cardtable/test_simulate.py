@@ -248,3 +248,47 @@ def test_summaries_count_in_the_singular_too() -> None:
     assert games["vandatta"].tally_of(1) == "1 round played"
     assert games["banka-bever"].tally_of(1) == "1 pile collected"
     assert games["banka-bever"].tally_of(2) == "2 piles collected"
+
+
+def test_the_full_stack_pace_of_fast_json_camera_and_given_values() -> None:
+    """Issue 37: --full-stack --fast ran a game in as long as its table time at a person's
+    pace over a 20 ms window; --fast now plays 100 times faster over a 2 ms window."""
+    from cardtable.commands.simulate import full_stack_pace
+    from hardware.camera.config import CAMERA_SETTLE_MS
+
+    assert full_stack_pace(fast=True, camera=False, speed=1.0, settle_ms=None) == (100.0, 2.0)
+    assert full_stack_pace(fast=False, camera=False, speed=1.0, settle_ms=None) == (1.0, 20.0)
+    assert full_stack_pace(fast=True, camera=False, speed=7.0, settle_ms=5.0) == (7.0, 5.0)
+    assert full_stack_pace(fast=True, camera=True, speed=1.0, settle_ms=None) == (
+        1.0, CAMERA_SETTLE_MS)
+
+
+def test_a_piped_full_stack_game_prints_as_it_plays_and_stops_when_the_reader_goes() -> None:
+    """Issue 37: piped, the full stack printed nothing until the game's end (a rich live view
+    into a pipe); now each verdict is a line at once, and a reader that goes (| head) ends
+    the game quietly."""
+    import subprocess
+    import sys
+    import time
+
+    base = [sys.executable, "-m", "cardtable.cli", "simulate", "--game", "banka-bever",
+            "--players", "4", "--seed", "7", "--full-stack"]
+    proc = subprocess.Popen([*base, "--speed", "5"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "challenges" in first or "slap" in first or "takes" in first, first
+        assert proc.poll() is None  # the game goes on (1 557 cards at a person's pace)
+    finally:
+        proc.kill()
+        proc.wait()
+    proc = subprocess.Popen([*base, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    json.loads(proc.stdout.readline())
+    proc.stdout.close()
+    start = time.monotonic()
+    assert proc.wait(60) == 0
+    assert time.monotonic() - start < 30
+    assert "Traceback" not in proc.stderr.read()
