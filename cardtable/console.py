@@ -34,8 +34,8 @@ CONSOLE_HELP = """\
 Inputs (seat number first):  lay SEAT [CARD] | slap SEAT | play SEAT CARD [CARD…] [as CARD]
                              draw SEAT [CARD] | pass SEAT | call SEAT | reshuffle SEAT
 Operator:                    pause | resume | end | new | deal | state | help | quit
-                             correct CARD: the last card laid or drawn was CARD
-                             correct LINE CARD: the card of journal line LINE was CARD
+                             correct CARD (the last card laid or drawn was CARD)
+                             correct LINE CARD (the card of journal line LINE was CARD)
 """
 
 #: The input acts a console line starts with, by their own word (``deal`` is an operator word).
