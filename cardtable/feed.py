@@ -445,9 +445,12 @@ class TableFeed:
                 client.pending_calls_threshold = 4 * self.queue_size + 64
                 async with client:
                     self.connections += 1
-                    warned = False
-                    if self.connections > 1:
+                    if warned:  # said where the warning was said: the broker is back
+                        log.warning("feed %s: broker %s reachable again; publishing",
+                                    self.table_id, self.broker.url())
+                    elif self.connections > 1:
                         log.info("feed %s: reconnected to %s", self.table_id, self.broker.url())
+                    warned = False
                     backoff = self.backoff_min
                     await self._serve(client)
                     await client.publish(topics.status, b"offline", qos=1, retain=True)
