@@ -46,7 +46,13 @@ def board_edge(config: TableConfig, deck: Deck | None = None) -> BoardEdge:
         try:
             deck = Deck.load(config.deck_file)
         except (DeckError, OSError) as exc:
-            raise ConfigError(config.path, "board.deck", str(exc)) from exc
+            hint = ""
+            if not config.deck_file.exists():  # a copied configuration left its deck behind
+                hint = (f" (a relative path is taken from the configuration's folder, "
+                        f"{config.deck_file.parent}; give the deck file's whole path, or write "
+                        f"the board emulator's deck there: referee deck synthetic "
+                        f"{config.deck_file})")
+            raise ConfigError(config.path, "board.deck", f"{exc}{hint}") from exc
     assert config.board_port is not None
     return BoardEdge(config.board_port, deck=deck, buttons=config.board_buttons,
                      stock_reader=config.stock_reader)
