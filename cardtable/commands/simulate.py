@@ -22,7 +22,7 @@ from referee.describe import counted, describe, describe_input, format_time
 from referee.errors import JournalExistsError, JournalWriteError, shown
 from referee.games import GAME_NAMES, games
 from referee.model import Input, Verdict
-from referee.options import OptionError, parse_option_assignment
+from referee.options import OptionError, options_to_json, parse_option_assignment
 
 if TYPE_CHECKING:
     from cardtable.service import RefereeService
@@ -198,6 +198,8 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
                   "feed keeps trying", file=sys.stderr)
     seats = list(sim.header.seats)
     view = _LiveView() if live else None
+    if view is not None:
+        view.console.print(_header(args, sim))
     last_t: int | None = None
     # In a game of hands the plays are the game (few of them give a verdict): tell them too.
     plays = games[sim.header.game].in_rounds and not args.json
@@ -250,6 +252,23 @@ def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool) -> None:
             print(json.dumps(v.to_json(), ensure_ascii=False))
         else:
             print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+
+
+def _header(args: argparse.Namespace, sim: Simulation) -> str:
+    """What a live game is before it starts: the game, the seats, how long it takes at this
+    pace, and how to have it sooner (the same seed plays the same game: it is played first
+    here, in milliseconds, to know its length)."""
+    probe = Simulation(sim.header.game, sim.header.n_seats, args.seed,
+                       options=options_to_json(sim.header.options),  # type: ignore[arg-type]
+                       dealer=sim.header.dealer)
+    probe.run()
+    verdicts = probe.table.verdicts
+    seconds = (verdicts[-1].t / 1e9 if verdicts else 0.0) / args.speed
+    length = (f"about {round(seconds / 60)} minutes" if seconds >= 90
+              else f"about {max(1, round(seconds))} seconds")
+    return (f"{games[sim.header.game].title}: {', '.join(sim.header.seats)} (seed {args.seed}), "
+            f"shown as it is played: {length}. --fast prints the whole game at once, "
+            "--speed 4 plays it four times faster; Ctrl-C stops.")
 
 
 def _print_play(inp: Input, seats: list[str]) -> None:

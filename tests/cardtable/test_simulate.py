@@ -292,3 +292,21 @@ def test_a_piped_full_stack_game_prints_as_it_plays_and_stops_when_the_reader_go
     assert proc.wait(60) == 0
     assert time.monotonic() - start < 30
     assert "Traceback" not in proc.stderr.read()
+
+
+def test_a_live_game_starts_with_what_it_is_and_how_long_it_takes() -> None:
+    """Issue 37 polish: the README's first command ran a minute with no header and no hint
+    of --fast."""
+    import argparse
+
+    from cardtable.commands.simulate import _header
+
+    sim = Simulation("banka-bever", 4, 7)
+    sim.run()
+    seconds = sim.table.verdicts[-1].t / 1e9
+    text = _header(argparse.Namespace(seed=7, speed=1.0), Simulation("banka-bever", 4, 7))
+    assert text.startswith("Banka bäver: Anna, Bo, Cia, Dan (seed 7), shown as it is played: "
+                           f"about {round(seconds)} seconds.")
+    assert "--fast" in text and "Ctrl-C" in text
+    text = _header(argparse.Namespace(seed=7, speed=0.25), Simulation("banka-bever", 4, 7))
+    assert f"about {round(seconds * 4 / 60)} minutes" in text
