@@ -405,7 +405,7 @@ def test_terminal_shows_red_suits_lappen_calls_and_who_just_played_what() -> Non
     assert "Play on: 8 or ♥" in text
     assert "Lappen called: Anna" in text
     assert any("Anna" in line and "lappen!" in line for line in text.splitlines())
-    assert "Last play: Anna played 9♥ 8♣ and asks for ♥" in text
+    assert "Last play: Anna played 9♥ 8♣ as 8♥" in text
     ansi = ansi_of(view.render())
     red_heart = re.compile(r"\x1b\[[0-9;]*31m[0-9JQKA]*♥")
     assert red_heart.search(ansi.split("Play on:")[1].split("\n")[0])  # red, not white
@@ -420,6 +420,17 @@ def test_terminal_shows_red_suits_lappen_calls_and_who_just_played_what() -> Non
     assert "Last play: Bo passed" in text_of(view.render())
     view.on_state(vandatta(seq=7, turn=2, **after))  # e.g. a refused input
     assert "Last play: Bo passed" in text_of(view.render())
+    # Issue 37: an eight named as another card says which ("Play on: A or ♥" alone did not)
+    view.on_state(vandatta(seq=8, turn=0, counts=[2, 6, 5], stock=19, cards_played=33,
+                           pile=["7H", "JH", "9H", "8C", "8S"], top="8S",
+                           current={"suit": "H", "rank": "A"}))
+    text = text_of(view.render())
+    assert "Play on: A or ♥" in text and "Last play: Cia played 8♠ as A♥" in text
+    view.on_state(vandatta(seq=9, turn=1, counts=[1, 6, 5], stock=19, cards_played=34,
+                           pile=["7H", "JH", "9H", "8C", "8S", "AH"], top="AH",
+                           current={"suit": "H", "rank": "A"}))
+    assert "Last play: Anna played A♥" in text_of(view.render())
+    assert " as " not in text_of(view.render()).split("Last play:")[1].split("\n")[0]
 
 
 # --------------------------------------------------------------- the web display (10.11)

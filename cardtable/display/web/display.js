@@ -59,7 +59,7 @@ function playParts(play) {
   if (play.drew) return [play.name + " drew " + (play.drew === 1 ? "a card" : play.drew + " cards")];
   const parts = [play.name + " played "];
   (play.cards || []).forEach((c, i) => { if (i) parts.push(" "); parts.push(cardText(c)); });
-  if (play.declared) parts.push(" and asks for ", suitEl(play.declared));
+  if (play.as) parts.push(" as ", cardText(play.as));
   return parts;
 }
 
