@@ -207,6 +207,10 @@ class RefereeService:
                 broken = self.current_path.with_suffix(f".broken-{int(time.time())}.jsonl")
                 self.current_path.rename(broken)
                 log.error("cannot resume %s (%s); kept it as %s", self.current_path, exc, broken)
+                # Said on every display too: a game was set aside, not dropped unseen.
+                self.alerts["journal_damaged"] = (
+                    f"the journal could not be read ({exc}); it is kept as {broken.name} and a "
+                    "new game was dealt")
         self.start_game()
 
     def _resume_before_damage(self, exc: JournalError, *, keep_finished: bool,
