@@ -156,7 +156,8 @@ def parse_pin(value: Any, key: str) -> int:
             else:
                 raise ConfigError(None,
                     key,
-                    f"unknown pin name {shown(value)} (use a BCM number 2..27, GPIOn, BCMn or BOARDn)",
+                    f"unknown pin name {shown(value)} (use a BCM number 2..27, GPIOn, BCMn or "
+                    "BOARDn)",
                 )
     else:
         raise ConfigError(None,
