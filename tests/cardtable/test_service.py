@@ -715,9 +715,10 @@ def test_a_real_full_disk_pauses_the_table_and_it_resumes_when_there_is_room(sma
 @pytest.mark.slow
 def test_the_full_stack_on_a_full_disk_ends_with_the_error(small_disk) -> None:
     """10.4: ``simulate --full-stack`` cannot wait for a disk: it stops with the reason
-    (status 75) instead of hanging."""
+    (status 75) instead of hanging. The game is a Beggar My Neighbour deal of 409 cards (no
+    choices: the same game at any pace), whose journal outgrows the 12 KiB disk."""
     run = subprocess.run([sys.executable, "-m", "cardtable.cli", "simulate", "--game",
-                          "banka-bever", "--players", "3", "--seed", "2", "--full-stack",
+                          "beggar-my-neighbour", "--players", "2", "--seed", "9", "--full-stack",
                           "--fast", "--journal-dir", str(small_disk / "j")],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 75
