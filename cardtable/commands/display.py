@@ -93,20 +93,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_web(args: argparse.Namespace, broker: BrokerAddress, view: TableView) -> int:
-    try:
+    async def serve() -> int:
         web = WebDisplay(view, args.bind, args.port)
-    except OSError as exc:
-        print(f"referee display: cannot serve the page on {args.bind}:{args.port} "
-              f"({exc.strerror or exc})", file=sys.stderr)
-        return 1
-    print(f"referee display: serving table {args.table} on {web.url} from {broker.url()} "
-          "(Ctrl-C to stop)", flush=True)
+        try:
+            await web.start()
+        except OSError as exc:
+            print(f"referee display: cannot serve the page on {args.bind}:{args.port} "
+                  f"({exc.strerror or exc})", file=sys.stderr)
+            return 1
+        print(f"referee display: serving table {args.table} on {web.url} from {broker.url()} "
+              "(Ctrl-C to stop)", flush=True)
+        try:
+            await follow(broker, view, web.changed)
+        finally:
+            await web.stop()
+        return 0
+
     try:
-        with web:
-            asyncio.run(follow(broker, view, web.changed))
+        return asyncio.run(serve())
     except KeyboardInterrupt:
-        pass
-    return 0
+        return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

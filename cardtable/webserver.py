@@ -1,0 +1,267 @@
+"""The table's web server: aiohttp, in the asyncio loop of the command that serves (the
+referee's own loop under ``referee run``, the display's under ``referee display --web``).
+
+What every page of the project shares is decided here, once:
+
+- :func:`security_headers`: every answer (pages, files, streams, errors) carries a Content
+  Security Policy that allows the page's own scripts and styles only (no inline script, no
+  other origin, no framing: ``frame-ancestors 'none'``), ``X-Content-Type-Options: nosniff``,
+  ``Referrer-Policy: no-referrer`` (a pairing address with its one-time token never leaks in a
+  Referer) and ``Cache-Control: no-store`` unless a route says otherwise;
+- :class:`StaticFiles`: the pages' files are read into memory at start from a fixed list of
+  names; a request's path is only ever looked up in that table, never joined to a folder, so
+  no ``../``, encoded dot, backslash or NUL reaches the file system;
+- :class:`SceneStream`: server-sent events of the newest scene (a page that falls behind skips
+  to the newest, it never gets a backlog), at most :data:`MAX_STREAMS` pages at once (one
+  more gets 503), each a coroutine, not a thread; a page that stops reading is dropped after
+  :data:`WRITE_TIMEOUT_S`;
+- :class:`WebServer`: the listening socket, with the request's size bounded
+  (:data:`MAX_FIELD`, :data:`MAX_BODY`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import mimetypes
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+
+from aiohttp import web
+
+log = logging.getLogger("cardtable.web")
+
+#: Pages that may follow one stream at once; one more gets 503 (each costs a coroutine and a
+#: socket; bench/display_streams.py serves 500 and more).
+MAX_STREAMS = 1000
+
+#: Seconds between keep-alive comments on a quiet stream (a page that went away is noticed
+#: at the next one).
+KEEPALIVE_S = 15.0
+
+#: How soon (ms) a page reconnects after the stream broke (the browser's EventSource retry).
+RETRY_MS = 500
+
+#: A page that has not taken a scene within this many seconds is dropped (its socket's buffer
+#: is full: it stopped reading).
+WRITE_TIMEOUT_S = 30.0
+
+#: The longest request line or header line, in bytes (aiohttp answers 400 above it).
+MAX_FIELD = 8190
+
+#: The largest request body, in bytes (every form of the operator page is far smaller).
+MAX_BODY = 64 * 1024
+
+#: The Content Security Policy of every answer: the page's own files only.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; "
+       "form-action 'self'; frame-ancestors 'none'")
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+#: Content types of the files the pages are made of.
+TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+         ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml",
+         ".png": "image/png", ".json": "application/json; charset=utf-8",
+         ".webmanifest": "application/manifest+json"}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _secure(response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    response.headers.setdefault("Cache-Control", "no-store")
+
+
+@web.middleware
+async def security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Add :data:`SECURITY_HEADERS` to every answer, errors included (a stream gets them before
+    its headers are sent: see :func:`prepared`)."""
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        _secure(exc)
+        raise
+    if not response.prepared:
+        _secure(response)
+    return response
+
+
+async def prepared(response: web.StreamResponse, request: web.Request) -> None:
+    """Send a streamed answer's headers, with :data:`SECURITY_HEADERS`."""
+    _secure(response)
+    await response.prepare(request)
+
+
+class StaticFiles:
+    """The files of a page, read once into memory from ``folder`` by name: ``names`` (every
+    file of the folder with a known type when None). :meth:`response` answers a name of that
+    table; any other name is 404, whatever it holds."""
+
+    def __init__(self, folder: Path, names: Iterable[str] | None = None) -> None:
+        if names is None:
+            names = sorted(p.name for p in folder.iterdir()
+                           if p.is_file() and p.suffix in TYPES)
+        self.files: dict[str, tuple[bytes, str]] = {}
+        for name in names:
+            path = folder / name
+            kind = TYPES.get(path.suffix) or mimetypes.guess_type(name)[0]
+            self.files[name] = (path.read_bytes(), kind or "application/octet-stream")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.files
+
+    def response(self, name: str) -> web.Response:
+        """The file ``name`` (404 if it is not one of the table)."""
+        found = self.files.get(name)
+        if found is None:
+            raise web.HTTPNotFound(text="no such page")
+        body, kind = found
+        return web.Response(body=body, headers={"Content-Type": kind})
+
+
+class StreamBudget:
+    """How many pages may follow streams at once, shared by the streams of one server (the
+    hall's tables share one): :attr:`limit` (:data:`MAX_STREAMS` when None), :attr:`open`."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.open = 0
+
+    def full(self) -> bool:
+        """No page more may follow now."""
+        return self.open >= (MAX_STREAMS if self.limit is None else self.limit)
+
+
+class SceneStream:
+    """The newest scene (JSON bytes), numbered, for every page that follows it: call
+    :meth:`publish` on the server's loop; :meth:`serve` is the ``events`` route of one page.
+    ``budget``: the pages a server lets follow at once (its own when not given)."""
+
+    def __init__(self, body: bytes = b"{}", *, budget: StreamBudget | None = None) -> None:
+        self.version = 0
+        self.body = body
+        self.closed = False
+        #: Pages following this stream now.
+        self.streams = 0
+        self.budget = budget or StreamBudget()
+        self._next: asyncio.Future[None] | None = None
+
+    def publish(self, body: bytes) -> None:
+        """Make ``body`` the newest scene and wake every page (on the server's loop)."""
+        self.version += 1
+        self.body = body
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._next is not None and not self._next.done():
+            self._next.set_result(None)
+        self._next = None
+
+    def close(self) -> None:
+        """End every stream."""
+        self.closed = True
+        self._wake()
+
+    async def changed(self, after: int, timeout: float) -> bool:
+        """Wait until a scene newer than version ``after`` is there (True) or ``timeout``
+        seconds pass (False)."""
+        if self.version > after or self.closed:
+            return True
+        if self._next is None:
+            self._next = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._next), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def serve(self, request: web.Request) -> web.StreamResponse:
+        """Stream the scenes to one page: the newest at once, then each newer one."""
+        if self.budget.full():
+            raise web.HTTPServiceUnavailable(text="too many pages follow this display")
+        response = web.StreamResponse(headers={
+            "Content-Type": "text/event-stream; charset=utf-8", "X-Accel-Buffering": "no"})
+        self.streams += 1
+        self.budget.open += 1
+        try:
+            await prepared(response, request)
+            await self._write(response, f"retry: {RETRY_MS}\n\n".encode())
+            version = 0
+            while not self.closed:
+                if self.version > version:
+                    version, body = self.version, self.body
+                    await self._write(response, b"data: " + body + b"\n\n")
+                elif not await self.changed(version, KEEPALIVE_S):
+                    await self._write(response, b": keep-alive\n\n")
+        except (ConnectionError, TimeoutError, RuntimeError):
+            pass  # the page went away or stopped reading (RuntimeError: its transport closed)
+        finally:
+            self.streams -= 1
+            self.budget.open -= 1
+        return response
+
+    @staticmethod
+    async def _write(response: web.StreamResponse, data: bytes) -> None:
+        await asyncio.wait_for(response.write(data), WRITE_TIMEOUT_S)
+
+
+class WebServer:
+    """An aiohttp application served on ``host:port`` (port 0 picks a free one) in the running
+    loop: ``await start()``, then :attr:`url`; ``await stop()``. ``on_stop`` callbacks run
+    before the connections are closed (e.g. to end the streams)."""
+
+    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self.on_stop: list[Callable[[], None]] = []
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> WebServer:
+        """Listen (raises :class:`OSError` when the address cannot be used)."""
+        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=2.0,
+                               handler_cancellation=True,
+                               handler_args={"max_line_size": MAX_FIELD,
+                                             "max_field_size": MAX_FIELD})
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        sockets = getattr(site._server, "sockets", None) or ()
+        if sockets:  # port 0: the one the system picked
+            self.port = int(sockets[0].getsockname()[1])
+        return self
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/`` (an IPv6 address in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    async def stop(self) -> None:
+        """End the streams, stop listening and close every connection."""
+        for callback in self.on_stop:
+            with contextlib.suppress(Exception):
+                callback()
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+
+def new_app(*, max_body: int = MAX_BODY) -> web.Application:
+    """An application with the project's middleware (:func:`security_headers`)."""
+    return web.Application(middlewares=[security_headers], client_max_size=max_body)
