@@ -104,7 +104,7 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
             hw = hwconfig.parse_config(raw)
         except ConfigError as exc:
             raise ConfigError(config.path, exc.key, exc.reason) from exc
-        if len(hw.seats) != len(config.seats):
+        if len(hw.seats) < len(config.seats):  # more pads than players: some sit out
             raise ConfigError(config.path, "seats",
                               f"{len(hw.seats)} [[seats]] pin entries for "
                               f"{len(config.seats)} seats in table.seats")
