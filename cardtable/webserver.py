@@ -50,6 +50,12 @@ WRITE_TIMEOUT_S = 30.0
 #: The longest request line or header line, in bytes (aiohttp answers 400 above it).
 MAX_FIELD = 8190
 
+#: The most header lines of one request.
+MAX_HEADERS = 64
+
+#: Seconds an idle kept-alive connection stays open (aiohttp's default is an hour).
+KEEPALIVE_IDLE_S = 75.0
+
 #: The largest request body, in bytes (every form of the operator page is far smaller).
 MAX_BODY = 64 * 1024
 
@@ -230,9 +236,9 @@ class WebServer:
     async def start(self) -> WebServer:
         """Listen (raises :class:`OSError` when the address cannot be used)."""
         runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=2.0,
-                               handler_cancellation=True,
-                               handler_args={"max_line_size": MAX_FIELD,
-                                             "max_field_size": MAX_FIELD})
+                               handler_cancellation=True, max_line_size=MAX_FIELD,
+                               max_field_size=MAX_FIELD, max_headers=MAX_HEADERS,
+                               keepalive_timeout=KEEPALIVE_IDLE_S)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
         try:

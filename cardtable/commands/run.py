@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import signal
 import sys
 from typing import Any
@@ -41,8 +42,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # SIGINT too: the unit stops the referee with it, and a stop while it starts is a stop.
     previous = {sig: signal.signal(sig, early_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        if args.bind is not None or args.port is not None:
+            config = dataclasses.replace(config, web=dataclasses.replace(
+                config.web, bind=config.web.bind if args.bind is None else args.bind,
+                port=config.web.port if args.port is None else args.port))
         try:
-            service = build_service(config, console=not args.no_console)
+            service = build_service(config, console=not args.no_console,
+                                    web=not args.no_web,
+                                    announce=print if sys.stdout.isatty() else None)
         except Exception as exc:  # the GPIO, the deck file, the pin map: one classification
             raise startup_failure(exc) from None
         try:
@@ -107,6 +114,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="when the journal folder holds an unfinished game of another kind or "
                    "other seats than the configuration's, archive it under its own name and "
                    "deal the configured game (without it, that game goes on under its own name)")
+    p.add_argument("--no-web", action="store_true",
+                   help="do not serve the table's web pages (its display at / and the operator "
+                   "page at /operator/; [web] in the configuration, docs/operator.md)")
+    p.add_argument("--bind", metavar="ADDR", type=_address,
+                   help="serve the web pages on this address instead of [web] bind (default "
+                   "127.0.0.1, this machine only; 0.0.0.0 lets phones on the network in)")
+    p.add_argument("--port", type=_port,
+                   help="serve the web pages on this port instead of [web] port (default 8080)")
     p.add_argument("--verbose", "-v", action="store_true", help="log debugging detail")
     p.set_defaults(func=_cmd_run)
 
@@ -119,6 +134,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--socket", required=True, help="the referee's console socket")
     p.add_argument("command", nargs="*", help="one console line, e.g. pause, or 'lay 1 QH'")
     p.set_defaults(func=_cmd_console)
+
+
+def _address(text: str) -> str:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IP address (127.0.0.1: this "
+                                         "machine only; 0.0.0.0: every network)") from None
+    return text
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number 0..65535")
+    return int(text)
 
 
 def _cmd_console(args: argparse.Namespace) -> int:
