@@ -157,7 +157,8 @@ def test_a_phone_runs_a_game_from_pairing_to_the_evenings_list(tmp_path: Path) -
 
         # The evening: the ended game is in the list, and who did what.
         page.tap("#tabs button[data-view=evening]")
-        row = page.locator("#games li", has_text="Banka bäver · Astrid, Björn, Cilla, Dagny · ended")
+        row = page.locator("#games li",
+                           has_text="Banka bäver · Astrid, Björn, Cilla, Dagny · ended")
         row.wait_for(timeout=15_000)
         oplog = page.inner_text("#oplog")
         for done in ("Astrid's phone: new", "Astrid's phone: pause",
