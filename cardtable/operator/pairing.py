@@ -35,6 +35,7 @@ from typing import Any
 from itsdangerous import BadSignature, SignatureExpired, TimestampSigner
 
 from cardtable.errors import PairingRefused
+from referee.describe import counted
 
 log = logging.getLogger("cardtable.operator")
 
@@ -99,8 +100,13 @@ class Pairing:
         self.devices: dict[str, Device] = {}
         key = None
         if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-            key = self._load(folder, now)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                key = self._load(folder, now)
+            except OSError as exc:  # the journal folder is said to be unusable elsewhere
+                log.warning("operator: cannot keep the paired phones in %s (%s): they are "
+                            "kept until the referee stops", folder, exc.strerror or exc)
+                self.folder = None
         self.signer = TimestampSigner(key or secrets.token_bytes(32), salt="operator-session")
         self.code = self._new_code(now)
         self._wrong: dict[str, deque[float]] = {}
@@ -174,7 +180,8 @@ class Pairing:
         self.devices[device.id] = device
         self.renew(now)  # one code, one phone
         self._save()
-        log.warning("operator: %s paired (%d phones paired)", device.name, len(self.devices))
+        log.warning("operator: %s paired (%s paired)", device.name,
+                    counted(len(self.devices), "phone"))
         return device
 
     # -- sessions ------------------------------------------------------------------------------
