@@ -30,7 +30,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -177,6 +177,8 @@ class RefereeService:
         self._replies: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
         self._judging: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
         self._source_key: tuple[int, ...] | None = None
+        #: Called with every input handed in, on the edge's thread; must return at once.
+        self.watchers: list[Callable[[Input], None]] = []
         self._source_list: list[tuple[str, Source | None]] = []
 
     # -- games and journals ----------------------------------------------------------------
@@ -349,7 +351,10 @@ class RefereeService:
 
     # -- inputs ------------------------------------------------------------------------------
     def submit(self, inp: Input) -> None:
-        """Hand in an input from any thread; ``inp.t`` is on the table clock."""
+        """Hand in an input from any thread; ``inp.t`` is on the table clock. Each of
+        :attr:`watchers` sees it first (the table check: which pad, and how late)."""
+        for watch in self.watchers:
+            watch(inp)
         with self._lock:
             self._pending.append(inp)
         self._poke()

@@ -143,9 +143,11 @@ def add_site(service: RefereeService, *, announce: Callable[[str], None] | None 
     from cardtable.operator.site import OperatorSite
 
     cfg = service.config.web
+    path = service.config.path
     site = OperatorSite(service, host=cfg.bind if host is None else host,
                         port=cfg.port if port is None else port, hosts=cfg.hosts,
-                        pairing_folder=service.journal_dir, announce=announce)
+                        pairing_folder=service.journal_dir, announce=announce,
+                        config_path=None if path.startswith("<") else Path(path))
     service.edges.append(site)
     service.outputs.append(site)
     return site

@@ -7,8 +7,10 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from cardtable.clash import clash_message, live_referee
@@ -20,7 +22,33 @@ from cardtable.logs import setup_logging
 from cardtable.wiring import build_service
 
 
+def _setup(args: argparse.Namespace) -> bool:
+    """The set-up wizard (``--setup``, or no configuration file yet): served until the page
+    saves the file; False when it could not be served."""
+    from cardtable.config import DEFAULT_BIND, DEFAULT_PORT
+    from cardtable.operator.wizard import SetupSite
+
+    path = Path(args.config)
+    if not path.parent.is_dir():
+        raise CommandError(f"{path}: its folder {path.parent} does not exist")
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if not path.exists():
+        print(f"referee run: {path} does not exist yet: set the table up from a browser "
+              "(or write the file by hand: docs/install.md)", flush=True)
+    site = SetupSite(path, host=args.bind or DEFAULT_BIND,
+                     port=DEFAULT_PORT if args.port is None else args.port,
+                     announce=lambda text: print(text, flush=True))
+    saved = asyncio.run(site.run())
+    return saved is not None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.setup or not Path(args.config).exists():
+        try:
+            if not _setup(args):
+                return 1
+        except KeyboardInterrupt:
+            return 0
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -114,6 +142,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="when the journal folder holds an unfinished game of another kind or "
                    "other seats than the configuration's, archive it under its own name and "
                    "deal the configured game (without it, that game goes on under its own name)")
+    p.add_argument("--setup", action="store_true",
+                   help="set the table up from a browser first (the wizard at /setup/, also "
+                   "served when the configuration file does not exist yet): the table's name, "
+                   "players, pads learned by pressing them, the card source; writes the file "
+                   "(the one before is kept as FILE.previous) and starts the table")
     p.add_argument("--no-web", action="store_true",
                    help="do not serve the table's web pages (its display at / and the operator "
                    "page at /operator/; [web] in the configuration, docs/operator.md)")

@@ -267,7 +267,7 @@ def test_the_code_is_shown_on_the_tables_own_screen_only_while_asked_for(
                 assert status == 200
             assert (await fetch(s, "GET", base + "pairing.json"))[0] == 200
         # A display elsewhere on the network never gets it.
-        from cardtable.operator.site import is_loopback
+        from cardtable.operator.guard import is_loopback
 
         assert is_loopback("127.0.0.1") and is_loopback("::1")
         assert not is_loopback("192.168.1.20") and not is_loopback(None)

@@ -41,23 +41,14 @@ const WORDS = {
   unpair: "Unpair",
   unpairAsk: (name) => "Unpair " + name + "? It must pair again to use this page.",
   seen: "last seen ",
-  codeShown: "The table's display shows the code now.",
+  lightLed: "Light its LED",
 };
 
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 
-const page = { csrf: null, name: null, id: null, games: null, table: null, view: "table",
+const page = { csrf: null, following: false, name: null, id: null, games: null, table: null, view: "table",
   newForm: null, fetching: false, again: false, correct: { rank: null, suit: null } };
-
-function $(id) { return document.getElementById(id); }
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text != null) e.textContent = text;
-  return e;
-}
 
 function cardWords(code) {
   if (!code) return "?";
@@ -65,41 +56,7 @@ function cardWords(code) {
   return code.slice(0, -1) + (SUITS[suit] || suit);
 }
 
-function say(text, kind) {
-  const box = $("message");
-  box.hidden = !text;
-  box.textContent = text || "";
-  box.className = "message " + (kind || "");
-  if (text) clearTimeout(say.timer);
-  if (text && kind !== "error") say.timer = setTimeout(() => say(""), 6000);
-}
-
 // ---------------------------------------------------------------- the API
-
-async function api(path, body) {
-  const options = { credentials: "same-origin", headers: {} };
-  if (body !== undefined) {
-    options.method = "POST";
-    options.headers["Content-Type"] = "application/json";
-    if (page.csrf) options.headers["X-CSRF-Token"] = page.csrf;
-    options.body = JSON.stringify(body);
-  }
-  let response;
-  try {
-    response = await fetch("api/" + path, options);
-  } catch (err) {
-    return { ok: false, text: "no answer from the referee: is it running?" };
-  }
-  let answer;
-  try {
-    answer = await response.json();
-  } catch (err) {
-    answer = { ok: false, text: "the referee answered " + response.status };
-  }
-  if (response.status === 401) showPairing();
-  if (!response.ok && answer.ok === undefined) answer.ok = false;
-  return answer;
-}
 
 async function command(name, args, confirmText) {
   let answer = await api("command", { command: name, args: args || {}, confirmed: false });
@@ -112,33 +69,16 @@ async function command(name, args, confirmText) {
   return answer;
 }
 
-function confirmed(text) {
-  const dialog = $("confirm");
-  $("confirm-text").textContent = text;
-  return new Promise((resolve) => {
-    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
-    dialog.showModal();
-  });
-}
-
 // ---------------------------------------------------------------- pairing
 
+function onUnpaired() { showPairing(); }
+
 function showPairing() {
+  showLocalCode();
   document.body.dataset.paired = "false";
   $("tabs").hidden = true;
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "pair";
   document.body.dataset.view = "pair";
-}
-
-async function pair(event) {
-  event.preventDefault();
-  const answer = await api("pair", { code: $("pair-code").value, name: $("pair-name").value });
-  if (!answer.ok) {
-    say(answer.text, "error");
-    return;
-  }
-  say(answer.text, "ok");
-  await start();
 }
 
 // ---------------------------------------------------------------- views
@@ -153,6 +93,7 @@ function show(view) {
   if (view === "new") drawNewForm();
   if (view === "evening") drawEvening();
   if (view === "phones") drawPhones();
+  if (view === "check") drawCheck();
 }
 
 // ---------------------------------------------------------------- the table
@@ -462,6 +403,61 @@ async function rename(event) {
   start();
 }
 
+// ---------------------------------------------------------------- the table check
+
+async function drawCheck() {
+  if (page.view !== "check") return;
+  const c = await api("check");
+  if (!c.seats) return;
+  $("check-pause").hidden = c.paused;
+  $("check-seats").replaceChildren(...c.seats.map((seat) => {
+    const box = el("div", "check-seat");
+    box.dataset.seat = String(seat.seat);
+    const fresh = ["slap", "call"].some((act) => seat[act] && seat[act].ago_s < 5);
+    box.classList.toggle("fresh", fresh);
+    box.append(el("div", "name", seat.name));
+    for (const act of ["slap", "call"]) {
+      const p = seat[act];
+      box.append(el("div", "press", p ? act + ": " + p.at + " · reached the referee "
+        + p.delay_ms + " ms after the edge" : act + ": not pressed yet"));
+    }
+    if (c.leds.gpio || c.leds.board) {
+      const b = el("button", "", WORDS.lightLed);
+      b.type = "button";
+      b.addEventListener("click", async () => {
+        const answer = await api("check/led", { seat: seat.seat });
+        say(answer.text, answer.ok ? "ok" : "error");
+      });
+      box.append(b);
+    }
+    return box;
+  }));
+  const parts = [];
+  const part = (good, text) => parts.push(el("li", good ? "good" : "bad", text));
+  if (c.board) {
+    part(c.board.online, "Table board on " + c.board.port + ": "
+      + (c.board.online ? "online" + (c.board.name ? " (" + c.board.name + ")" : "")
+        + (c.board.synced ? ", clock synced ±" + c.board.error_us + " µs, drift "
+          + c.board.drift_ppm + " ppm" : ", clock not synced yet") : "OFFLINE"));
+  }
+  if (c.camera) {
+    part(c.camera.frames > 0, "Camera: " + c.camera.frames + " frames read"
+      + (c.camera.card ? ", reads " + c.camera.card + " (" + c.camera.confidence + ")"
+        : c.camera.outline ? ", sees a card it cannot read" : ", sees no card"));
+  }
+  part(true, "Cards: " + c.card_source);
+  if (c.broker) part(c.broker.connected, "Broker " + c.broker.url + ": "
+    + (c.broker.connected ? "connected" : "NOT CONNECTED"));
+  else part(true, "Broker: none (the table's own display is served here)");
+  part(true, "Displays following this table now: " + c.displays);
+  $("check-parts").replaceChildren(...parts);
+  const img = $("check-camera");
+  img.hidden = !c.camera || !c.camera.frames;
+  if (!img.hidden) img.src = "api/check/camera.jpg?t=" + Date.now();
+  clearTimeout(drawCheck.timer);
+  drawCheck.timer = setTimeout(drawCheck, 700);
+}
+
 // ---------------------------------------------------------------- start
 
 function follow() {
@@ -473,12 +469,13 @@ function follow() {
 async function start() {
   const refused = new URLSearchParams(location.search).get("refused");
   if (refused) say(refused, "error");
-  const s = await api("session");
+  const s = await api("/operator/api/session");
   if (!s.paired) {
     showPairing();
     return;
   }
   page.csrf = s.csrf;
+  session.csrf = s.csrf;
   page.name = s.name;
   page.id = s.id;
   document.body.dataset.paired = "true";
@@ -494,11 +491,7 @@ async function start() {
 
 function wire() {
   buildPickers();
-  $("pair-form").addEventListener("submit", pair);
-  $("show-code").addEventListener("click", async () => {
-    const answer = await api("show-code", {});
-    say(answer.ok ? WORDS.codeShown : answer.text, answer.ok ? "ok" : "error");
-  });
+  wirePairing(start);
   $("pause").addEventListener("click", () => command(page.table.paused ? "resume" : "pause"));
   $("deal").addEventListener("click", () => command("deal"));
   $("end").addEventListener("click", () => command("end", {}, WORDS.endAsk));
@@ -511,6 +504,10 @@ function wire() {
   $("dealer").addEventListener("change", () => { page.newForm.dealer = Number($("dealer").value); });
   $("rename-form").addEventListener("submit", rename);
   $("pair-another").addEventListener("click", pairAnother);
+  $("check-pause").addEventListener("click", async () => {
+    await command("pause");
+    drawCheck();
+  });
   for (const b of document.querySelectorAll("#tabs button")) {
     b.addEventListener("click", () => show(b.dataset.view));
   }
