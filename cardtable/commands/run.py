@@ -31,14 +31,22 @@ def _setup(args: argparse.Namespace) -> bool:
     path = Path(args.config)
     if not path.parent.is_dir():
         raise CommandError(f"{path}: its folder {path.parent} does not exist")
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # The wizard's own lines; the table's logging is set up once it runs.
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
     if not path.exists():
         print(f"referee run: {path} does not exist yet: set the table up from a browser "
               "(or write the file by hand: docs/install.md)", flush=True)
     site = SetupSite(path, host=args.bind or DEFAULT_BIND,
                      port=DEFAULT_PORT if args.port is None else args.port,
                      announce=lambda text: print(text, flush=True))
-    saved = asyncio.run(site.run())
+    try:
+        saved = asyncio.run(site.run())
+    finally:
+        root.removeHandler(handler)
     return saved is not None
 
 

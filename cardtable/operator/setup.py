@@ -48,7 +48,7 @@ class Answers:
     #: One dict per seat: ``slap``, ``call``, ``led`` (BCM numbers or None).
     pads: list[dict[str, int | None]] = field(default_factory=list)
     pin_factory: str = "lgpio"
-    card_source: str = "console"
+    card_source: str = "virtual"
     board_port: str | None = None
     camera_source: str | None = None
     broker_url: str | None = None

@@ -273,3 +273,57 @@ def test_the_code_is_shown_on_the_tables_own_screen_only_while_asked_for(
         assert not is_loopback("192.168.1.20") and not is_loopback(None)
 
     with_site(tmp_path, check)
+
+
+def test_the_table_check_sees_each_pad_with_its_edge_time(tmp_path: Path) -> None:
+    from cardtable.wiring import build_service
+    from hardware.mock import MonotonicClock, VirtualMockFactory
+
+    pins = '[hardware]\npin_factory = "mock"\n' + "".join(
+        f'[[seats]]\nslap = {p}\nled = {p + 1}\n' for p in (17, 22))
+    cfg = config(tmp_path, game="banka-bever", extra=pins)
+    factory = VirtualMockFactory(MonotonicClock())
+    svc = build_service(cfg, console=False, pin_factory=factory)
+    svc.fsync = False
+    site = OperatorSite(svc, port=0, pairing_folder=svc.journal_dir)
+    svc.edges.append(site)
+    svc.outputs.append(site)
+
+    async def go() -> None:
+        task = asyncio.create_task(svc.run())
+        while site.server.port == 0 or site.server._runner is None:
+            await asyncio.sleep(0.01)
+        base = site.url
+        api = base + "operator/api/"
+        try:
+            async with client() as s:
+                csrf = await paired(s, site, base)
+                change = {"Origin": base.rstrip("/"), "X-CSRF-Token": csrf}
+                status, report, _ = await fetch(s, "GET", api + "check")
+                assert status == 200 and report["seats"][1]["slap"] is None
+                assert report["leds"] == {"gpio": True, "board": False}
+                assert report["broker"] is None and report["board"] is None
+                await fetch(s, "POST", api + "command", json={"command": "pause"},
+                            headers=change)
+                factory.pin(22).drive_low()
+                await asyncio.sleep(0.1)
+                factory.pin(22).drive_high()
+                await asyncio.sleep(0.1)
+                status, report, _ = await fetch(s, "GET", api + "check")
+                press = report["seats"][1]["slap"]
+                assert press is not None and 0 <= press["delay_ms"] < 1000, report
+                assert report["seats"][0]["slap"] is None and report["paused"]
+                status, answer, _ = await fetch(s, "POST", api + "check/led",
+                                                json={"seat": 1}, headers=change)
+                assert answer == {"ok": True, "text": "Bo's LED is lit (GPIO)"}
+                assert factory.pin(23).state  # seat 1's LED line
+                status, answer, _ = await fetch(s, "POST", api + "check/led",
+                                                json={"seat": 9}, headers=change)
+                assert status == 400
+                # A paused game took the press as no slap: nothing was journaled.
+                assert len(svc.current_path.read_text().splitlines()) == 1
+        finally:
+            svc.stop()
+            await task
+
+    asyncio.run(go())
