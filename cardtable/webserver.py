@@ -11,10 +11,10 @@ What every page of the project shares is decided here, once:
 - :class:`StaticFiles`: the pages' files are read into memory at start from a fixed list of
   names; a request's path is only ever looked up in that table, never joined to a folder, so
   no ``../``, encoded dot, backslash or NUL reaches the file system;
-- :class:`SceneStream`: server-sent events of the newest scene (a page that falls behind skips
-  to the newest, it never gets a backlog), at most :data:`MAX_STREAMS` pages at once (one
-  more gets 503), each a coroutine, not a thread; a page that stops reading is dropped after
-  :data:`WRITE_TIMEOUT_S`;
+- :class:`SceneStream`: server-sent events of the newest scene, at most :data:`MAX_STREAMS`
+  pages at once (one more gets 503), each a coroutine, not a thread, each scene written to
+  every page's socket at once; a page that falls :data:`MAX_BEHIND` bytes behind is cut off
+  and reconnects to the newest (it never works through a backlog);
 - :class:`WebServer`: the listening socket, with the request's size bounded
   (:data:`MAX_FIELD`, :data:`MAX_BODY`).
 """
@@ -43,9 +43,9 @@ KEEPALIVE_S = 15.0
 #: How soon (ms) a page reconnects after the stream broke (the browser's EventSource retry).
 RETRY_MS = 500
 
-#: A page that has not taken a scene within this many seconds is dropped (its socket's buffer
-#: is full: it stopped reading).
-WRITE_TIMEOUT_S = 30.0
+#: Bytes a page may leave untaken in its socket's buffer (some twenty scenes); past them it is
+#: cut off and reconnects to the newest scene.
+MAX_BEHIND = 64 * 1024
 
 #: The longest request line or header line, in bytes (aiohttp answers 400 above it).
 MAX_FIELD = 8190
@@ -148,77 +148,93 @@ class StreamBudget:
         return self.open >= (MAX_STREAMS if self.limit is None else self.limit)
 
 
+def _chunk(data: bytes) -> bytes:
+    """``data`` as one chunk of HTTP/1.1 chunked transfer coding (a stream's answer is sent
+    so: its length is not known)."""
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+#: What a quiet stream sends every :data:`KEEPALIVE_S` seconds.
+_KEEPALIVE = _chunk(b": keep-alive\n\n")
+
+
 class SceneStream:
     """The newest scene (JSON bytes), numbered, for every page that follows it: call
     :meth:`publish` on the server's loop; :meth:`serve` is the ``events`` route of one page.
-    ``budget``: the pages a server lets follow at once (its own when not given)."""
+    ``budget``: the pages a server lets follow at once (its own when not given).
+
+    A scene is made into its bytes on the wire once and handed to every page's socket at once
+    (no task per page and scene: 500 pages cost 500 socket writes). A page whose socket holds
+    more than :data:`MAX_BEHIND` bytes it has not taken (it stopped reading, or reads slower
+    than the table changes) is cut off: its browser reconnects (``retry``) and gets the newest
+    scene at once, so it never works through a backlog and memory stays bounded."""
 
     def __init__(self, body: bytes = b"{}", *, budget: StreamBudget | None = None) -> None:
         self.version = 0
         self.body = body
         self.closed = False
-        #: Pages following this stream now.
-        self.streams = 0
         self.budget = budget or StreamBudget()
-        self._next: asyncio.Future[None] | None = None
+        #: Each following page's socket, and the event set when it is gone.
+        self._pages: dict[asyncio.BaseTransport, asyncio.Event] = {}
+
+    @property
+    def streams(self) -> int:
+        """Pages following this stream now."""
+        return len(self._pages)
 
     def publish(self, body: bytes) -> None:
-        """Make ``body`` the newest scene and wake every page (on the server's loop)."""
+        """Make ``body`` the newest scene and send it to every page (on the server's loop)."""
         self.version += 1
         self.body = body
-        self._wake()
+        frame = _chunk(b"data: " + body + b"\n\n")
+        for transport, gone in list(self._pages.items()):
+            self._send(transport, gone, frame)
 
-    def _wake(self) -> None:
-        if self._next is not None and not self._next.done():
-            self._next.set_result(None)
-        self._next = None
+    @staticmethod
+    def _send(transport: asyncio.BaseTransport, gone: asyncio.Event, frame: bytes) -> None:
+        if not isinstance(transport, asyncio.WriteTransport) or transport.is_closing():
+            gone.set()
+            return
+        if transport.get_write_buffer_size() > MAX_BEHIND:  # not reading: cut off
+            transport.abort()
+            gone.set()
+            return
+        transport.write(frame)
 
     def close(self) -> None:
         """End every stream."""
         self.closed = True
-        self._wake()
-
-    async def changed(self, after: int, timeout: float) -> bool:
-        """Wait until a scene newer than version ``after`` is there (True) or ``timeout``
-        seconds pass (False)."""
-        if self.version > after or self.closed:
-            return True
-        if self._next is None:
-            self._next = asyncio.get_running_loop().create_future()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._next), timeout)
-        except TimeoutError:
-            return False
-        return True
+        for gone in self._pages.values():
+            gone.set()
 
     async def serve(self, request: web.Request) -> web.StreamResponse:
         """Stream the scenes to one page: the newest at once, then each newer one."""
-        if self.budget.full():
+        if self.budget.full() or self.closed:
             raise web.HTTPServiceUnavailable(text="too many pages follow this display")
         response = web.StreamResponse(headers={
             "Content-Type": "text/event-stream; charset=utf-8", "X-Accel-Buffering": "no"})
-        self.streams += 1
+        await prepared(response, request)
+        transport = request.transport
+        if transport is None:  # gone before its headers went out
+            return response
+        gone = asyncio.Event()
+        self._pages[transport] = gone
         self.budget.open += 1
         try:
-            await prepared(response, request)
-            await self._write(response, f"retry: {RETRY_MS}\n\n".encode())
-            version = 0
-            while not self.closed:
-                if self.version > version:
-                    version, body = self.version, self.body
-                    await self._write(response, b"data: " + body + b"\n\n")
-                elif not await self.changed(version, KEEPALIVE_S):
-                    await self._write(response, b": keep-alive\n\n")
-        except (ConnectionError, TimeoutError, RuntimeError):
-            pass  # the page went away or stopped reading (RuntimeError: its transport closed)
+            first = f"retry: {RETRY_MS}\n\n".encode()
+            if self.version:
+                first += b"data: " + self.body + b"\n\n"
+            self._send(transport, gone, _chunk(first))
+            while not gone.is_set():
+                try:
+                    async with asyncio.timeout(KEEPALIVE_S):
+                        await gone.wait()
+                except TimeoutError:  # a page that went away is noticed here
+                    self._send(transport, gone, _KEEPALIVE)
         finally:
-            self.streams -= 1
+            self._pages.pop(transport, None)
             self.budget.open -= 1
         return response
-
-    @staticmethod
-    async def _write(response: web.StreamResponse, data: bytes) -> None:
-        await asyncio.wait_for(response.write(data), WRITE_TIMEOUT_S)
 
 
 class WebServer:
