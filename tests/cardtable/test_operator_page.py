@@ -265,3 +265,41 @@ def test_without_a_paired_phones_own_page_nothing_changes(tmp_path: Path) -> Non
         assert not list(table.journal_dir.glob("2*.jsonl"))
         # The paired phone itself still may (the same request, from its own page).
         assert page.evaluate("page.table.paused") is True
+
+
+HOSTILE = ['<img src=x onerror="document.title=1">', "</script><script>alert(2)</script>",
+           "Bo\" onmouseover=\"alert(3)", "{{7*7}} ${alert(4)}"]
+
+
+@pytest.mark.slow
+def test_names_are_shown_as_typed_never_run(tmp_path: Path) -> None:
+    """Seat names that are markup or script reach the operator page and the display as text
+    (issue 36's XSS attack, here from the start)."""
+    with operator_table(tmp_path / "journals", "--game", "banka-bever", "--players", "2",
+                        "--seed", "2", "--speed", "4") as table, browser() as chromium:
+        phone = chromium.new_context(**PHONE)
+        page = phone.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(table.base + "operator/")
+        page.fill("#pair-code", table.code)
+        page.tap("#pair-form button[type=submit]")
+        page.wait_for_selector("#table:not([hidden])")
+        answer = page.evaluate("""(seats) => fetch('api/command', {method: 'POST',
+            headers: {'Content-Type': 'application/json', 'X-CSRF-Token': page.csrf},
+            body: JSON.stringify({command: 'new', confirmed: true,
+                                  args: {game: 'banka-bever', seats: seats}})})
+            .then(r => r.json())""", HOSTILE)
+        assert answer["ok"], answer
+        wait_js(page, "document.querySelectorAll('#seats .seat').length === 4")
+        assert page.locator("#seats .seat .name").all_inner_texts() == HOSTILE
+        display = phone.new_page()
+        display.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        display.goto(table.base)
+        wait_js(display, "document.querySelectorAll('#seats .seat').length === 4")
+        assert display.locator("#seats .seat .name").all_inner_texts() == HOSTILE
+        time.sleep(1.0)  # the game goes on: verdicts with the names, the race
+        assert dialogs == []
+        assert page.title() != "1" and display.title() != "1"
+        assert page.locator("#seats img").count() == 0
+        assert display.locator("img[src=x]").count() == 0
