@@ -254,14 +254,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     buttons: tuple[int, ...] = ()
     stock_reader = 1
     if "board" in raw:
-        bd = raw["board"]
-        if not isinstance(bd, dict):
-            raise ConfigError(path, "board", "must be a section")
-        board_keys = {"port", "deck", "buttons", "stock_reader"}
-        for key in bd:
-            if key not in board_keys:
-                raise ConfigError(path, f"board.{key}",
-                                  f"unknown key (known: {', '.join(sorted(board_keys))})")
+        bd = _section(raw, "board", {"port", "deck", "buttons", "stock_reader"}, path)
         board_port = _get(bd, "port", str, path, "board")
         deck_name = _get(bd, "deck", str, path, "board", None)
         deck = None if deck_name is None else base / deck_name
@@ -283,17 +276,23 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
                        console_socket, raw, path, release, _web(raw, path))
 
 
+def _section(raw: dict[str, Any], name: str, keys: set[str], path: str) -> dict[str, Any]:
+    """The section ``[name]``, checked to be one and to hold only ``keys``."""
+    section = raw[name]
+    if not isinstance(section, dict):
+        raise ConfigError(path, name, "must be a section")
+    for key in section:
+        if key not in keys:
+            raise ConfigError(path, f"{name}.{key}",
+                              f"unknown key (known: {', '.join(sorted(keys))})")
+    return section
+
+
 def _web(raw: dict[str, Any], path: str) -> WebConfig:
     """``[web]``, checked."""
     if "web" not in raw:
         return WebConfig()
-    w = raw["web"]
-    if not isinstance(w, dict):
-        raise ConfigError(path, "web", "must be a section")
-    keys = {"bind", "port", "hosts", "enabled"}
-    for key in w:
-        if key not in keys:
-            raise ConfigError(path, f"web.{key}", f"unknown key (known: {', '.join(sorted(keys))})")
+    w = _section(raw, "web", {"bind", "port", "hosts", "enabled"}, path)
     bind = _get(w, "bind", str, path, "web", DEFAULT_BIND)
     try:
         ipaddress.ip_address(bind)

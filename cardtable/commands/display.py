@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from cardtable.display.follow import follow, show_live, show_once
 from cardtable.display.hall import run_hall
 from cardtable.display.view import TableView
-from cardtable.display.web import WebDisplay
+from cardtable.display.web import WebDisplay, serve_while
 from cardtable.feed import BrokerAddress, Topics, resolve_broker
 
 
@@ -93,24 +93,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_web(args: argparse.Namespace, broker: BrokerAddress, view: TableView) -> int:
-    async def serve() -> int:
-        web = WebDisplay(view, args.bind, args.port)
-        try:
-            await web.start()
-        except OSError as exc:
-            print(f"referee display: cannot serve the page on {args.bind}:{args.port} "
-                  f"({exc.strerror or exc})", file=sys.stderr)
-            return 1
-        print(f"referee display: serving table {args.table} on {web.url} from {broker.url()} "
-              "(Ctrl-C to stop)", flush=True)
-        try:
-            await follow(broker, view, web.changed)
-        finally:
-            await web.stop()
-        return 0
-
+    web = WebDisplay(view, args.bind, args.port)
     try:
-        return asyncio.run(serve())
+        return asyncio.run(serve_while(
+            web, "the page", f"{args.bind}:{args.port}",
+            f"serving table {args.table} on {{url}} from {broker.url()}",
+            lambda: follow(broker, view, web.changed)))
     except KeyboardInterrupt:
         return 0
 

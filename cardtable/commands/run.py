@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cardtable.clash import clash_message, live_referee
+from cardtable.commands.argtypes import add_web_options
 from cardtable.config import load_config
 from cardtable.console import console_client
 from cardtable.errors import CommandError, ConfigError, TemporaryFailure, startup_failure
@@ -158,11 +159,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-web", action="store_true",
                    help="do not serve the table's web pages (its display at / and the operator "
                    "page at /operator/; [web] in the configuration, docs/operator.md)")
-    p.add_argument("--bind", metavar="ADDR", type=_address,
-                   help="serve the web pages on this address instead of [web] bind (default "
-                   "127.0.0.1, this machine only; 0.0.0.0 lets phones on the network in)")
-    p.add_argument("--port", type=_port,
-                   help="serve the web pages on this port instead of [web] port (default 8080)")
+    add_web_options(p, "instead of [web]'s")
     p.add_argument("--verbose", "-v", action="store_true", help="log debugging detail")
     p.set_defaults(func=_cmd_run)
 
@@ -175,23 +172,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--socket", required=True, help="the referee's console socket")
     p.add_argument("command", nargs="*", help="one console line, e.g. pause, or 'lay 1 QH'")
     p.set_defaults(func=_cmd_console)
-
-
-def _address(text: str) -> str:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an IP address (127.0.0.1: this "
-                                         "machine only; 0.0.0.0: every network)") from None
-    return text
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number 0..65535")
-    return int(text)
 
 
 def _cmd_console(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cardtable.commands.argtypes import positive_number
+from cardtable.commands.argtypes import add_web_options, positive_number
 from cardtable.config import table_id_problem
 from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
 from cardtable.extras import require
@@ -383,11 +383,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="with --full-stack: serve the table's display and the operator page "
                    "(as `referee run` does, docs/operator.md) and play every game dealt from "
                    "it until Ctrl-C; the pairing code and address are printed first")
-    p.add_argument("--bind", metavar="ADDR",
-                   help="with --operator: the address to serve on (default 127.0.0.1; 0.0.0.0 "
-                   "for phones on the network)")
-    p.add_argument("--port", type=int,
-                   help="with --operator: the port (default 8080; 0 picks a free one)")
+    add_web_options(p, "(with --operator)")
     p.add_argument("--journal-dir", metavar="DIR",
                    help="with --full-stack: the service's journal folder (default: a new "
                    "temporary folder)")

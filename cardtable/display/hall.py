@@ -40,7 +40,7 @@ from rich.text import Text
 from cardtable.display.follow import read_messages, stay_subscribed
 from cardtable.display.scene import play_words
 from cardtable.display.view import TableView
-from cardtable.display.web import add_display_routes, dumps, web_files
+from cardtable.display.web import add_display_routes, dumps, serve_while, web_files
 from cardtable.feed import BrokerAddress, Topics
 from cardtable.webserver import SceneStream, StreamBudget, WebServer, new_app
 from referee.cards import SUIT_SYMBOLS
@@ -429,16 +429,6 @@ def run_hall(args: Any, broker: BrokerAddress) -> int:
 
 async def _serve_hall(args: Any, broker: BrokerAddress, hall: HallView) -> int:
     web_ = HallWeb(hall, args.bind, args.port)
-    try:
-        await web_.start()
-    except OSError as exc:
-        print(f"referee display: cannot serve the hall on {args.bind}:{args.port} "
-              f"({exc.strerror or exc})", file=sys.stderr)
-        return 1
-    print(f"referee display: serving the hall on {web_.url} from {broker.url()} "
-          "(Ctrl-C to stop)", flush=True)
-    try:
-        await follow_hall(broker, hall, web_.changed)
-    finally:
-        await web_.stop()
-    return 0
+    return await serve_while(web_, "the hall", f"{args.bind}:{args.port}",
+                             f"serving the hall on {{url}} from {broker.url()}",
+                             lambda: follow_hall(broker, hall, web_.changed))

@@ -14,9 +14,10 @@ broker in between.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -114,3 +115,36 @@ class WebDisplay:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+class Served(Protocol):
+    """A page server of ``referee display``: started, stopped, with its address."""
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/``."""
+
+    async def start(self) -> Any:
+        """Listen (an :class:`OSError` when the address cannot be used)."""
+
+    async def stop(self) -> None:
+        """Stop serving."""
+
+
+async def serve_while(web: Served, what: str, where: str, serving: str,
+                      follow: Callable[[], Awaitable[None]]) -> int:
+    """``referee display --web`` (and ``--hall --web``): serve ``web`` while ``follow()``
+    follows the broker; 1 with the reason (``what`` could not be served on ``where``), else 0.
+    ``serving`` says what is served, with ``{url}``."""
+    try:
+        await web.start()
+    except OSError as exc:
+        print(f"referee display: cannot serve {what} on {where} ({exc.strerror or exc})",
+              file=sys.stderr)
+        return 1
+    print(f"referee display: {serving.format(url=web.url)} (Ctrl-C to stop)", flush=True)
+    try:
+        await follow()
+    finally:
+        await web.stop()
+    return 0

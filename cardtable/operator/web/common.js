@@ -5,6 +5,21 @@
 
 const session = { csrf: null };
 
+// The words of what both pages show (one place for a translation to replace).
+const COMMON_WORDS = {
+  pairTitle: "Pair this phone",
+  pairHow: "Type the code the table's display shows (or scan its QR code with the camera).",
+  code: "Code",
+  phoneName: "This phone's name",
+  phoneNameExample: "e.g. Anna's phone",
+  pair: "Pair",
+  showCode: "Show the code on the table's display",
+  codeShown: "The table's display shows the code now.",
+  ownScreen: "This is the table's own screen. Code: ",
+  qr: "QR code of the pairing link",
+  seat: (k) => "Seat " + k,
+};
+
 function $(id) { return document.getElementById(id); }
 
 function el(tag, cls, text) {
@@ -84,15 +99,69 @@ async function showLocalCode() {
   $("pair-local-qr").src = "/pairing.svg?c=" + encodeURIComponent(answer.code);
 }
 
+// The pairing view, built into <section id="pair">.
+function buildPairing() {
+  const w = COMMON_WORDS;
+  const field = (label, id, attrs) => {
+    const input = el("input");
+    input.id = id;
+    for (const [k, v] of Object.entries(attrs)) input.setAttribute(k, v);
+    const l = el("label", "", label + " ");
+    l.append(input);
+    return l;
+  };
+  const form = el("form", "stack");
+  form.id = "pair-form";
+  form.autocomplete = "off";
+  const submit = el("button", "primary", w.pair);
+  submit.type = "submit";
+  form.append(field(w.code, "pair-code", { inputmode: "numeric", maxlength: "12",
+    autocomplete: "one-time-code", required: "" }),
+  field(w.phoneName, "pair-name", { maxlength: "40", placeholder: w.phoneNameExample }), submit);
+  const show = el("button", "", w.showCode);
+  show.type = "button";
+  show.id = "show-code";
+  const local = el("div", "panel pair-local");
+  local.id = "pair-local";
+  local.hidden = true;
+  const code = el("strong");
+  code.id = "pair-local-code";
+  const qr = el("img");
+  qr.id = "pair-local-qr";
+  qr.alt = w.qr;
+  qr.width = 240;
+  qr.height = 240;
+  const said = el("p", "", w.ownScreen);
+  said.append(code);
+  local.append(said, qr);
+  $("pair").replaceChildren(el("h1", "", w.pairTitle), el("p", "", w.pairHow), form, show,
+    local);
+}
+
+// The seats' name fields of a form: one per name, "Seat k" before it; onInput(k, text).
+function seatInputs(names, onInput) {
+  return names.map((name, k) => {
+    const label = el("label", "", COMMON_WORDS.seat(k + 1) + " ");
+    const input = el("input");
+    input.value = name;
+    input.maxLength = 40;
+    input.required = true;
+    input.dataset.seat = String(k);
+    input.addEventListener("input", () => onInput(k, input.value));
+    label.append(input);
+    return label;
+  });
+}
+
 function wirePairing(after) {
+  buildPairing();
   $("pair-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     if (await pairWith($("pair-code").value, $("pair-name").value)) after();
   });
   $("show-code").addEventListener("click", async () => {
     const answer = await api("/operator/api/show-code", {});
-    say(answer.ok ? "The table's display shows the code now." : answer.text,
-      answer.ok ? "ok" : "error");
+    say(answer.ok ? COMMON_WORDS.codeShown : answer.text, answer.ok ? "ok" : "error");
     showLocalCode();
   });
 }

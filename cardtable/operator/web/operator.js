@@ -256,19 +256,9 @@ async function drawNewForm() {
   $("seat-count").textContent = String(f.seats.length);
   $("fewer").disabled = f.seats.length <= spec.min_seats;
   $("more").disabled = f.seats.length >= most;
-  $("seat-names").replaceChildren(...f.seats.map((name, k) => {
-    const label = el("label", "", WORDS.seat(k + 1) + " ");
-    const input = el("input");
-    input.value = name;
-    input.maxLength = 40;
-    input.required = true;
-    input.dataset.seat = String(k);
-    input.addEventListener("input", () => {
-      f.seats[k] = input.value;
-      drawDealers();
-    });
-    label.append(input);
-    return label;
+  $("seat-names").replaceChildren(...seatInputs(f.seats, (k, text) => {
+    f.seats[k] = text;
+    drawDealers();
   }));
   drawDealers();
   $("options").replaceChildren(...spec.options.map((o) => optionField(o, f)));

@@ -50,16 +50,9 @@ function draw() {
   $("seat-count").textContent = String(a.seats.length);
   $("fewer").disabled = a.seats.length <= g.min_seats;
   $("more").disabled = a.seats.length >= g.max_seats;
-  $("seats").replaceChildren(...a.seats.map((name, k) => {
-    const label = el("label", "", WORDS.seat(k + 1) + " ");
-    const input = el("input");
-    input.value = name;
-    input.maxLength = 40;
-    input.required = true;
-    input.dataset.seat = String(k);
-    input.addEventListener("input", () => { a.seats[k] = input.value; drawPads(); });
-    label.append(input);
-    return label;
+  $("seats").replaceChildren(...seatInputs(a.seats, (k, text) => {
+    a.seats[k] = text;
+    drawPads();
   }));
   drawPads();
   $("sources").replaceChildren(...Object.keys(WORDS.sources).map((s) => {
