@@ -48,6 +48,8 @@ def _setup(args: argparse.Namespace) -> bool:
         saved = asyncio.run(site.run())
     finally:
         root.removeHandler(handler)
+    if saved is not None and args.port == 0:  # the table serves where the wizard was
+        args.port = site.server.port
     return saved is not None
 
 

@@ -80,6 +80,11 @@ def test_a_phone_runs_a_game_from_pairing_to_the_evenings_list(tmp_path: Path) -
         page.wait_for_selector("#table:not([hidden])")
         assert page.inner_text("#who") == "Astrid's phone"
         assert page.inner_text("#message") == "paired as Astrid's phone"
+        # The first game (Beggar My Neighbour) has begun; paused, so that it is still being
+        # played when the new game is asked for, however fast its cards go.
+        wait_for(lambda: len(journal_lines(table.current)) > 2, what="the first game's cards")
+        page.tap("#pause")
+        wait_js(page, "document.body.dataset.paused === 'true'")
 
         # A new game: Banka bäver, four named seats, Cilla deals, two options off default.
         page.tap("#tabs button[data-view=new]")
@@ -109,6 +114,8 @@ def test_a_phone_runs_a_game_from_pairing_to_the_evenings_list(tmp_path: Path) -
         assert header["options"]["false_slap_penalty"] == "burn"
         assert header["options"]["bottom_match"] is False
         assert header["options"]["collect_grace_ms"] == 1500  # left at its default
+        page.tap("#pause")  # Resume: the new game is played
+        wait_js(page, "document.body.dataset.paused === 'false'")
 
         # The virtual players play it on the mock table: pads pressed, cards laid on the
         # emulated board; the page follows.
@@ -118,6 +125,7 @@ def test_a_phone_runs_a_game_from_pairing_to_the_evenings_list(tmp_path: Path) -
         wait_for(lambda: any(x["act"] == "slap" for x in journal_lines(table.current)[1:]),
                  timeout=60, what="a slap")
         page.wait_for_selector("#race:not([hidden])", timeout=15_000)
+        page.evaluate("scrollTo(0, 0)")
         screenshot(page, shots / "operator-table.png")
 
         # Pause: the page says so, and the table takes no input.
@@ -303,3 +311,81 @@ def test_names_are_shown_as_typed_never_run(tmp_path: Path) -> None:
         assert page.title() != "1" and display.title() != "1"
         assert page.locator("#seats img").count() == 0
         assert display.locator("img[src=x]").count() == 0
+
+
+@pytest.mark.slow
+def test_a_phone_sets_up_an_empty_folder_and_runs_the_table(tmp_path: Path) -> None:
+    """``referee run`` with no configuration yet, on the mock backend: the phone pairs, names
+    the players, learns each pad by pressing it (the mock backend's *Press a mock pad*), saves;
+    the table starts with that file and the same phone runs it (docs/operator.md)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from tests.web_pages import ROOT
+
+    config = tmp_path / "table.toml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cardtable.cli", "run", "--config", str(config), "--port", "0",
+         "--no-console"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"})
+    assert proc.stdout is not None
+    said: list[str] = []
+    try:
+        base = code = None
+        while base is None or code is None:
+            line = proc.stdout.readline()
+            assert line, "".join(said)
+            said.append(line)
+            found = re.search(r"set-up wizard: (http://127\.0\.0\.1:\d+/)setup/", line)
+            base = found.group(1) if found else base
+            found = re.search(r"pairing code (\d{6})", line)
+            code = found.group(1) if found else code
+        with browser() as chromium:
+            phone = chromium.new_context(**PHONE)
+            page = phone.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(base)  # leads to the wizard
+            page.wait_for_selector("#pair-form")
+            page.fill("#pair-code", code)
+            page.fill("#pair-name", "Astrid's phone")
+            page.tap("#pair-form button[type=submit]")
+            page.wait_for_selector("#wizard:not([hidden])")
+            assert "Writing " + str(config) in page.inner_text("#where")
+            page.fill("#table-id", "kitchen")
+            page.tap("#more")
+            for k, name in enumerate(["Astrid", "Björn", "Cilla"]):
+                page.fill(f"#seats input[data-seat='{k}']", name)
+            for seat in range(3):
+                page.tap(f".pad-row[data-seat='{seat}'] button[data-role=slap]")
+                page.wait_for_selector("#learning:not([hidden])")
+                assert page.inner_text("#learning-text").startswith("Press ")
+                if seat == 0:
+                    screenshot(page, tmp_path / "setup-learning.png")
+                page.tap("#mock-press")
+                page.wait_for_selector("#learning", state="hidden")
+            lines = page.locator(".pad-line").all_inner_texts()
+            assert lines[0::2] == ["slap: GPIO 4", "slap: GPIO 5", "slap: GPIO 6"], lines
+            page.tap("#sources input[value=virtual]")
+            screenshot(page, tmp_path / "setup.png", full_page=True)
+            # Nothing wider than the phone (its browser would zoom out).
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            page.tap("#wizard button[type=submit]")
+            # The table starts with the file; the same phone is still paired.
+            page.wait_for_url("**/operator/", timeout=20_000)
+            page.wait_for_selector("#table:not([hidden])", timeout=20_000)
+            assert page.inner_text("#title") == "Banka bäver · table kitchen"
+            assert page.locator("#seats .seat .name").all_inner_texts() == [
+                "Astrid", "Björn", "Cilla"]
+            page.tap("#tabs button[data-view=check]")
+            page.wait_for_selector(".check-seat")
+            screenshot(page, tmp_path / "operator-check.png", full_page=True)
+            assert page.locator(".check-seat").count() == 3
+            assert errors == []
+        text = config.read_text()
+        assert 'id = "kitchen"' in text and "slap = 6" in text and "# the GPIO pads" in text
+    finally:
+        proc.terminate()
+        proc.wait(15)

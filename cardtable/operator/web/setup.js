@@ -96,6 +96,7 @@ function drawPads() {
 }
 
 async function learn(seat, role) {
+  say("");
   wiz.learning = true;
   drawPads();
   $("learning").hidden = false;
