@@ -177,6 +177,14 @@ def test_a_phone_runs_a_game_from_pairing_to_the_evenings_list(tmp_path: Path) -
                (table.journal_dir / "operator-log.jsonl").read_text().splitlines()]
         assert {x["by"] for x in log} == {"Astrid's phone"}
 
+        # The table check: the emulated board online, its clock synced; the display followed.
+        page.tap("#tabs button[data-view=check]")
+        page.wait_for_selector("#check-parts li")
+        report = page.evaluate("fetch('api/check').then(r => r.json())")
+        assert report["board"]["online"] and report["board"]["name"] == "virtual board"
+        assert report["board"]["synced"] and report["displays"] >= 1
+        assert [row["name"] for row in report["seats"][:4]] == NAMES
+        assert "Table board on" in page.inner_text("#check-parts")
         page.tap("#tabs button[data-view=phones]")
         page.wait_for_selector("#devices li")
         page.tap("#pair-another")
