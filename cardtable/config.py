@@ -12,12 +12,17 @@ console`` when the referee runs as a service).
 ``[board]`` ``port`` (device path or pyserial URL), ``deck`` (the deck file of tag ids),
 ``buttons`` (the seat of each board button, default button n = seat n) and ``stock_reader``
 (Vändåtta: the reader by the stock, whose reads are draws; default 1).
+``[web]`` the table's web pages (its display and the operator page, docs/operator.md):
+``bind`` (default ``127.0.0.1``: this machine only; ``0.0.0.0`` lets phones and screens on the
+network in, docs/security.md), ``port`` (default 8080), ``hosts`` (more names the pages answer
+to, besides this machine's name and its addresses), ``enabled`` (default true).
 ``[hardware]`` and ``[[seats]]``: the GPIO pin map, read by :mod:`hardware.config`.
 ``[camera]``: the camera of ``card_source = "camera"``, read by :mod:`hardware.camera.config`.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +86,21 @@ class BrokerConfig:
     password: str | None = None
 
 
+#: ``[web]`` defaults: this machine only, until the operator lets the network in.
+DEFAULT_BIND = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    """Where ``referee run`` serves the table's display and the operator page."""
+
+    bind: str = DEFAULT_BIND
+    port: int = DEFAULT_PORT
+    hosts: tuple[str, ...] = ()
+    enabled: bool = True
+
+
 @dataclass(frozen=True)
 class TableConfig:
     """Everything ``referee run`` needs to know about one table."""
@@ -105,6 +125,8 @@ class TableConfig:
     #: How held inputs are released: ``progress`` (as soon as every edge is past them, the
     #: settle window at the latest) or ``window`` (the settle window alone).
     release: str = "progress"
+    #: The web pages (``[web]``; the defaults when the section is left out).
+    web: WebConfig = field(default_factory=WebConfig)
 
 
 def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str,
@@ -155,7 +177,7 @@ def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     """Validate a parsed TOML document."""
-    known = {"table", "options", "broker", "board", "hardware", "seats", "camera"}
+    known = {"table", "options", "broker", "board", "hardware", "seats", "camera", "web"}
     for key in raw:
         if key not in known:
             raise ConfigError(path, key, f"unknown section (known: {', '.join(sorted(known))})")
@@ -232,14 +254,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     buttons: tuple[int, ...] = ()
     stock_reader = 1
     if "board" in raw:
-        bd = raw["board"]
-        if not isinstance(bd, dict):
-            raise ConfigError(path, "board", "must be a section")
-        board_keys = {"port", "deck", "buttons", "stock_reader"}
-        for key in bd:
-            if key not in board_keys:
-                raise ConfigError(path, f"board.{key}",
-                                  f"unknown key (known: {', '.join(sorted(board_keys))})")
+        bd = _section(raw, "board", {"port", "deck", "buttons", "stock_reader"}, path)
         board_port = _get(bd, "port", str, path, "board")
         deck_name = _get(bd, "deck", str, path, "board", None)
         deck = None if deck_name is None else base / deck_name
@@ -258,7 +273,41 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     console_socket = None if socket_name is None else base / socket_name
     return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
                        float(settle), seed, broker, board_port, deck, buttons, stock_reader,
-                       console_socket, raw, path, release)
+                       console_socket, raw, path, release, _web(raw, path))
+
+
+def _section(raw: dict[str, Any], name: str, keys: set[str], path: str) -> dict[str, Any]:
+    """The section ``[name]``, checked to be one and to hold only ``keys``."""
+    section = raw[name]
+    if not isinstance(section, dict):
+        raise ConfigError(path, name, "must be a section")
+    for key in section:
+        if key not in keys:
+            raise ConfigError(path, f"{name}.{key}",
+                              f"unknown key (known: {', '.join(sorted(keys))})")
+    return section
+
+
+def _web(raw: dict[str, Any], path: str) -> WebConfig:
+    """``[web]``, checked."""
+    if "web" not in raw:
+        return WebConfig()
+    w = _section(raw, "web", {"bind", "port", "hosts", "enabled"}, path)
+    bind = _get(w, "bind", str, path, "web", DEFAULT_BIND)
+    try:
+        ipaddress.ip_address(bind)
+    except ValueError:
+        raise ConfigError(path, "web.bind", f"must be an IP address of this machine "
+                          f"(127.0.0.1: this machine only; 0.0.0.0: every network), got "
+                          f"{shown(bind)}") from None
+    port = _get(w, "port", int, path, "web", DEFAULT_PORT)
+    if not 0 <= port <= 65535:
+        raise ConfigError(path, "web.port", f"must be a port number 1..65535, got {port}")
+    hosts = _get(w, "hosts", list, path, "web", [])
+    if not all(isinstance(h, str) and h and len(h) <= 253 and h.isprintable() for h in hosts):
+        raise ConfigError(path, "web.hosts", "must list host names in quotes")
+    return WebConfig(bind, port, tuple(h.lower() for h in hosts),
+                     _get(w, "enabled", bool, path, "web", True))
 
 
 def load_config(path: str | Path) -> TableConfig:

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cardtable.operations import operate
 from referee.cards import parse_card
 from referee.describe import describe, describe_input, format_time
 from referee.errors import CardError
@@ -79,14 +80,6 @@ def parse_console_line(text: str, t: int) -> Input | str:
         raise ValueError(str(exc)) from None
 
 
-def _dealt(service: RefereeService) -> str:
-    """The reply to ``new``/``end``: the new game, or why it waits."""
-    if service.journal_fault is not None:
-        return (f"? the journal cannot be written ({service.journal_fault}): the new game is "
-                "dealt as soon as it can be")
-    return "a new game is dealt"
-
-
 def _watchable_fd(stream: Any) -> int | None:
     """The descriptor of a terminal, pipe or socket the event loop can watch, else None."""
     try:
@@ -108,8 +101,11 @@ class ConsoleEdge:
     #: Lines are stamped with the service clock as they are read: nothing of it comes late.
     own_stamps = False
 
-    def __init__(self, stream: Any = None, echo: Callable[[str], None] | None = None) -> None:
+    def __init__(self, stream: Any = None, echo: Callable[[str], None] | None = None, *,
+                 who: str = "console") -> None:
         self.stream = stream or sys.stdin
+        #: Who types here, for the operator log (:mod:`cardtable.operations`).
+        self.who = who
         self.echo = echo or (lambda text: print(text, flush=True))
         self._task: asyncio.Task[None] | None = None
         self.interactive = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -249,41 +245,25 @@ class ConsoleEdge:
         if not words:
             return True
         cmd = words[0].lower()
-        try:
-            if cmd == "pause":
-                service.pause()
-                self.echo("paused: inputs are ignored until 'resume'")
-            elif cmd == "resume":
-                service.resume()
-                self.echo("resumed")
-            elif cmd == "end":
-                service.end_game()
-                self.echo(_dealt(service))
-            elif cmd == "new":
-                service.start_game()
-                self.echo(_dealt(service))
-            elif cmd == "deal":
-                service.deal_round()
-                self.echo("the next round is dealt")
-            elif cmd == "state":
-                self.echo(json.dumps(service.state(), ensure_ascii=False))
-            elif cmd == "help":
-                self.echo(CONSOLE_HELP)
-            elif cmd == "quit":
-                self.echo("stopping the referee")
-                service.stop()
-            elif cmd == "correct":
-                if len(words) < 2:
-                    raise ValueError("usage: correct CARD (the last card laid or drawn), or "
-                                     "correct LINE CARD (LINE as numbered in the journal)")
-                if words[1].isdigit() and len(words) > 2:
-                    self.echo(service.correct(int(words[1]), " ".join(words[2:])))
-                else:
-                    self.echo(service.correct(None, " ".join(words[1:])))
-        except ValueError as exc:
-            self.echo(f"? {exc}")
-            return False
-        return True
+        if cmd == "state":
+            self.echo(json.dumps(service.state(), ensure_ascii=False))
+            return True
+        if cmd == "help":
+            self.echo(CONSOLE_HELP)
+            return True
+        if cmd == "quit":
+            self.echo("stopping the referee")
+            service.stop()
+            return True
+        args: dict[str, Any] = {}
+        if cmd == "correct" and len(words) > 1:
+            if words[1].isdigit() and len(words) > 2:
+                args = {"line": int(words[1]), "card": " ".join(words[2:])}
+            else:
+                args = {"card": " ".join(words[1:])}
+        outcome = operate(service, cmd, by=self.who, args=args)
+        self.echo(outcome.line())
+        return outcome.ok
 
     async def stop(self) -> None:
         """Stop reading."""
@@ -336,7 +316,8 @@ class SocketConsole:
                 writer.close()
                 return
             self.clients += 1
-            console = ConsoleEdge(stream=io.StringIO(), echo=replies.append)
+            console = ConsoleEdge(stream=io.StringIO(), echo=replies.append,
+                                  who="console socket")
             try:
                 while True:
                     try:

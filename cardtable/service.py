@@ -30,14 +30,14 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from cardtable.clock import TableClock
-from cardtable.config import TableConfig
-from cardtable.errors import EdgeError, OtherGameError
+from cardtable.config import TableConfig, parse_config
+from cardtable.errors import ConfigError, EdgeError, OtherGameError
 from cardtable.lock import FolderLock
 from referee.cards import parse_card
 from referee.deal import next_dealer, reshuffled
@@ -81,6 +81,11 @@ def journal_differences(header: JournalHeader, config: TableConfig) -> list[str]
     if config.seed is not None and header.seed != config.seed:
         found.append(f"seed {header.seed} (configured {config.seed})")
     return found
+
+
+def _by(who: str | None) -> dict[str, str]:
+    """The ``by`` field of an operator's notice (none when not known)."""
+    return {} if who is None else {"by": who}
 
 
 CURRENT = "current.jsonl"
@@ -172,6 +177,8 @@ class RefereeService:
         self._replies: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
         self._judging: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
         self._source_key: tuple[int, ...] | None = None
+        #: Called with every input handed in, on the edge's thread; must return at once.
+        self.watchers: list[Callable[[Input], None]] = []
         self._source_list: list[tuple[str, Source | None]] = []
 
     # -- games and journals ----------------------------------------------------------------
@@ -262,7 +269,7 @@ class RefereeService:
                 self.start_game()
                 return
             wired = self.config.raw.get("seats")
-            if isinstance(wired, list) and len(wired) != header.n_seats:
+            if isinstance(wired, list) and len(wired) < header.n_seats:
                 raise OtherGameError(
                     f"{other}; the table is wired for {len(wired)} seats, so it cannot go on: "
                     "finish it with its own configuration, or start with --new-game to "
@@ -344,7 +351,10 @@ class RefereeService:
 
     # -- inputs ------------------------------------------------------------------------------
     def submit(self, inp: Input) -> None:
-        """Hand in an input from any thread; ``inp.t`` is on the table clock."""
+        """Hand in an input from any thread; ``inp.t`` is on the table clock. Each of
+        :attr:`watchers` sees it first (the table check: which pad, and how late)."""
+        for watch in self.watchers:
+            watch(inp)
         with self._lock:
             self._pending.append(inp)
         self._poke()
@@ -596,17 +606,18 @@ class RefereeService:
         return state
 
     # -- operator ----------------------------------------------------------------------------
-    def pause(self) -> None:
+    def pause(self, by: str | None = None) -> None:
         """Stop accepting inputs (they are reported as ignored) and deciding anything until
         :meth:`resume`: what is held and what time would decide (a collect grace, a time
-        limit) waits, and is judged at once when the game resumes, as a replay judges it."""
+        limit) waits, and is judged at once when the game resumes, as a replay judges it.
+        ``by``: who asked (the notice says it)."""
         self.paused = True
-        self.notice("paused")
+        self.notice("paused", **_by(by))
 
-    def resume(self) -> None:
+    def resume(self, by: str | None = None) -> None:
         """Accept inputs again; judge at once what waited while the game was paused."""
         self.paused = False
-        self.notice("resumed")
+        self.notice("resumed", **_by(by))
         self._poke()
 
     def _poke(self) -> None:
@@ -616,10 +627,28 @@ class RefereeService:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(wake.set)
 
-    def end_game(self) -> None:
+    def end_game(self, by: str | None = None) -> None:
         """End the game now: its journal is archived and a new game is dealt."""
-        self.notice("ended_by_operator")
+        self.notice("ended_by_operator", **_by(by))
         self.start_game()
+
+    def set_game(self, game: str, seats: list[str], dealer: int,
+                 options: dict[str, Any]) -> None:
+        """Make this the configured game (what :meth:`start_game` deals from now on, until the
+        referee stops: the configuration file is not changed), checked as the configuration
+        checks it: a :class:`ConfigError` names the key (``table.seats[2]``, ``options.…``).
+        A table wired with pads takes at most as many seats as it has pads."""
+        raw = dict(self.configured.raw)
+        raw["table"] = dict(raw.get("table") or {}, game=game, seats=list(seats),
+                            dealer=dealer)
+        raw["options"] = dict(options)
+        new = parse_config(raw, self.configured.path)
+        wired = raw.get("seats")
+        if isinstance(wired, list) and wired and len(seats) > len(wired):
+            raise ConfigError(self.configured.path, "table.seats",
+                              f"the table has pads for {len(wired)} seats, not {len(seats)}")
+        self.configured = replace(self.configured, game=new.game, seats=new.seats,
+                                  dealer=new.dealer, options=new.options, raw=raw)
 
     def _no_game_yet(self) -> dict[str, Any]:
         """The state before the first game could be dealt (its journal waits for the disk)."""

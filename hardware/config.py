@@ -296,7 +296,9 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
 
     table = doc.get("table")
     table_seats = table.get("seats") if isinstance(table, dict) else None
-    if isinstance(table_seats, list) and len(table_seats) != len(seats_raw):
+    # More pads than players: the players take the first pads (a game of fewer seats started
+    # from the operator page at a table built for more).
+    if isinstance(table_seats, list) and len(table_seats) > len(seats_raw):
         raise ConfigError(None,
             "seats",
             f"{len(seats_raw)} [[seats]] entries for the {len(table_seats)} seats of table.seats",
@@ -311,7 +313,8 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
                     f"seats[{i}].{key}", f"unknown key (known: {', '.join(sorted(_SEAT_KEYS))})"
                 )
         default = f"Seat {i}"
-        if isinstance(table_seats, list) and isinstance(table_seats[i], str):
+        if (isinstance(table_seats, list) and i < len(table_seats)
+                and isinstance(table_seats[i], str)):
             default = table_seats[i]
         name = entry.get("name", default)
         if not isinstance(name, str) or not name.strip():

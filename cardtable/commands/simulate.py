@@ -10,10 +10,11 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cardtable.commands.argtypes import positive_number
+from cardtable.commands.argtypes import add_web_options, positive_number
 from cardtable.config import table_id_problem
 from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
 from cardtable.extras import require
@@ -42,6 +43,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         require("camera", "referee simulate --camera")
     if args.journal_dir and not args.full_stack:
         raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
+    if args.operator and not args.full_stack:
+        raise CommandError("--operator goes with --full-stack: the operator page steers the "
+                           "service of `referee run`")
+    if (args.bind is not None or args.port is not None) and not args.operator:
+        raise CommandError("--bind and --port go with --operator")
     if args.table is not None and (problem := table_id_problem(args.table)) is not None:
         raise CommandError(f"--table {shown(args.table)}: the table id {problem}")
     try:
@@ -94,14 +100,32 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
     doc = full_stack_config(args.game, args.players, args.seed, journal_dir=journal_dir,
                             options=options, dealer=args.dealer, broker=args.broker,
                             table_id=args.table or "sim", settle_ms=settle_ms,
-                            card_source="camera" if args.camera else "board")
-    # A terminal shows the table live; anything else gets the verdicts as lines as they come.
-    view: Any = (_LiveView() if not fast and sys.stdout.isatty()
+                            card_source="camera" if args.camera else "board",
+                            pads=8 if args.operator else None)
+    # A terminal shows the table live; anything else gets the verdicts as lines as they come
+    # (and so does a table steered from the operator page, whose address is said first).
+    view: Any = (_LiveView() if not fast and sys.stdout.isatty() and not args.operator
                  else _VerdictLines(as_json=args.json))
-    try:
-        service = asyncio.run(run_full_stack(
+    site = None
+    if args.operator:
+        from cardtable.config import DEFAULT_BIND, DEFAULT_PORT
+
+        site = (args.bind or DEFAULT_BIND, DEFAULT_PORT if args.port is None else args.port)
+
+    async def play() -> RefereeService:
+        stop = asyncio.Event()
+        if site is not None:  # until Ctrl-C: the operator deals game after game
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError):
+                    loop.add_signal_handler(sig, stop.set)
+        return await run_full_stack(
             doc, seed=args.seed, speed=speed, outputs=[view], camera_deck=args.camera or "touati",
-            on_ready=view.bind if isinstance(view, _VerdictLines) else None))
+            on_ready=view.bind if isinstance(view, _VerdictLines) else None, site=site,
+            announce=lambda text: print(text, flush=True), stop=stop)
+
+    try:
+        service = asyncio.run(play())
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     except TableBusyError as exc:
@@ -355,6 +379,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "GPIO buttons, cards are read by an emulated board on a pseudo-terminal, "
                    "the journal is synced to disk (and resumed if the same --journal-dir holds "
                    "an unfinished game)")
+    p.add_argument("--operator", action="store_true",
+                   help="with --full-stack: serve the table's display and the operator page "
+                   "(as `referee run` does, docs/operator.md) and play every game dealt from "
+                   "it until Ctrl-C; the pairing code and address are printed first")
+    add_web_options(p, "(with --operator)")
     p.add_argument("--journal-dir", metavar="DIR",
                    help="with --full-stack: the service's journal folder (default: a new "
                    "temporary folder)")

@@ -444,40 +444,53 @@ def read_event(stream: Any) -> dict[str, Any]:
             return dict(json.loads(line[6:]))
 
 
-def test_web_display_streams_the_scene(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_web_display_streams_the_scene() -> None:
     """The page's files, the scene of the moment, and a stream that sends the whole scene at
-    once and then each change; nothing of a broker and no mqtt-lite.js."""
-    monkeypatch.setattr("cardtable.display.web.MAX_STREAMS", 2)
+    once and then each change; nothing of a broker and no mqtt-lite.js; at most the budget's
+    pages at once (503 for one more)."""
     view = TableView("t1")
-    with WebDisplay(view) as web:
-        base = web.url
-        with urllib.request.urlopen(base) as r:
-            page = r.read().decode()
-        assert "display.js" in page and "mqtt-lite.js" not in page
-        for name in ("display.js", "style.css"):
-            with urllib.request.urlopen(base + name) as r:
-                assert r.status == 200 and len(r.read()) > 500
-        for gone in ("mqtt-lite.js", "config.json", "../feed.py"):
-            with pytest.raises(urllib.error.HTTPError):
-                urllib.request.urlopen(base + gone)
-        with urllib.request.urlopen(base + "events", timeout=5) as stream, \
-                urllib.request.urlopen(base + "events", timeout=5):
-            assert stream.headers["Content-Type"].startswith("text/event-stream")
-            first = read_event(stream)
-            assert first["table"] == "t1" and first["waiting"] and not first["connected"]
-            assert first["banners"][0]["kind"] == "broker"
-            with pytest.raises(urllib.error.HTTPError) as busy:
-                urllib.request.urlopen(base + "events", timeout=5)
-            assert busy.value.code == 503
-            view.connected, view.status = True, "online"
-            view.on_state(banka())
-            web.changed()
-            scene = read_event(stream)
-            assert scene["seq"] == 12 and scene["connected"] and not scene["banners"]
-            assert scene["headline"] == {"kind": "turn", "names": ["Bo"]}
-            assert scene["notices"][0]["text"] == "Bo owes 2 more cards to Cia"
-            with urllib.request.urlopen(base + "scene.json") as r:
-                assert json.load(r) == scene
+
+    async def check() -> str:
+        async with WebDisplay(view, max_streams=2) as web:
+            base = web.url
+
+            def client() -> None:
+                with urllib.request.urlopen(base) as r:
+                    page = r.read().decode()
+                    assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
+                    assert r.headers["X-Content-Type-Options"] == "nosniff"
+                assert "display.js" in page and "mqtt-lite.js" not in page
+                for name in ("display.js", "style.css"):
+                    with urllib.request.urlopen(base + name) as r:
+                        assert r.status == 200 and len(r.read()) > 500
+                for gone in ("mqtt-lite.js", "config.json", "../feed.py", "hall.html"):
+                    with pytest.raises(urllib.error.HTTPError):
+                        urllib.request.urlopen(base + gone)
+                with urllib.request.urlopen(base + "events", timeout=5) as stream, \
+                        urllib.request.urlopen(base + "events", timeout=5):
+                    assert stream.headers["Content-Type"].startswith("text/event-stream")
+                    first = read_event(stream)
+                    assert first["table"] == "t1" and first["waiting"]
+                    assert not first["connected"]
+                    assert first["banners"][0]["kind"] == "broker"
+                    with pytest.raises(urllib.error.HTTPError) as busy:
+                        urllib.request.urlopen(base + "events", timeout=5)
+                    assert busy.value.code == 503
+                    view.connected, view.status = True, "online"
+                    view.on_state(banka())
+                    loop.call_soon_threadsafe(web.changed)
+                    scene = read_event(stream)
+                    assert scene["seq"] == 12 and scene["connected"] and not scene["banners"]
+                    assert scene["headline"] == {"kind": "turn", "names": ["Bo"]}
+                    assert scene["notices"][0]["text"] == "Bo owes 2 more cards to Cia"
+                    with urllib.request.urlopen(base + "scene.json") as r:
+                        assert json.load(r) == scene
+
+            loop = asyncio.get_running_loop()
+            await asyncio.to_thread(client)
+            return base
+
+    base = asyncio.run(check())
     with pytest.raises(OSError):  # closed: the port is free again
         urllib.request.urlopen(base, timeout=2)
 

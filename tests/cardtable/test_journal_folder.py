@@ -52,10 +52,10 @@ def open_service(cfg, now, **kw) -> RefereeService:
     return svc
 
 
-def unfinished_banka_bever(tmp_path) -> FakeTime:
+def unfinished_banka_bever(tmp_path, seats=("Anna", "Bo")) -> FakeTime:
     """The folder holds an unfinished Banka bäver game of Anna and Bo, three cards in."""
     now = FakeTime()
-    svc = open_service(write_config(tmp_path, "banka-bever", ("Anna", "Bo")), now)
+    svc = open_service(write_config(tmp_path, "banka-bever", seats), now)
     for _ in range(3):
         now.t += 500 * MS
         svc.submit(Input(svc.clock.now(), svc.state()["turn"], "lay"))
@@ -124,25 +124,37 @@ def test_other_seats_or_options_are_another_game_too(tmp_path) -> None:
     svc.close()
 
 
-def test_a_table_wired_for_other_seats_cannot_go_on_with_it(tmp_path) -> None:
+def test_a_table_wired_for_fewer_seats_cannot_go_on_with_it(tmp_path) -> None:
+    now = unfinished_banka_bever(tmp_path, ("Anna", "Bo", "Cia"))
+    pins = ('[hardware]\npin_factory = "mock"\n' + "".join(
+        f'[[seats]]\nname = "{n}"\nslap = {17 + i}\n' for i, n in enumerate("XY")))
+    wired = write_config(tmp_path, "vandatta", ("X", "Y"), name="wired.toml", extra=pins)
+    with pytest.raises(OtherGameError, match=r"wired for 2 seats.*--new-game"):
+        open_service(wired, now)
+
+
+def test_a_table_wired_for_more_seats_goes_on_with_fewer_players(tmp_path) -> None:
+    """A game started from the operator page with fewer players than the table has pads
+    (issue 34) goes on after a restart: the first pads are theirs."""
     now = unfinished_banka_bever(tmp_path)
     pins = ('[hardware]\npin_factory = "mock"\n' + "".join(
         f'[[seats]]\nname = "{n}"\nslap = {17 + i}\n' for i, n in enumerate("XYZ")))
     wired = write_config(tmp_path, "vandatta", ("X", "Y", "Z"), name="wired.toml", extra=pins)
-    with pytest.raises(OtherGameError, match=r"wired for 3 seats.*--new-game"):
-        open_service(wired, now)
+    svc = open_service(wired, now)
+    assert svc.state()["seats"] == ["Anna", "Bo"] and svc.other_game is not None
+    svc.close()
 
 
 def test_referee_run_says_so_and_exits_2_when_it_cannot_go_on(tmp_path) -> None:
-    unfinished_banka_bever(tmp_path)
+    unfinished_banka_bever(tmp_path, ("Anna", "Bo", "Cia"))
     pins = ('[hardware]\npin_factory = "mock"\n' + "".join(
-        f'[[seats]]\nname = "{n}"\nslap = {17 + i}\n' for i, n in enumerate("XYZ")))
-    wired = write_config(tmp_path, "vandatta", ("X", "Y", "Z"), name="wired.toml", extra=pins)
+        f'[[seats]]\nname = "{n}"\nslap = {17 + i}\n' for i, n in enumerate("XY")))
+    wired = write_config(tmp_path, "vandatta", ("X", "Y"), name="wired.toml", extra=pins)
     done = subprocess.run([sys.executable, "-m", "cardtable.cli", "run", "--config",
                            wired.path, "--no-console"], capture_output=True, text=True,
                           timeout=60, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert "unfinished game of Banka bäver (Anna, Bo)" in done.stderr
+    assert "unfinished game of Banka bäver (Anna, Bo, Cia)" in done.stderr
     assert "Traceback" not in done.stderr
 
 
