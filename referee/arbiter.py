@@ -50,6 +50,7 @@ thread-safe: the caller that pushes from several threads holds a lock (``Referee
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 from dataclasses import replace
 
 from referee.model import Input, judging_key
@@ -120,6 +121,21 @@ class Arbiter:
         heapq.heappush(self._held, (judging_key(stamped, self._arrivals), stamped))
         return stamped
 
+    def push_all(self, inputs: Iterable[Input]) -> list[Input]:
+        """:meth:`push` each of ``inputs`` in turn; returns them as they will be judged. Before
+        the first release (a replay, a resume) no input can be late, so their keys are made in
+        one pass and the heap is made once (O(n))."""
+        if self.horizon is not None:
+            return [self.push(inp) for inp in inputs]
+        pushed = list(inputs)
+        first = self._arrivals + 1
+        self._arrivals += len(pushed)
+        held = self._held
+        held += zip(map(judging_key, pushed, range(first, self._arrivals + 1)), pushed,
+                    strict=True)
+        heapq.heapify(held)
+        return pushed
+
     def release(self, now_ns: int) -> list[Input]:
         """Inputs whose ``t`` is at or before :meth:`limit` (every source has progressed past
         them, or one settle window has passed), in judging order."""
@@ -134,9 +150,10 @@ class Arbiter:
 
     def flush(self) -> list[Input]:
         """Everything held, in judging order (end of a replay, or shutting down)."""
-        out: list[Input] = []
-        while self._held:
-            out.append(heapq.heappop(self._held)[1])
+        held = self._held
+        held.sort()  # what popping the heap to the end gives (no two keys are equal)
+        out = [inp for _, inp in held]
+        held.clear()
         if out and (self.horizon is None or out[-1].t > self.horizon):
             self.horizon = out[-1].t
         return out

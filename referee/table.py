@@ -53,6 +53,15 @@ class Table:
         self.inputs.append(inp)
         return inp
 
+    def push_all(self, inputs: Iterable[Input]) -> list[Input]:
+        """:meth:`push` each of ``inputs`` in turn (a replay, a resume); returns them as they
+        will be judged."""
+        if self.journal is not None:
+            return [self.push(inp) for inp in inputs]
+        pushed = self.arbiter.push_all(inputs)
+        self.inputs += pushed
+        return pushed
+
     def add_source(self, name: str) -> None:
         """Register a source whose progress releases inputs before the window is over
         (:meth:`referee.arbiter.Arbiter.add_source`)."""
@@ -63,18 +72,17 @@ class Table:
         (:meth:`referee.arbiter.Arbiter.progress`); the next :meth:`release` may judge sooner."""
         self.arbiter.progress(name, t)
 
-    def _judge(self, inputs: Iterable[Input], until: int | None) -> list[Verdict]:
+    def _judge(self, inputs: list[Input], until: int | None) -> list[Verdict]:
         out: list[Verdict] = []
-        judged: list[Input] = []
+        apply = self.engine.apply
         for inp in inputs:
-            out += self.engine.apply(inp)
-            judged.append(inp)
+            out += apply(inp)
         if until is not None:
             out += self.engine.advance(until)
-        if judged:
+        if inputs:
             for listener in self.judged_listeners:
-                listener(judged, out)
-        return self._emit(out, changed=bool(judged))
+                listener(inputs, out)
+        return self._emit(out, changed=bool(inputs))
 
     def _emit(self, out: list[Verdict], *, changed: bool = False) -> list[Verdict]:
         """Record verdicts; tell the listeners whenever the state may have changed (a number
@@ -120,7 +128,6 @@ class ReplayResult:
 def replay(journal: Journal, *, finish: bool = True) -> ReplayResult:
     """Judge a whole journal as ``referee replay`` does."""
     table = Table(journal.header)
-    for inp in journal.inputs:
-        table.push(inp)
+    table.push_all(journal.inputs)
     table.flush(finish=finish)
     return ReplayResult(table.verdicts, table.state(), table)
