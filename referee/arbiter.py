@@ -53,7 +53,7 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import replace
 
-from referee.model import Input, judging_key
+from referee.model import Input, judging_key, judging_keys
 
 #: Default settle window: 20 ms. USB/serial and GPIO callback delivery on a loaded Pi is well
 #: under 10 ms; 20 ms is far below what a player perceives between a slap and its verdict. Every
@@ -131,8 +131,7 @@ class Arbiter:
         first = self._arrivals + 1
         self._arrivals += len(pushed)
         held = self._held
-        held += zip(map(judging_key, pushed, range(first, self._arrivals + 1)), pushed,
-                    strict=True)
+        held += zip(judging_keys(pushed, first), pushed, strict=True)
         heapq.heapify(held)
         return pushed
 

@@ -235,6 +235,10 @@ class Vandatta:
     """The Vändåtta engine for 2–7 seats (docs/rules.md §3), known or observed mode."""
 
     game = NAME
+    # The fields the fast lanes of apply read, declared before apply (the round sets them).
+    _phase: str
+    _turn: int | None
+    _current: tuple[str, int] | None
 
     def __init__(
         self,
@@ -309,11 +313,62 @@ class Vandatta:
         return []
 
     def apply(self, inp: Input) -> list[Verdict]:
-        """Judge one input; a refused input changes nothing (except a ``no_lappen`` penalty)."""
+        """Judge one input; a refused input changes nothing (except a ``no_lappen`` penalty).
+
+        Most inputs of a game are the seat in turn laying one ordinary card that matches, or
+        drawing the stock's known top card, in the plain ``play`` phase: those are judged and
+        made here in a few steps (the *fast lanes*), exactly as the act's handler would
+        judge and make them (``tests/referee/games/test_vandatta_lanes.py`` replays journals
+        both ways, state by state); every other input goes to its handler."""
         t = inp.t
         if t > self._t:
             self._t = t
         self._seq += 1
+        seat = inp.seat
+        if seat == self._turn and self._phase == PLAY:
+            act = inp.act
+            if act == "play":
+                cards = inp.cards
+                if cards is not None and len(cards) == 1:
+                    # One card that is not an eight or an ace, that matches, from a hand it
+                    # does not empty: _judge finds nothing to refuse (no special card, no
+                    # lappen, no ace to follow) and _on_play lays it and ends the turn.
+                    card = cards[0]
+                    rank = card.rank
+                    current = self._current
+                    hand = self._hands[seat]
+                    if (rank != EIGHT and rank != ACE and len(hand) > 1
+                            and (current is None or card.suit == current[0]
+                                 or rank == current[1])):
+                        at = _index(hand, card)
+                        if at >= 0:
+                            del hand[at]
+                            self._discard.append(card)
+                            self._cards_played += 1
+                            self._passes = 0
+                            self._current = (card.suit, rank)
+                            # _end_turn: in the play phase the ace and penalty fields are
+                            # already clear (only _end_turn and _start_round enter it)
+                            self._draws = 0
+                            self._turn = turn = self._seat_after[seat]
+                            self._prev_start[turn] = self._cur_start[turn]  # _begin_turn
+                            self._cur_start[turn] = self._seq
+                            return []
+            elif act == "draw":
+                # A draw within the turn's three of a card the stock's top is known to be
+                # (and the input names it, or names none): _on_draw hands it over.
+                stock = self._stock
+                if stock and self._draws < MAX_DRAWS:
+                    top = stock[-1]
+                    got = inp.card
+                    if top is not None and (got is None or got is top):
+                        self._hands[seat].append(stock.pop())
+                        self._draws += 1
+                        return []
+        return self._handle(inp)
+
+    def _handle(self, inp: Input) -> list[Verdict]:
+        """Judge one input by its act's handler (:meth:`apply` has counted it)."""
         seat = inp.seat
         act = inp.act
         # The seat in turn is a seat in the game, in a round being played (no turn otherwise):
@@ -640,9 +695,7 @@ class Vandatta:
                                  else set(_DECK - set(seen)))
         self._bag: set[Card] = set()
         # The upcard counts as itself: an 8 or an ace upcard has no special effect.
-        self._current: tuple[str, int] | None = (
-            None if upcard is None else (upcard.suit, upcard.rank)
-        )
+        self._current = None if upcard is None else (upcard.suit, upcard.rank)
         self._phase = PLAY
         self._round += 1
         self._draws = 0
@@ -654,7 +707,7 @@ class Vandatta:
         self._calls: list[int | None] = [None] * n
         self._cur_start: list[int | None] = [None] * n
         self._prev_start: list[int | None] = [None] * n
-        self._turn: int | None = self._next_seat(self.dealer)
+        self._turn = self._next_seat(self.dealer)
         self._begin_turn(self._turn)
 
     # ------------------------------------------------------------------ helpers

@@ -1,0 +1,151 @@
+"""Vändåtta's fast lanes (issue 36) judge exactly as the acts' handlers: ``Vandatta.apply``
+lays the seat in turn's one matching ordinary card, and hands over the stock's known top card,
+without going through ``_on_play``/``_judge`` and ``_on_draw``. Here every input of seeded games
+(every option on and off, two to seven seats, known deals and the same inputs in observed mode,
+the inputs players make and random ones the referee refuses, and simulated games) is judged by
+an engine with its lanes and by one that sends every input to its handler, and the two agree on
+every verdict, the state, every hand and the stock after each input."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from referee.cards import full_deck, shuffled_deck
+from referee.games import seeded_deal
+from referee.games.vandatta import Vandatta
+from referee.model import Input, Verdict
+from referee.options import VandattaOptions
+
+OPTIONS = [VandattaOptions(lappen=a, no_special_on_special=b, no_special_finish=c,
+                           reshuffle_discards=d, points_game=e)
+           for a, b, c, d, e in itertools.product((False, True), repeat=5)]
+
+
+class ByHandlers(Vandatta):
+    """The engine without its fast lanes: every input goes to its act's handler."""
+
+    def apply(self, inp: Input) -> list[Verdict]:
+        if inp.t > self._t:
+            self._t = inp.t
+        self._seq += 1
+        return self._handle(inp)
+
+
+class Pair:
+    """The same game in both engines, and how many inputs took a lane."""
+
+    def __init__(self, n: int, dealer: int, opts: VandattaOptions, deal: object) -> None:
+        self.fast = Vandatta(n, dealer, opts, deal)  # type: ignore[arg-type]
+        self.slow = ByHandlers(n, dealer, opts, deal)  # type: ignore[arg-type]
+        self.handled = 0
+        handle = self.fast._handle
+
+        def counted(inp: Input) -> list[Verdict]:
+            self.handled += 1
+            return handle(inp)
+
+        self.fast._handle = counted  # type: ignore[method-assign]
+        self.inputs = 0
+        self.laned: dict[str, int] = {"play": 0, "draw": 0}
+
+    def apply(self, inp: Input) -> None:
+        before = self.handled
+        got = [v.to_json() for v in self.fast.apply(inp)]
+        want = [v.to_json() for v in self.slow.apply(inp)]
+        if self.handled == before:
+            self.laned[inp.act] += 1
+        self.inputs += 1
+        assert got == want, inp
+        fast, slow = self.fast, self.slow
+        assert fast.state() == slow.state(), inp
+        assert [fast.hand(s) for s in range(fast.n_seats)] == [
+            slow.hand(s) for s in range(slow.n_seats)], inp
+        assert fast.stock_cards() == slow.stock_cards(), inp
+        assert fast.turn_options() == slow.turn_options(), inp
+        assert (fast._t, fast._seq, fast._pool, fast._bag) == (
+            slow._t, slow._seq, slow._pool, slow._bag), inp
+
+
+def _next_deal(rng: random.Random, e: Vandatta, t: int) -> Input:
+    deck = shuffled_deck(rng.randrange(1 << 30))
+    out = set(e.state()["out"])
+    hands = []
+    for s in range(e.n_seats):
+        hands.append(() if s in out else tuple(deck[:6]))
+        if s not in out:
+            deck = deck[6:]
+    seat = next(s for s in range(e.n_seats) if s not in out)
+    return Input(t, seat, "deal", hands=tuple(hands), stock=tuple(deck[1:]), upcard=deck[0])
+
+
+def play(seed: int, n: int, opts: VandattaOptions, steps: int = 250) -> list[Pair]:
+    """A seeded game in both engines, known and observed; the pairs played."""
+    rng = random.Random(seed)
+    dealer = seed % n
+    known = Pair(n, dealer, opts, seeded_deal("vandatta", n, dealer, seed))
+    observed = Pair(n, dealer, opts, None)
+    deck = full_deck()
+    for t in range(1, steps + 1):
+        e = known.slow
+        if e.over:
+            break
+        legal = e.legal_inputs(t)
+        state = e.state()
+        if state["phase"] == "round_over":
+            inp = _next_deal(rng, e, t)
+        elif state["stock"] == 0 and len(state["pile"]) > 1 and opts.reshuffle_discards \
+                and (not legal or rng.random() < 0.5):
+            below = [c for c in e.pile_cards()[:-1] if c is not None]
+            rng.shuffle(below)
+            inp = Input(t, state["turn"] or 0, "reshuffle",
+                        # a third without the order: the stock's cards are not seen then
+                        stock=None if rng.random() < 0.3 else tuple(below))
+        elif legal and rng.random() < 0.8:
+            inp = rng.choice(legal)
+        else:  # what the referee refuses: cards not held, out of turn, a draw naming another
+            seat = rng.randrange(n)
+            hand = [c for c in e.hand(seat) if c is not None] or deck
+            picks = tuple(rng.sample(hand, min(len(hand), rng.randint(1, 2))))
+            inp = rng.choice([Input(t, seat, "play", cards=picks, as_=rng.choice(deck)),
+                              Input(t, seat, "play", cards=(rng.choice(deck),)),
+                              Input(t, seat, "call", call="lappen"), Input(t, seat, "draw"),
+                              Input(t, seat, "draw", card=rng.choice(deck)),
+                              Input(t, seat, "pass")])
+        known.apply(inp)
+        observed.apply(inp)
+    return [known, observed]
+
+
+@pytest.mark.parametrize("part", range(4))
+def test_the_lanes_judge_as_the_handlers(part: int) -> None:
+    pairs: list[Pair] = []
+    for k, opts in enumerate(OPTIONS[part::4]):
+        for seed in range(4):
+            pairs += play(1000 * part + 10 * k + seed, 2 + (k + seed) % 6, opts)
+    assert sum(p.inputs for p in pairs) > 5000
+    # Both lanes taken, and many inputs not: the comparison met both sides.
+    assert all(sum(p.laned[act] for p in pairs) > 300 for act in ("play", "draw"))
+    assert sum(p.handled for p in pairs) > 1000
+
+
+def test_simulated_games_too() -> None:
+    from cardtable.simulate import Simulation
+
+    laned = handled = 0
+    for seats, options in [(2, {}), (3, {}), (4, {"lappen": True, "no_special_on_special": True}),
+                           (5, {"no_special_finish": True, "reshuffle_discards": False}),
+                           (7, {"points_game": True})]:
+        for seed in range(1, 5):
+            sim = Simulation("vandatta", seats, seed, options=options)
+            sim.run()
+            h = sim.header
+            for deal in (h.deal, None):
+                pair = Pair(h.n_seats, h.dealer, h.options, deal)  # type: ignore[arg-type]
+                for inp in sim.table.inputs:
+                    pair.apply(inp)
+                laned += sum(pair.laned.values())
+                handled += pair.handled
+    assert laned > 500 and handled > 500
