@@ -196,12 +196,12 @@ def judging_key(inp: Input, order: int) -> tuple[int, int, int]:
     return (inp.t, _ACT_PRIORITY.get(inp.act, 0), order)
 
 
-def judging_keys(inputs: Sequence[Input], first: int) -> Iterator[tuple[int, int, int]]:
-    """:func:`judging_key` of each of ``inputs``, arrival order counted from ``first``: made
-    by the C library's ``map`` and ``zip`` without a Python call per input (a replay's
-    whole journal)."""
+def judging_entries(inputs: Sequence[Input], first: int) -> Iterator[tuple[int, int, int, Input]]:
+    """Each of ``inputs`` after its :func:`judging_key` (arrival order counted from
+    ``first``), ``(t, priority, order, input)``: made by the C library's ``map`` and ``zip``
+    without a Python call per input (a replay's whole journal)."""
     return zip(map(_T, inputs), map(_ACT_PRIORITY.get, map(_ACT, inputs), repeat(0)),
-               count(first))
+               count(first), inputs)
 
 
 _T = attrgetter("t")

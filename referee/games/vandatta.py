@@ -315,57 +315,113 @@ class Vandatta:
     def apply(self, inp: Input) -> list[Verdict]:
         """Judge one input; a refused input changes nothing (except a ``no_lappen`` penalty).
 
-        Most inputs of a game are the seat in turn laying one ordinary card that matches, or
-        drawing the stock's known top card, in the plain ``play`` phase: those are judged and
-        made here in a few steps (the *fast lanes*), exactly as the act's handler would
-        judge and make them (``tests/referee/games/test_vandatta_lanes.py`` replays journals
-        both ways, state by state); every other input goes to its handler."""
+        Most inputs of a game are the seat in turn laying cards of one rank that match (not
+        an ace, not its last cards), drawing the stock's known top card or passing after its
+        three draws, and a seat drawing for an ace: those are judged and made here in a few
+        steps (the *fast lanes*), exactly as the act's handler would judge and make them
+        (``tests/referee/games/test_vandatta_lanes.py`` judges games both ways and compares
+        them after every input); every other input, and any the lanes are unsure of, goes to
+        its handler."""
         t = inp.t
         if t > self._t:
             self._t = t
         self._seq += 1
         seat = inp.seat
-        if seat == self._turn and self._phase == PLAY:
-            act = inp.act
-            if act == "play":
-                cards = inp.cards
-                if cards is not None and len(cards) == 1:
-                    # One card that is not an eight or an ace, that matches, from a hand it
-                    # does not empty: _judge finds nothing to refuse (no special card, no
-                    # lappen, no ace to follow) and _on_play lays it and ends the turn.
-                    card = cards[0]
-                    rank = card.rank
-                    current = self._current
-                    hand = self._hands[seat]
-                    if (rank != EIGHT and rank != ACE and len(hand) > 1
-                            and (current is None or card.suit == current[0]
-                                 or rank == current[1])):
-                        at = _index(hand, card)
-                        if at >= 0:
-                            del hand[at]
-                            self._discard.append(card)
-                            self._cards_played += 1
-                            self._passes = 0
-                            self._current = (card.suit, rank)
-                            # _end_turn: in the play phase the ace and penalty fields are
-                            # already clear (only _end_turn and _start_round enter it)
-                            self._draws = 0
-                            self._turn = turn = self._seat_after[seat]
-                            self._prev_start[turn] = self._cur_start[turn]  # _begin_turn
-                            self._cur_start[turn] = self._seq
-                            return []
-            elif act == "draw":
-                # A draw within the turn's three of a card the stock's top is known to be
-                # (and the input names it, or names none): _on_draw hands it over.
-                stock = self._stock
-                if stock and self._draws < MAX_DRAWS:
-                    top = stock[-1]
-                    got = inp.card
-                    if top is not None and (got is None or got is top):
-                        self._hands[seat].append(stock.pop())
-                        self._draws += 1
+        phase = self._phase
+        if phase == PLAY:
+            if seat == self._turn:
+                act = inp.act
+                if act == "play":
+                    if self._play_lane(seat, inp):
                         return []
+                elif act == "draw":
+                    # Within the turn's three draws, of a stock whose top card is known (and
+                    # the input names it, or none): _on_draw hands it over.
+                    stock = self._stock
+                    if stock and self._draws < MAX_DRAWS:
+                        top = stock[-1]
+                        got = inp.card
+                        if top is not None and (got is None or got is top):
+                            self._hands[seat].append(stock.pop())
+                            self._draws += 1
+                            return []
+                elif act == "pass" and self._draws >= MAX_DRAWS and self._stock:
+                    # After three draws, with a card left to draw: _on_pass ends the turn.
+                    self._passes = 0
+                    self._next_turn(seat)
+                    return []
+        elif phase == ACE_DRAWS and seat == self._ace_queue[0] and inp.act == "draw":
+            # The seat whose draw the ace asks for, of a known top card: _on_draw hands it
+            # over and counts the draw off the ace's.
+            stock = self._stock
+            if stock:
+                top = stock[-1]
+                got = inp.card
+                if top is not None and (got is None or got is top):
+                    self._hands[seat].append(stock.pop())
+                    del self._ace_queue[0]
+                    self._settle_ace()
+                    return []
         return self._handle(inp)
+
+    def _play_lane(self, seat: int, inp: Input) -> bool:
+        """The fast lane of a play of the seat in turn in the play phase (:meth:`apply`):
+        lay ``inp``'s cards and end the turn when :meth:`_judge` would find nothing to refuse
+        and :meth:`_on_play` would do no more than that, and say so; else change nothing.
+
+        That is cards of the hand, of one rank that is not an ace (no ace to follow), the
+        first matching the card to follow, or one eight named as a card (unless the table
+        forbids it on the special card on top), leaving a card in the hand (no going out, so
+        no lappen and no special finish). The cards are each the first equal card of the hand
+        (found by identity: a card is one object)."""
+        cards = inp.cards
+        if not cards:
+            return False
+        first = cards[0]
+        rank = first.rank
+        hand = self._hands[seat]
+        n = len(cards)
+        if rank == ACE or len(hand) <= n:
+            return False
+        as_ = inp.as_
+        if rank == EIGHT:
+            if n != 1 or as_ is None or (self.options.no_special_on_special
+                                         and _is_special(self._discard[-1]
+                                                         if self._discard else None)):
+                return False
+            laid = (as_.suit, as_.rank)  # no special effect of the named card
+        else:
+            current = self._current
+            if current is not None and first.suit != current[0] and rank != current[1]:
+                return False  # no_match
+            laid = (cards[-1].suit, rank)
+        if n == 1:
+            at = _index(hand, first)
+            if at < 0:
+                return False
+            del hand[at]
+        else:
+            rest = hand.copy()
+            for card in cards:
+                at = _index(rest, card)
+                if at < 0 or card.rank != rank:
+                    return False
+                del rest[at]
+            self._hands[seat] = rest
+        self._discard += cards
+        self._cards_played += n
+        self._passes = 0
+        self._current = laid
+        self._next_turn(seat)
+        return True
+
+    def _next_turn(self, seat: int) -> None:
+        """:meth:`_end_turn` from the play phase, where the ace and penalty fields are already
+        clear (only :meth:`_end_turn` and :meth:`_start_round` enter it)."""
+        self._draws = 0
+        self._turn = turn = self._seat_after[seat]
+        self._prev_start[turn] = self._cur_start[turn]  # _begin_turn
+        self._cur_start[turn] = self._seq
 
     def _handle(self, inp: Input) -> list[Verdict]:
         """Judge one input by its act's handler (:meth:`apply` has counted it)."""
