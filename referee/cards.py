@@ -50,11 +50,12 @@ class Card:
     ``list.index``) without calling back into Python. Cards are immutable, hash by rank and
     suit and order by rank then suit (as the frozen dataclass they were)."""
 
-    __slots__ = ("rank", "suit", "_hash")
+    __slots__ = ("rank", "suit", "_hash", "_text")
     __match_args__ = ("rank", "suit")
     rank: int
     suit: str
     _hash: int
+    _text: str
 
     def __new__(cls, rank: int, suit: str) -> Card:
         try:
@@ -101,7 +102,7 @@ class Card:
         return self
 
     def __str__(self) -> str:
-        return RANK_TEXT[self.rank] + self.suit
+        return self._text  # RANK_TEXT[rank] + suit, made once
 
     def __repr__(self) -> str:
         return f"Card.parse({str(self)!r})"
@@ -172,6 +173,7 @@ def _new_card(rank: int, suit: str) -> Card:
     object.__setattr__(card, "rank", rank)
     object.__setattr__(card, "suit", suit)
     object.__setattr__(card, "_hash", hash((rank, suit)))
+    object.__setattr__(card, "_text", RANK_TEXT[rank] + suit)
     return card
 
 
@@ -196,4 +198,4 @@ def card_text(card: Card | None) -> str | None:
 
 def cards_text(cards: Iterable[Card | None]) -> list[str | None]:
     """Text forms of several cards (``None`` kept for unknown faces)."""
-    return [card_text(c) for c in cards]
+    return [None if c is None else str(c) for c in cards]

@@ -66,7 +66,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import chain, combinations
 from typing import Any
 
 from referee.cards import (
@@ -129,6 +129,7 @@ ROUND_OVER = "round_over"
 OVER = "over"
 
 _DECK = frozenset(full_deck())
+_DECK_IDS = frozenset(map(id, full_deck()))
 #: The phases in which the seat in turn may draw, pass (:meth:`Vandatta._turn_refusal` finds
 #: nothing to refuse) and play, and those in which it may play.
 _OWN_TURN = (PLAY, SPECIAL_FINISH)
@@ -189,9 +190,11 @@ def _index(cards: Sequence[Card | None], card: Card | None) -> int:
 
 
 def _distinct(cards: Sequence[Card]) -> bool:
-    """Whether ``cards`` are cards, none equal to another (a card is one object: equal cards
-    are the same object, which the C library tells apart by ``id`` without hashing in Python)."""
-    return set(map(type, cards)) <= _ONLY_CARDS and len(set(map(id, cards))) == len(cards)
+    """Whether ``cards`` are cards, none equal to another. A card is one object, the deck's
+    own: so they are when their ids are all different and all the deck's (objects alive at
+    once have different ids), which the C library checks without hashing in Python."""
+    ids = set(map(id, cards))
+    return len(ids) == len(cards) and ids <= _DECK_IDS
 
 
 def _same_cards(a: Sequence[Card | None], b: Sequence[Card | None]) -> bool:
@@ -239,6 +242,7 @@ class Vandatta:
     _phase: str
     _turn: int | None
     _current: tuple[str, int] | None
+    _seat_after: list[int]
 
     def __init__(
         self,
@@ -721,15 +725,16 @@ class Vandatta:
                     return f"{seat_name((), s)} is out of the game and gets no cards"
                 if self._in_game[s] and not new_hands[s]:
                     return f"{seat_name((), s)} is in the game and must be dealt cards"
-        in_hands = sum(len(h) for h in new_hands)
+        in_hands = sum(map(len, new_hands))
         if stock is None:
             new_stock: list[Card | None] = [None] * max(0, 52 - in_hands - 1)
         else:
             new_stock = list(stock)
-        every = [c for h in new_hands for c in h] + new_stock + [upcard]
-        if len(every) > 52:
-            return f"the deal holds {len(every)} cards; the deck has 52"
-        seen: list[Card] = [c for c in every if c is not None]
+        every = in_hands + len(new_stock) + 1  # the upcard
+        if every > 52:
+            return f"the deal holds {every} cards; the deck has 52"
+        seen: list[Card] = [c for c in chain(chain.from_iterable(new_hands), new_stock, (upcard,))
+                            if c is not None]
         distinct = _distinct(seen)
         if not distinct:
             twice = sorted(str(c) for c, k in Counter(seen).items() if k > 1)
@@ -783,6 +788,9 @@ class Vandatta:
     def _seats_changed(self) -> None:
         """Make :meth:`_next_seat`'s table anew: seats went out of the game (or it begins)."""
         n = self.n_seats
+        if all(self._in_game):
+            self._seat_after = [*range(1, n), 0]
+            return
         self._seat_after = [seat for seat in range(n)]
         for seat in range(n):
             for step in range(1, n + 1):
