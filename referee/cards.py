@@ -46,15 +46,15 @@ class Card:
 
     A value type with one object per card: ``Card(12, "H")``, :func:`parse_card` and
     :func:`full_deck` give the very same object for the queen of hearts, so two cards are equal
-    exactly when they are the same object and Python compares them in C (``==``, ``in``,
-    ``list.index``) without calling back into Python. Cards are immutable, hash by rank and
-    suit and order by rank then suit (as the frozen dataclass they were)."""
+    exactly when they are the same object. Sets and dicts of cards hash them by identity, in
+    C; ``is`` tells two cards apart at no cost, where ``==`` between two different cards calls
+    back into Python (cards order, by rank then suit, in Python), so the engines' hot paths
+    compare cards with ``is``. Cards are immutable (as the frozen dataclass they were)."""
 
-    __slots__ = ("rank", "suit", "_hash", "_text")
+    __slots__ = ("rank", "suit", "_text")
     __match_args__ = ("rank", "suit")
     rank: int
     suit: str
-    _hash: int
     _text: str
 
     def __new__(cls, rank: int, suit: str) -> Card:
@@ -68,9 +68,6 @@ class Card:
 
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __hash__(self) -> int:
-        return self._hash  # hash((rank, suit)), as the dataclass: sets of cards keep their order
 
     def __lt__(self, other: object) -> bool:
         if isinstance(other, Card):
@@ -172,7 +169,6 @@ def _new_card(rank: int, suit: str) -> Card:
     card = object.__new__(Card)
     object.__setattr__(card, "rank", rank)
     object.__setattr__(card, "suit", suit)
-    object.__setattr__(card, "_hash", hash((rank, suit)))
     object.__setattr__(card, "_text", RANK_TEXT[rank] + suit)
     return card
 

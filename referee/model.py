@@ -6,10 +6,8 @@ one line of ``referee replay --json``. Both convert to and from those JSON objec
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from itertools import count, repeat
-from operator import attrgetter
 from typing import Any, Literal, get_args
 
 from referee.cards import Card, cards_text, parse_card
@@ -196,16 +194,13 @@ def judging_key(inp: Input, order: int) -> tuple[int, int, int]:
     return (inp.t, _ACT_PRIORITY.get(inp.act, 0), order)
 
 
-def judging_entries(inputs: Sequence[Input], first: int) -> Iterator[tuple[int, int, int, Input]]:
+def judging_entries(inputs: Sequence[Input], first: int) -> list[tuple[int, int, int, Input]]:
     """Each of ``inputs`` after its :func:`judging_key` (arrival order counted from
-    ``first``), ``(t, priority, order, input)``: made by the C library's ``map`` and ``zip``
-    without a Python call per input (a replay's whole journal)."""
-    return zip(map(_T, inputs), map(_ACT_PRIORITY.get, map(_ACT, inputs), repeat(0)),
-               count(first), inputs)
+    ``first``), ``(t, priority, order, input)``: a replay's whole journal in one pass."""
+    priority = _ACT_PRIORITY.get
+    return [(inp.t, priority(inp.act, 0), order, inp) for order, inp in enumerate(inputs, first)]
 
 
-_T = attrgetter("t")
-_ACT = attrgetter("act")
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,9 @@ class Table:
         out: list[Verdict] = []
         apply = self.engine.apply
         for inp in inputs:
-            out += apply(inp)
+            verdicts = apply(inp)
+            if verdicts:  # most inputs give none
+                out += verdicts
         if until is not None:
             out += self.engine.advance(until)
         if inputs:

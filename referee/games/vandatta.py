@@ -400,8 +400,12 @@ class Vandatta:
                 return False  # no_match
             laid = (cards[-1].suit, rank)
         if n == 1:
-            at = _index(hand, first)
-            if at < 0:
+            at = 0
+            for card in hand:  # _index, inline
+                if card is first:
+                    break
+                at += 1
+            else:
                 return False
             del hand[at]
         else:
