@@ -129,7 +129,6 @@ ROUND_OVER = "round_over"
 OVER = "over"
 
 _DECK = frozenset(full_deck())
-_DECK_IDS = frozenset(map(id, full_deck()))
 #: The phases in which the seat in turn may draw, pass (:meth:`Vandatta._turn_refusal` finds
 #: nothing to refuse) and play, and those in which it may play.
 _OWN_TURN = (PLAY, SPECIAL_FINISH)
@@ -149,12 +148,21 @@ def card_points(card: Card) -> int:
 
 def hand_score(hand: Iterable[Card | None]) -> int | None:
     """The points of a hand, or ``None`` when a card of it is unseen."""
+    if isinstance(hand, (list, tuple)):
+        try:  # a hand of cards, each looked up in C (a card hashes by identity)
+            return sum(map(_POINTS_OF.__getitem__, hand))
+        except (KeyError, TypeError):  # an unseen card (or not a card: as below)
+            pass
     total = 0
     for card in hand:
         if card is None:
             return None
         total += card_points(card)
     return total
+
+
+#: :func:`card_points` of every card.
+_POINTS_OF = {card: card_points(card) for card in full_deck()}
 
 
 def _is_special(card: Card | None) -> bool:
@@ -189,17 +197,24 @@ def _index(cards: Sequence[Card | None], card: Card | None) -> int:
     return -1
 
 
-def _distinct(cards: Sequence[Card]) -> bool:
-    """Whether ``cards`` are cards, none equal to another. A card is one object, the deck's
-    own: so they are when their ids are all different and all the deck's (objects alive at
-    once have different ids), which the C library checks without hashing in Python."""
-    ids = set(map(id, cards))
-    return len(ids) == len(cards) and ids <= _DECK_IDS
+def _distinct(cards: Sequence[Card | None]) -> bool:
+    """Whether ``cards`` are cards, none equal to another: different objects of the deck's
+    (a card is one object, and hashes by identity in C)."""
+    try:
+        different = set(cards)
+    except TypeError:  # not a card
+        return False
+    return len(different) == len(cards) and different <= _DECK
 
 
 def _same_cards(a: Sequence[Card | None], b: Sequence[Card | None]) -> bool:
     """Whether ``a`` and ``b`` are cards (all seen, none ``None``) and the same ones as many
     times each."""
+    if a and len(a) == len(b) and _distinct(a):  # different cards
+        try:
+            return set(a) == set(b)  # b as many as a: the same ones once each
+        except TypeError:  # not a card
+            return False
     return (set(map(type, a)) == _ONLY_CARDS and set(map(type, b)) == _ONLY_CARDS
             and sorted(map(id, a)) == sorted(map(id, b)))
 
@@ -243,6 +258,7 @@ class Vandatta:
     _turn: int | None
     _current: tuple[str, int] | None
     _seat_after: list[int]
+    _draws: int
 
     def __init__(
         self,
@@ -411,8 +427,14 @@ class Vandatta:
         else:
             rest = hand.copy()
             for card in cards:
-                at = _index(rest, card)
-                if at < 0 or card.rank != rank:
+                if card.rank != rank:
+                    return False
+                at = 0
+                for held in rest:  # _index, inline
+                    if held is card:
+                        break
+                    at += 1
+                else:
                     return False
                 del rest[at]
             self._hands[seat] = rest
@@ -420,7 +442,10 @@ class Vandatta:
         self._cards_played += n
         self._passes = 0
         self._current = laid
-        self._next_turn(seat)
+        self._draws = 0  # _next_turn, inline
+        self._turn = turn = self._seat_after[seat]
+        self._prev_start[turn] = self._cur_start[turn]
+        self._cur_start[turn] = self._seq
         return True
 
     def _next_turn(self, seat: int) -> None:
