@@ -99,8 +99,11 @@ def test_the_vandatta_replay_bench_states_its_baseline() -> None:
         assert str(line["baseline"]).startswith("missing") and line["ratio"] is None
     else:
         assert "crazy_eights" in str(line["baseline"])
-        for key in ("baseline_actions_per_s", "random_playout_actions_per_s", "ratio"):
+        for key in ("baseline_actions_per_s", "ratio", "ratio_to_player_actions",
+                    "random_playout_actions_per_s", "ratio_to_random_playouts",
+                    "sampled_playout_actions_per_s", "ratio_to_sampled_playouts"):
             assert isinstance(line[key], (int, float)) and line[key] > 0, key
+        assert 0 < line["baseline_player_actions"] < line["baseline_actions"]  # chance too
 
 
 def test_the_vandatta_replay_bench_says_when_open_spiel_is_missing() -> None:
