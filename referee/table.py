@@ -2,7 +2,9 @@
 
 ``Table`` knows no clock: the caller says what time it is (``release(now_ns)``), the real
 monotonic clock at a real table, a virtual clock in simulation, and nothing at all in a replay
-(``flush``). So a replay of the journal goes through exactly the code that judged the game.
+(``flush``). So a replay of the journal goes through the arbiter and engine that judged the
+game: ``push_all`` holds a whole journal as ``push`` one input after the other would
+(``tests/referee/test_arbiter.py``), and the same engine judges it.
 """
 
 from __future__ import annotations
