@@ -220,8 +220,14 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
                 password = (base / pfile).read_text(encoding="utf-8").strip()
             except OSError as exc:
                 raise ConfigError(path, "broker.password_file", f"cannot read: {exc}") from None
-        broker = BrokerConfig(_get(b, "url", str, path, "broker"),
-                              _get(b, "username", str, path, "broker", None), password)
+        url = _get(b, "url", str, path, "broker")
+        from cardtable.feed import parse_broker_url  # the feed's own reading of a URL
+
+        try:
+            parse_broker_url(url)
+        except ValueError as exc:
+            raise ConfigError(path, "broker.url", str(exc)) from None
+        broker = BrokerConfig(url, _get(b, "username", str, path, "broker", None), password)
     board_port = deck = None
     buttons: tuple[int, ...] = ()
     stock_reader = 1

@@ -362,9 +362,15 @@ class SocketConsole:
                 self.clients -= 1
                 writer.close()
 
-        self._server = await asyncio.start_unix_server(client, path=str(self.path),
-                                                       limit=self.max_line)
-        os.chmod(self.path, 0o660)  # the referee's group may steer the table
+        # The socket file is made 0660 as it is bound (the referee's group may steer the
+        # table), never wider for a moment: the umask is the process's, set only for the bind.
+        old = os.umask(0o117)
+        try:
+            self._server = await asyncio.start_unix_server(client, path=str(self.path),
+                                                           limit=self.max_line)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o660)
 
     async def stop(self) -> None:
         """Stop listening and remove the socket file."""

@@ -94,6 +94,11 @@ class VirtualPlayers:
         self.loop = asyncio.get_running_loop()
         self.done = asyncio.Event()
 
+    def new_game(self) -> None:
+        """Forget the last game: the next state is a new deal's."""
+        self._last_played = -1
+        self._acted_at = None
+
     # -- the service tells us every change ---------------------------------------------------
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
         """React to a change of the table (called on the service's loop)."""
@@ -200,8 +205,11 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
                          timeout_s: float | None = None,
                          board_factory: Callable[[Deck], Any] | None = None,
                          board_slaps: bool = False,
-                         camera_deck: str = "touati") -> RefereeService:
+                         camera_deck: str = "touati",
+                         again: bool = False) -> RefereeService:
     """Run one simulated table to the end of its game (or ``timeout_s``); returns the service.
+    With ``again`` a game that ends is followed by a new deal (the next seed) until
+    ``timeout_s``: one service running for as long as a soak test wants.
 
     ``board_factory(deck)``: another table board than the emulator, with its ``start()``,
     ``lay(card, reader)``, ``press(button, pressed)`` and ``close()`` (the firmware on
@@ -251,11 +259,23 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
         if on_ready is not None:
             on_ready(service)
         players.update([], service.state())
-        done = asyncio.ensure_future(players.done.wait())
-        # The game ends, or the service stops by itself (a journal that cannot be written).
-        await asyncio.wait({done, task}, timeout=timeout_s,
-                           return_when=asyncio.FIRST_COMPLETED)
-        done.cancel()
+        until = None if timeout_s is None else time.monotonic() + timeout_s
+        deals = 0
+        while True:
+            done = asyncio.ensure_future(players.done.wait())
+            # The game ends, or the service stops by itself (a journal that cannot be written).
+            await asyncio.wait({done, task}, return_when=asyncio.FIRST_COMPLETED,
+                               timeout=None if until is None else until - time.monotonic())
+            done.cancel()
+            if not (again and players.done.is_set() and not task.done()):
+                break
+            players.done.clear()
+            if service.table is None or not service.table.engine.over:
+                continue  # a late "done" of the game before
+            deals += 1
+            players.new_game()
+            service.start_game(seed + deals)
+            players.update([], service.state())
     finally:
         service.stop()
         with contextlib.suppress(Exception):

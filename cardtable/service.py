@@ -207,6 +207,10 @@ class RefereeService:
                 broken = self.current_path.with_suffix(f".broken-{int(time.time())}.jsonl")
                 self.current_path.rename(broken)
                 log.error("cannot resume %s (%s); kept it as %s", self.current_path, exc, broken)
+                # Said on every display too: a game was set aside, not dropped unseen.
+                self.alerts["journal_damaged"] = (
+                    f"the journal could not be read ({exc}); it is kept as {broken.name} and a "
+                    "new game was dealt")
         self.start_game()
 
     def _resume_before_damage(self, exc: JournalError, *, keep_finished: bool,
@@ -319,7 +323,7 @@ class RefereeService:
         self._publish([])
 
     def _use(self, table: Table) -> None:
-        table.listeners.append(lambda verdicts, _state: self._publish(verdicts))
+        table.listeners.append(self._publish)  # with the state the table just built
         table.judged_listeners.append(self._on_judged)
         self.table = table
 
@@ -565,18 +569,25 @@ class RefereeService:
         return [(name, None if edge is None else edge.progress())
                 for name, edge in self._sources()]
 
-    def _publish(self, verdicts: list[Verdict]) -> None:
-        state = self.state()
+    def _publish(self, verdicts: list[Verdict], table_state: dict[str, Any] | None = None
+                 ) -> None:
+        """Hand ``verdicts`` and the state to every output (``table_state``: the table's own
+        state, when the caller has it: it is built once per change)."""
+        state = self.state(table_state)
         for out in self.outputs:
             try:
                 out.update(verdicts, state)
             except Exception:  # an output must never stop the referee
                 log.exception("output %r failed", out)
 
-    def state(self) -> dict[str, Any]:
+    def state(self, table_state: dict[str, Any] | None = None) -> dict[str, Any]:
         """The table state with the table id, the pause flag and the ``alerts`` (``board``:
-        ``online``/``offline`` once a board spoke; ``stuck``: buttons held too long)."""
-        state = self.table.state() if self.table is not None else self._no_game_yet()
+        ``online``/``offline`` once a board spoke; ``stuck``: buttons held too long);
+        ``table_state``: the table's state just built, to add them to (a copy)."""
+        if table_state is not None:
+            state = dict(table_state)
+        else:
+            state = self.table.state() if self.table is not None else self._no_game_yet()
         state["table"] = self.config.table_id
         state["paused"] = self.paused
         state["alerts"] = {**self.alerts, "stuck": [{"seat": seat, "button": button}

@@ -130,7 +130,7 @@ class HardwareConfig:
         if name not in PIN_FACTORIES:
             raise ConfigError(None,
                 "GPIOZERO_PIN_FACTORY",
-                f"unsupported pin factory {name!r} (known: {', '.join(PIN_FACTORIES)})",
+                f"unsupported pin factory {shown(name)} (known: {', '.join(PIN_FACTORIES)})",
             )
         return name
 
@@ -156,11 +156,12 @@ def parse_pin(value: Any, key: str) -> int:
             else:
                 raise ConfigError(None,
                     key,
-                    f"unknown pin name {value!r} (use a BCM number 2..27, GPIOn, BCMn or BOARDn)",
+                    f"unknown pin name {shown(value)} (use a BCM number 2..27, GPIOn, BCMn or "
+                    "BOARDn)",
                 )
     else:
         raise ConfigError(None,
-            key, f"must be a BCM GPIO number 2..27 or a pin name, got {type(value).__name__}"
+            key, f"must be a BCM GPIO number 2..27 or a pin name, got {shown(value)}"
         )
     if bcm in (0, 1):
         raise ConfigError(None, key, f"GPIO{bcm} is reserved for the HAT ID EEPROM; use GPIO 2..27")

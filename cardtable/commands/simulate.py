@@ -233,16 +233,16 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
             feed.stop()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(feed_task, 5)
+    if args.json:
+        print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
+    else:
+        print(_summary(sim))
     if feed is not None and feed.connections == 0:
         raise TemporaryFailure(f"the broker {args.broker} never answered: nothing of the game "
                                "was published")
     if feed is not None and feed.dropped_events:
         print(f"referee: {counted(feed.dropped_events, 'verdict')} not published while the "
               "broker was away (the displays have the final state)", file=sys.stderr)
-    if args.json:
-        print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
-    else:
-        print(_summary(sim))
 
 
 def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool) -> None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -926,3 +927,85 @@ def test_a_console_stamps_at_hand_in_and_holds_nothing_back(tmp_path) -> None:
 def test_the_release_key_is_checked(tmp_path) -> None:
     with pytest.raises(ConfigError, match="table.release.*progress, window"):
         config(tmp_path, extra='release = "soon"')
+
+
+def test_the_console_socket_against_a_thousand_connections_garbage_and_a_megabyte(
+        tmp_path, caplog) -> None:
+    """Issue 36, attack 3: 1 000 connections at once, binary garbage, a 1 MB line, a command
+    out of turn; and the socket file is the referee's group's alone (0660, from the bind on)."""
+    import socket as sockets
+    import stat as stats
+
+    svc, sock = _socket_table(tmp_path, game="banka-bever")
+    umask = os.umask(0o022)
+    os.umask(umask)
+
+    async def go() -> dict[str, Any]:
+        task = asyncio.create_task(svc.run())
+        async with asyncio.timeout(5):
+            while not sock.exists():
+                await asyncio.sleep(0.01)
+        got: dict[str, Any] = {"mode": stats.S_IMODE(sock.stat().st_mode),
+                               "umask": os.umask(umask)}
+        os.umask(umask)
+
+        def talk(lines: list[bytes]) -> list[bytes]:
+            with sockets.socket(sockets.AF_UNIX) as c:
+                c.connect(str(sock))
+                answers = []
+                reader = c.makefile("rb")
+                for line in lines:
+                    c.sendall(line)
+                    answer = b""
+                    for row in iter(reader.readline, b""):
+                        if row == b".\n":
+                            break
+                        answer += row
+                    answers.append(answer)
+                return answers
+
+        def connect_many(n: int) -> list[sockets.socket]:
+            made = []
+            for _ in range(n):
+                c = sockets.socket(sockets.AF_UNIX)
+                c.connect(str(sock))
+                made.append(c)
+            return made
+
+        crowd = await asyncio.to_thread(connect_many, 1000)
+        got["during"] = await asyncio.to_thread(lambda: console_client_lines(sock, ["state"]))
+        for c in crowd:
+            c.close()
+        await asyncio.sleep(0.3)
+        turn = svc.state()["turn"]
+        got["talk"] = await asyncio.to_thread(talk, [
+            b"\xff\xfe\x00lay\x80 0\n", f"lay {1 - turn} QH\n".encode(), b"state\n"])
+        got["turn"] = turn
+        with sockets.socket(sockets.AF_UNIX) as big:
+            big.connect(str(sock))
+            try:
+                await asyncio.to_thread(big.sendall, b"lay 0 " + b"x" * 1_000_000 + b"\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # refused and closed before the megabyte was all sent
+            got["big"] = await asyncio.to_thread(big.recv, 4096)
+        got["after"] = await asyncio.to_thread(lambda: console_client_lines(sock, ["state"]))
+        svc.stop()
+        await task
+        return got
+
+    got = asyncio.run(go())
+    assert got["mode"] == 0o660 and got["umask"] == umask  # the process's umask is as it was
+    assert got["during"][0].startswith("? too many console connections")
+    garbage, out_of_turn, state = got["talk"]
+    assert garbage.startswith(b"? unknown command")
+    assert out_of_turn.startswith(b"? ") and b"turn" in out_of_turn
+    assert json.loads(state)["game"] == "banka-bever"
+    assert got["big"].startswith(b"? a line longer than 4096 bytes")
+    assert json.loads(got["after"][0])["turn"] == got["turn"]  # the table went on as it was
+    assert "Unhandled exception" not in caplog.text and "Too many open files" not in caplog.text
+
+
+def console_client_lines(sock: Path, lines: list[str]) -> list[str]:
+    said: list[str] = []
+    console_client(str(sock), lines, out=said.append)
+    return said
