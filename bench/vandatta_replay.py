@@ -136,31 +136,18 @@ def time_spiel_replay(recorded: list[tuple[Any, list[int]]]) -> float:
     return time.process_time() - start
 
 
-def time_spiel_playouts(recorded: list[tuple[Any, list[int]]]) -> tuple[float, int]:
-    """CPU seconds and actions of as many uniformly random playouts (other seeds) as
-    ``recorded``."""
+def time_spiel_playouts(recorded: list[tuple[Any, list[int]]], *,
+                        sampled: bool) -> tuple[float, int]:
+    """CPU seconds and actions of as many playouts (other seeds) as ``recorded``: every action
+    uniformly among the legal ones, or (``sampled``) OpenSpiel's example loop, chance
+    outcomes by their probabilities and players' actions uniformly."""
     rng = random.Random(0)
     actions = 0
     start = time.process_time()
     for game, _ in recorded:
         state = game.new_initial_state()
         while not state.is_terminal():
-            legal = state.legal_actions()
-            state.apply_action(legal[rng.randrange(len(legal))])
-            actions += 1
-    return time.process_time() - start, actions
-
-
-def time_spiel_sampled(recorded: list[tuple[Any, list[int]]]) -> tuple[float, int]:
-    """CPU seconds and actions of as many playouts as ``recorded`` by OpenSpiel's example
-    loop: chance outcomes by their probabilities, players' actions uniformly."""
-    rng = random.Random(0)
-    actions = 0
-    start = time.process_time()
-    for game, _ in recorded:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
+            if sampled and state.is_chance_node():
                 outcomes, probabilities = zip(*state.chance_outcomes(), strict=True)
                 action = rng.choices(outcomes, probabilities)[0]
             else:
@@ -201,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         ours.append(inputs / time_ours(journals))
         if recorded:
             theirs.append(actions / time_spiel_replay(recorded))
-            seconds, played = time_spiel_playouts(recorded)
+            seconds, played = time_spiel_playouts(recorded, sampled=False)
             playouts.append(played / seconds)
-            seconds, played = time_spiel_sampled(recorded)
+            seconds, played = time_spiel_playouts(recorded, sampled=True)
             sampled.append(played / seconds)
     line: dict[str, Any] = {
         "bench": "vandatta_replay",

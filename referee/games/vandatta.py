@@ -427,14 +427,8 @@ class Vandatta:
         else:
             rest = hand.copy()
             for card in cards:
-                if card.rank != rank:
-                    return False
-                at = 0
-                for held in rest:  # _index, inline
-                    if held is card:
-                        break
-                    at += 1
-                else:
+                at = _index(rest, card)
+                if at < 0 or card.rank != rank:
                     return False
                 del rest[at]
             self._hands[seat] = rest

@@ -8,7 +8,6 @@ every verdict, the state, every hand and the stock after each input."""
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections import Counter
 
@@ -17,13 +16,10 @@ import pytest
 from referee.cards import full_deck, shuffled_deck
 from referee.deal import HandDeal
 from referee.games import seeded_deal
-from referee.games.vandatta import Vandatta
+from referee.games.vandatta import Vandatta, next_deal
 from referee.model import Input, Verdict
 from referee.options import VandattaOptions
-
-OPTIONS = [VandattaOptions(lappen=a, no_special_on_special=b, no_special_finish=c,
-                           reshuffle_discards=d, points_game=e)
-           for a, b, c, d, e in itertools.product((False, True), repeat=5)]
+from tests.referee.games.test_vandatta_plays import OPTIONS  # every combination of the options
 
 
 class ByHandlers(Vandatta):
@@ -77,18 +73,6 @@ class Pair:
             slow._t, slow._seq, slow._pool, slow._bag), inp
 
 
-def _next_deal(rng: random.Random, e: Vandatta, t: int) -> Input:
-    deck = shuffled_deck(rng.randrange(1 << 30))
-    out = set(e.state()["out"])
-    hands = []
-    for s in range(e.n_seats):
-        hands.append(() if s in out else tuple(deck[:6]))
-        if s not in out:
-            deck = deck[6:]
-    seat = next(s for s in range(e.n_seats) if s not in out)
-    return Input(t, seat, "deal", hands=tuple(hands), stock=tuple(deck[1:]), upcard=deck[0])
-
-
 def play(seed: int, n: int, opts: VandattaOptions, steps: int = 250) -> list[Pair]:
     """A seeded game in both engines, known and observed; the pairs played."""
     rng = random.Random(seed)
@@ -103,7 +87,7 @@ def play(seed: int, n: int, opts: VandattaOptions, steps: int = 250) -> list[Pai
         legal = e.legal_inputs(t)
         state = e.state()
         if state["phase"] == "round_over":
-            inp = _next_deal(rng, e, t)
+            inp = next_deal(state, rng.randrange(1 << 30), t)
         elif state["stock"] == 0 and len(state["pile"]) > 1 and opts.reshuffle_discards \
                 and (not legal or rng.random() < 0.5):
             below = [c for c in e.pile_cards()[:-1] if c is not None]
