@@ -247,8 +247,7 @@ class RefereeService:
         journal = read_journal(self.current_path, tolerate_torn_tail=True)
         header = journal.header
         table = Table(header, settle_ns=self._settle_ns())
-        for inp in journal.inputs:
-            table.push(inp)
+        table.push_all(journal.inputs)
         table.flush()
         differences = journal_differences(header, self.configured)
         banner = game_banner(header.game, header.seats)
