@@ -16,7 +16,10 @@ What every page of the project shares is decided here, once:
   every page's socket at once; a page that falls :data:`MAX_BEHIND` bytes behind is cut off
   and reconnects to the newest (it never works through a backlog);
 - :class:`WebServer`: the listening socket, with the request's size bounded
-  (:data:`MAX_FIELD`, :data:`MAX_BODY`).
+  (:data:`MAX_FIELD`, :data:`MAX_BODY`) and its connections by :class:`ConnectionGuard`: at
+  most :func:`max_connections` at once (never so many that the referee's journal could not
+  open a file), and a connection that has not made its first request within
+  :data:`FIRST_REQUEST_S` is closed (a slow or half-open client holds nothing for long).
 """
 
 from __future__ import annotations
@@ -59,6 +62,109 @@ KEEPALIVE_IDLE_S = 75.0
 #: The largest request body, in bytes (every form of the operator page is far smaller).
 MAX_BODY = 64 * 1024
 
+#: Seconds a new connection has to make its first request (headers whole) before it is
+#: closed: a browser takes milliseconds; a slowloris client or a half-open one takes forever.
+FIRST_REQUEST_S = 10.0
+
+#: File descriptors kept for the rest of the process (the journal, the broker, the pads, the
+#: board, the console socket …) when the connections are bounded by the process's limit.
+RESERVED_FDS = 256
+
+
+def max_connections() -> int:
+    """The most connections the server holds at once: a stream per page it allows and some
+    more, but never more than the process's file limit leaves after :data:`RESERVED_FDS`
+    (a Pi's services have 1 024 by default), so a flood of connections cannot stop the
+    journal from opening a file."""
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    room = MAX_STREAMS + 100
+    if soft != resource.RLIM_INFINITY:
+        room = min(room, soft - RESERVED_FDS)
+    return max(16, room)
+
+
+class ConnectionGuard:
+    """Wraps the server's protocol factory: a connection over :attr:`limit` is closed at once,
+    and one that has made no request :data:`FIRST_REQUEST_S` after it opened is closed then.
+    :meth:`served` (called for every request) marks a connection as having made one."""
+
+    def __init__(self, factory: Callable[[], asyncio.Protocol], limit: int,
+                 first_request_s: float = FIRST_REQUEST_S) -> None:
+        self.factory = factory
+        self.limit = limit
+        self.first_request_s = first_request_s
+        self.open = 0
+        #: The most connections open at once, since the start.
+        self.peak = 0
+        #: Connections refused (over the limit), and closed before their first request.
+        self.refused = 0
+        self.timed_out = 0
+        self._waiting: dict[asyncio.BaseTransport, asyncio.TimerHandle] = {}
+
+    def served(self, transport: asyncio.BaseTransport | None) -> None:
+        """A request came whole on ``transport``: it keeps its connection."""
+        timer = self._waiting.pop(transport, None) if transport is not None else None
+        if timer is not None:
+            timer.cancel()
+
+    def __call__(self) -> asyncio.Protocol:
+        return _Guarded(self, self.factory())
+
+    def _expire(self, transport: asyncio.BaseTransport) -> None:
+        if self._waiting.pop(transport, None) is not None:
+            self.timed_out += 1
+            transport.close()
+
+
+class _Guarded(asyncio.Protocol):
+    """One connection as :class:`ConnectionGuard` sees it, in front of the server's own
+    protocol (aiohttp's, whose methods cannot be replaced): everything is passed on once the
+    connection is let in."""
+
+    def __init__(self, guard: ConnectionGuard, inner: asyncio.Protocol) -> None:
+        self.guard = guard
+        self.inner = inner
+        self.transport: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        guard = self.guard
+        if guard.open >= guard.limit:
+            guard.refused += 1
+            transport.close()
+            return
+        guard.open += 1
+        guard.peak = max(guard.peak, guard.open)
+        self.transport = transport
+        guard._waiting[transport] = asyncio.get_running_loop().call_later(
+            guard.first_request_s, guard._expire, transport)
+        self.inner.connection_made(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.transport is None:
+            return  # refused: the server never saw it
+        self.guard.open -= 1
+        self.guard.served(self.transport)  # its timer, if it still had one, goes too
+        self.inner.connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self.transport is not None:
+            self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received() if self.transport is not None else None
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+
+#: Where an application keeps its server's :class:`ConnectionGuard` (set by :class:`WebServer`).
+GUARD = web.AppKey("connection_guard", ConnectionGuard)
+
 #: The Content Security Policy of every answer: the page's own files only.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; "
@@ -92,6 +198,9 @@ def _secure(response: web.StreamResponse) -> None:
 async def security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Add :data:`SECURITY_HEADERS` to every answer, errors included (a stream gets them before
     its headers are sent: see :func:`prepared`)."""
+    guard = request.config_dict.get(GUARD)
+    if guard is not None:
+        guard.served(request.transport)
     try:
         response = await handler(request)
     except web.HTTPException as exc:
@@ -248,6 +357,13 @@ class WebServer:
         self.port = port
         self.on_stop: list[Callable[[], None]] = []
         self._runner: web.AppRunner | None = None
+        self._listening: asyncio.Server | None = None
+        #: The connections' guard (:class:`ConnectionGuard`), once started.
+        self.guard: ConnectionGuard | None = None
+        #: The most connections at once (:func:`max_connections` when None), and the seconds
+        #: a connection has for its first request.
+        self.max_connections: int | None = None
+        self.first_request_s = FIRST_REQUEST_S
 
     async def start(self) -> WebServer:
         """Listen (raises :class:`OSError` when the address cannot be used)."""
@@ -255,15 +371,21 @@ class WebServer:
                                handler_cancellation=True, max_line_size=MAX_FIELD,
                                max_field_size=MAX_FIELD, max_headers=MAX_HEADERS,
                                keepalive_timeout=KEEPALIVE_IDLE_S)
+        guard = ConnectionGuard(asyncio.Protocol, self.max_connections or max_connections(),
+                                self.first_request_s)
+        self.app[GUARD] = guard  # before the application is frozen
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+        server = runner.server
+        assert server is not None
+        guard.factory = server
         try:
-            await site.start()
+            self._listening = await asyncio.get_running_loop().create_server(
+                guard, self.host, self.port, reuse_address=True)
         except BaseException:
             await runner.cleanup()
             raise
-        self._runner = runner
-        sockets = getattr(site._server, "sockets", None) or ()
+        self._runner, self.guard = runner, guard
+        sockets = self._listening.sockets or ()
         if sockets:  # port 0: the one the system picked
             self.port = int(sockets[0].getsockname()[1])
         return self
@@ -279,6 +401,9 @@ class WebServer:
         for callback in self.on_stop:
             with contextlib.suppress(Exception):
                 callback()
+        if self._listening is not None:
+            self._listening.close()
+            self._listening = None
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
