@@ -1010,3 +1010,39 @@ def console_client_lines(sock: Path, lines: list[str]) -> list[str]:
     said: list[str] = []
     console_client(str(sock), lines, out=said.append)
     return said
+
+
+def test_inputs_handed_in_together_cost_one_sync_and_all_or_none_are_held(
+        tmp_path, monkeypatch) -> None:
+    """Issue 36: the four slaps of a race waited for four syncs, one after the other; now the
+    inputs a step takes are written in one go and synced once. A write that fails holds none
+    of them, and each is answered as ignored."""
+    import referee.journal as journal
+
+    now = FakeTime()
+    svc = RefereeService(config(tmp_path, game="banka-bever", seats=("A", "B", "C", "D")),
+                         clock=TableClock(source=now), fsync=True)
+    svc.open_game()
+    syncs: list[int] = []
+    real = journal.os.fsync
+    monkeypatch.setattr(journal.os, "fsync", lambda fd: (syncs.append(fd), real(fd))[1])
+    before = len(read_journal(svc.current_path).inputs)
+    for seat in range(4):
+        svc.submit(Input(svc.clock.now() + seat * 1000, seat, "slap"))
+    svc.step()
+    assert len(syncs) == 1
+    assert len(read_journal(svc.current_path).inputs) == before + 4
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal.os, "fsync", full)
+    recorder = Recorder()
+    svc.outputs.append(recorder)
+    for seat in range(4):
+        svc.submit(Input(svc.clock.now() + seat * 1000, seat, "slap"))
+    svc.step()
+    assert len(read_journal(svc.current_path).inputs) == before + 4  # none of them
+    ignored = [v for verdicts, _ in recorder.batches for v in verdicts if v.verdict == "ignored"]
+    assert len(ignored) == 4 and svc.journal_fault is not None
+    svc.close()
