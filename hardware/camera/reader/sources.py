@@ -147,13 +147,84 @@ class ImagesSource:
         """Nothing to release."""
 
 
+#: The largest picture read (pixels): 64 MP, more than any phone's usual photo; a larger one
+#: is refused from its header, before a byte of it is decoded (a small PNG can claim 20000 x
+#: 20000 pixels, 1.2 GB decoded).
+MAX_IMAGE_PIXELS = 64_000_000
+#: The largest file read (bytes): a photo of that many pixels, uncompressed.
+MAX_IMAGE_BYTES = 3 * MAX_IMAGE_PIXELS
+#: The smallest picture read (pixels a side): a readable card is ~120 px tall.
+MIN_IMAGE_SIDE = 64
+
+
+def image_size(head: bytes) -> tuple[int, int] | None:
+    """(width, height) from the first bytes of a PNG, GIF, BMP or JPEG file, None when the
+    header does not say (another format: OpenCV's own limit then applies)."""
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR":
+        return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+    if head[:2] == b"BM" and len(head) >= 26:
+        return (int.from_bytes(head[18:22], "little", signed=True),
+                abs(int.from_bytes(head[22:26], "little", signed=True)))
+    if head[:2] == b"\xff\xd8":  # JPEG: walk the segments to the frame header (SOFn)
+        i = 2
+        while i + 9 <= len(head):
+            if head[i] != 0xFF:
+                return None
+            marker = head[i + 1]
+            if marker == 0xFF:  # fill byte
+                i += 1
+                continue
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                return int.from_bytes(head[i + 7:i + 9], "big"), \
+                    int.from_bytes(head[i + 5:i + 7], "big")
+            if marker in (0x01, *range(0xD0, 0xD8)):  # markers without a length
+                i += 2
+                continue
+            i += 2 + int.from_bytes(head[i + 2:i + 4], "big")
+    return None
+
+
 def read_image(path: str | Path) -> Array:
-    """A BGR image from a file (SourceError if it is not an image)."""
-    if not Path(path).is_file():
-        raise SourceError(f"{path}: no such file")
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    """A BGR image from a file; SourceError, saying why, for anything that is not a picture
+    the reader should open (missing, not a file, empty, too large, not an image)."""
+    p = Path(path)
+    try:
+        info = p.stat()
+    except FileNotFoundError:
+        raise SourceError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise SourceError(f"{path}: {exc.strerror or exc}") from None
+    if p.is_dir():
+        raise SourceError(f"{path}: is a folder, not an image")
+    if not p.is_file():
+        raise SourceError(f"{path}: not a regular file (a device or a pipe), not an image")
+    if info.st_size == 0:
+        raise SourceError(f"{path}: the file is empty")
+    if info.st_size > MAX_IMAGE_BYTES:
+        raise SourceError(f"{path}: {info.st_size / 1e6:.0f} MB, larger than the "
+                          f"{MAX_IMAGE_BYTES / 1e6:.0f} MB a photo of the table needs")
+    try:
+        with p.open("rb") as f:
+            head = f.read(65536)
+    except OSError as exc:
+        raise SourceError(f"{path}: {exc.strerror or exc}") from None
+    size = image_size(head)
+    if size is not None:
+        w, h = size
+        if w <= 0 or h <= 0:
+            raise SourceError(f"{path}: the image says it is {w} x {h} pixels")
+        if w * h > MAX_IMAGE_PIXELS:
+            raise SourceError(f"{path}: {w} x {h} pixels, larger than the "
+                              f"{MAX_IMAGE_PIXELS // 1_000_000} megapixels the reader opens")
+    image = cv2.imread(str(p), cv2.IMREAD_COLOR)
     if image is None:
-        raise SourceError(f"{path}: not an image OpenCV can read")
+        raise SourceError(f"{path}: not an image OpenCV can read (damaged, or not a photo)")
+    h, w = image.shape[:2]
+    if min(w, h) < MIN_IMAGE_SIDE:
+        raise SourceError(f"{path}: {w} x {h} pixels, too small to show a card (at least "
+                          f"{MIN_IMAGE_SIDE} x {MIN_IMAGE_SIDE})")
     return image
 
 
