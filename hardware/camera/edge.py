@@ -43,6 +43,9 @@ class FrameSource(Protocol):
 class CameraEdge:
     """Lays seen by the camera, as inputs of the service."""
 
+    #: Seconds between attempts to open a camera that failed or cannot be opened.
+    retry_s = 1.0
+
     def __init__(self, open_source: Callable[[], FrameSource], recogniser: Recogniser, *,
                  frames: int = FRAMES, unclear_s: float = 1.5,
                  to_table: Callable[[int], int] | None = None) -> None:
@@ -86,7 +89,7 @@ class CameraEdge:
                 self._source = self.open_source()
             except (SourceError, OSError) as exc:
                 log.warning("the camera cannot be opened: %s", exc)
-                if self._stop.wait(1.0):
+                if self._stop.wait(self.retry_s):
                     return
                 continue
             try:
@@ -99,7 +102,7 @@ class CameraEdge:
             finally:
                 with contextlib.suppress(Exception):
                     self._source.close()
-            if self._stop.wait(1.0):
+            if self._stop.wait(self.retry_s):
                 return
 
     def process(self, frame: Frame, read: Read) -> Lay | None:

@@ -1,0 +1,83 @@
+"""Issue 36: the camera disappearing in the middle of a game (unplugged, its driver failing, a
+video ending) is survived: the edge says so, opens the camera again every second, and goes on
+reading lays once it is back."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("cv2")
+
+from hardware.camera.edge import CameraEdge  # noqa: E402
+from hardware.camera.reader.recognise import Read  # noqa: E402
+from hardware.camera.reader.sources import Frame, SourceError  # noqa: E402
+from referee.model import Card  # noqa: E402
+
+IMAGE = np.zeros((8, 8, 3), np.uint8)
+
+
+class Camera:
+    """Frames of given cards, then a failure: the camera unplugged mid-stream."""
+
+    def __init__(self, cards: list[str], t0: int) -> None:
+        self.cards, self.t0, self.closed = cards, t0, False
+
+    def frames(self) -> Iterator[Frame]:
+        for i, card in enumerate(self.cards):
+            yield Frame(self.t0 + i * 33_000_000, IMAGE)
+            self.last = card
+        raise OSError(5, "Input/output error")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_camera_that_fails_mid_game_is_opened_again_and_read_on(
+        caplog: pytest.LogCaptureFixture) -> None:
+    opened: list[Camera] = []
+    attempts = {"n": 0}
+    # what each attempt to open finds: a camera showing QH that then fails, nothing twice
+    # (unplugged), a camera showing 7S that fails in turn, and so on
+    plan: list[list[str] | None] = [["QH"] * 6, None, None, ["7S"] * 6]
+
+    def open_source() -> Camera:
+        step = plan[min(attempts["n"], len(plan) - 1)]
+        attempts["n"] += 1
+        if step is None:
+            raise SourceError("/dev/video0: no such device")
+        cam = Camera(step, t0=attempts["n"] * 10_000_000_000)
+        opened.append(cam)
+        return cam
+
+    class Reads:
+        def read(self, image: Any) -> Read:
+            cam = opened[-1]
+            card = Card.parse(cam.cards[0])
+            return Read(card, 0.99, quad=np.zeros((4, 2), np.float32))
+
+    edge = CameraEdge(open_source, Reads(), frames=3)  # type: ignore[arg-type]
+    edge.retry_s = 0.05
+    delivered: list[Any] = []
+    edge._deliver = delivered.append  # type: ignore[method-assign]
+    edge.service = object()
+    thread = threading.Thread(target=edge._run, daemon=True)
+    with caplog.at_level("WARNING", logger="hardware.camera.edge"):
+        thread.start()
+        deadline = time.monotonic() + 20
+        while len(delivered) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        edge._stop.set()
+        thread.join(5)
+    assert not thread.is_alive()
+    assert [str(lay.card) for lay in delivered] == ["QH", "7S"]
+    assert attempts["n"] >= 4 and all(cam.closed for cam in opened[:-1])
+    said = [r.getMessage() for r in caplog.records]
+    assert any("the camera stopped: [Errno 5] Input/output error" in s for s in said), said
+    assert sum("the camera cannot be opened: /dev/video0: no such device" in s
+               for s in said) == 2, said
