@@ -53,13 +53,18 @@ async def live_referee(broker: BrokerAddress, table_id: str,
                     break
                 if message.topic.matches(topics.status):
                     status = payload.decode("utf-8", "replace").strip()
-                elif message.topic.matches(topics.state):
-                    with contextlib.suppress(ValueError, AttributeError):
+                elif message.topic.matches(topics.state) and len(payload) <= MAX_STATE_BYTES:
+                    # a state nested too deep for the parser is no state: skip it
+                    with contextlib.suppress(ValueError, AttributeError, RecursionError):
                         found = json.loads(payload).get("session")
                         session = found if isinstance(found, str) else None
     except (aiomqtt.MqttError, TimeoutError, OSError):
         return None
     return LiveTable(table_id, session) if status == "online" else None
+
+
+#: The largest retained state read for its session (the referee's own are a few kB).
+MAX_STATE_BYTES = 1 << 20
 
 
 def clash_message(live: LiveTable, broker: BrokerAddress) -> str:

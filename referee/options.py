@@ -90,6 +90,10 @@ TableOptions = BeggarOptions | BankaOptions | VandattaOptions
 _Options = TypeVar("_Options", bound=TableOptions)
 
 _CHOICES = {"false_slap_penalty": ("none", "burn")}
+#: The largest value of each number option: far past any table's use, and small enough that
+#: every engine's arithmetic on it stays exact (a time limit of 1e400 s was infinity).
+_MAXIMA: dict[str, int] = {"collect_grace_ms": 60_000, "slap_resolution_us": 1_000_000,
+                           "time_limit_s": 86_400}
 
 
 def _check(key: str, kind: str, value: Any) -> Any:
@@ -103,15 +107,18 @@ def _check(key: str, kind: str, value: Any) -> Any:
         return value
     if key in ("collect_grace_ms", "slap_resolution_us"):
         unit = "milliseconds" if key.endswith("_ms") else "microseconds"
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise OptionError(key, f"must be a whole number of {unit} >= 0, "
-                              f"got {shown(value)}")
+        if (not isinstance(value, int) or isinstance(value, bool) or value < 0
+                or value > _MAXIMA[key]):
+            raise OptionError(key, f"must be a whole number of {unit} from 0 to "
+                              f"{_MAXIMA[key]}, got {shown(value)}")
         return value
     if key == "time_limit_s":
         if value is None or value == "none":
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise OptionError(key, f"must be a number of seconds > 0 or none, got {shown(value)}")
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not 0 < value <= _MAXIMA[key]):  # NaN fails the comparison too
+            raise OptionError(key, f"must be a number of seconds > 0 and at most "
+                              f"{_MAXIMA[key]}, or none, got {shown(value)}")
         return value
     return value  # pragma: no cover - every option is covered above
 
@@ -134,12 +141,14 @@ class OptionSpec:
     unit: str | None = None
     minimum: int | float | None = None
     optional: bool = False
+    maximum: int | float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The spec as a JSON object (``choices`` a list)."""
         return {"name": self.name, "kind": self.kind, "default": self.default,
                 "help": self.help, "allowed": self.allowed, "choices": list(self.choices),
-                "unit": self.unit, "minimum": self.minimum, "optional": self.optional}
+                "unit": self.unit, "minimum": self.minimum, "maximum": self.maximum,
+                "optional": self.optional}
 
 
 def option_specs(cls: type[TableOptions]) -> list[OptionSpec]:
@@ -156,12 +165,13 @@ def option_specs(cls: type[TableOptions]) -> list[OptionSpec]:
         elif f.name in ("collect_grace_ms", "slap_resolution_us"):
             unit = "milliseconds" if f.name.endswith("_ms") else "microseconds"
             specs.append(OptionSpec(f.name, "whole", f.default, help_,
-                                    f"a whole number of {unit}, 0 or more", unit=unit,
-                                    minimum=0))
+                                    f"a whole number of {unit} from 0 to {_MAXIMA[f.name]}",
+                                    unit=unit, minimum=0, maximum=_MAXIMA[f.name]))
         else:  # time_limit_s
             specs.append(OptionSpec(f.name, "seconds", f.default, help_,
-                                    "a number of seconds greater than 0, or none",
-                                    unit="seconds", minimum=0, optional=True))
+                                    "a number of seconds greater than 0 and at most "
+                                    f"{_MAXIMA[f.name]}, or none", unit="seconds", minimum=0,
+                                    optional=True, maximum=_MAXIMA[f.name]))
     return specs
 
 

@@ -77,3 +77,23 @@ def test_a_second_referee_of_the_same_table_is_refused(tmp_path: Path, mosquitto
         assert one.wait(10) == 0
     assert asyncio.run(_retained(mosquitto.url()))["status"] == "offline"
     assert asyncio.run(live_referee(address, "t7")) is None  # free again
+
+
+async def _retain(url: str, topic: str, payload: bytes) -> None:
+    async with aiomqtt.Client(**parse_broker_url(url).client_kwargs(), timeout=5) as client:
+        await client.publish(topic, payload, qos=1, retain=True)
+
+
+def test_a_retained_state_nested_too_deep_or_too_large_does_not_stop_the_start(
+        mosquitto: Broker) -> None:
+    """Found by the issue 36 audit: a retained ``[[[…]]]`` 100 000 deep made the start-up
+    check raise RecursionError, and ``referee run`` exited 70 on every restart."""
+    address = parse_broker_url(mosquitto.url())
+    asyncio.run(_retain(mosquitto.url(), "cardtable/t7/status", b"online"))
+    for state in (b"[" * 100_000 + b"]" * 100_000, b'{"session": "' + b"x" * (2 << 20) + b'"}'):
+        asyncio.run(_retain(mosquitto.url(), "cardtable/t7/state", state))
+        live = asyncio.run(live_referee(address, "t7"))
+        assert live is not None and live.session is None
+    asyncio.run(_retain(mosquitto.url(), "cardtable/t7/state", b'{"session": "s1"}'))
+    live = asyncio.run(live_referee(address, "t7"))
+    assert live is not None and live.session == "s1"
