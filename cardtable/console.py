@@ -13,6 +13,7 @@ import codecs
 import contextlib
 import io
 import json
+import logging
 import os
 import stat
 import sys
@@ -30,6 +31,8 @@ from referee.model import Act, Input, Verdict
 
 if TYPE_CHECKING:
     from cardtable.service import RefereeService
+
+log = logging.getLogger("cardtable.console")
 
 CONSOLE_HELP = """\
 Inputs (seat number first):  lay SEAT [CARD] | slap SEAT | play SEAT CARD [CARD…] [as CARD]
@@ -55,7 +58,7 @@ def parse_console_line(text: str, t: int) -> Input | str:
     act = _TYPED_ACTS.get(cmd)
     if act is None:
         raise ValueError(f"unknown command {words[0]!r}; type 'help'")
-    if len(words) < 2 or not words[1].isdigit():
+    if len(words) < 2 or not words[1].isdecimal():
         raise ValueError(f"'{cmd}' needs the seat number first, e.g. '{cmd} 1'")
     seat = int(words[1])
     rest = words[2:]
@@ -211,6 +214,11 @@ class ConsoleEdge:
             finally:
                 self._answering = False
             return self._show_outcome(service, parsed, judged, verdicts)
+        except Exception as exc:  # a bug must not end the console: say it, log it, go on
+            log.exception("console line %r", line[:200])
+            self.echo(f"? that line could not be handled ({type(exc).__name__}); it is in "
+                      "the referee's log")
+            return False
         finally:
             self._prompt()
 
@@ -257,7 +265,7 @@ class ConsoleEdge:
             return True
         args: dict[str, Any] = {}
         if cmd == "correct" and len(words) > 1:
-            if words[1].isdigit() and len(words) > 2:
+            if words[1].isdecimal() and len(words) > 2:
                 args = {"line": int(words[1]), "card": " ".join(words[2:])}
             else:
                 args = {"card": " ".join(words[1:])}
@@ -332,8 +340,8 @@ class SocketConsole:
                     if not line:
                         break
                     text = line.decode("utf-8", "replace")
-                    if text.strip().lower() == "quit":
-                        break
+                    if text.lower().split()[:1] == ["quit"]:
+                        break  # here quit closes this connection, whatever follows it
                     replies.clear()
                     await console.answer(service, text)
                     await send(replies)

@@ -32,7 +32,7 @@ def to_journal(stream: TextIO | None = None) -> bool:
     ``JOURNAL_STREAM`` (``<device>:<inode>``) says."""
     value = os.environ.get("JOURNAL_STREAM", "")
     device, _, inode = value.partition(":")
-    if not (device.isdigit() and inode.isdigit()):
+    if not (device.isdecimal() and inode.isdecimal()):
         return False
     try:
         info = os.fstat((stream or sys.stderr).fileno())

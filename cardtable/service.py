@@ -297,14 +297,7 @@ class RefereeService:
     def start_game(self, seed: int | None = None) -> None:
         """Deal a new game: shuffled with ``seed`` (or the configured seed; a virtual deck
         without one gets a fresh seed); a board or console table without a seed is observed."""
-        self.config = cfg = self.configured
-        self.other_game = None
-        if self.table is not None:
-            self.table.flush()  # judge what the settle window still holds, in the old game
-            if self.table.journal is not None:
-                self.table.journal.close()
-            if self.current_path.exists():
-                self._archive(self.table.header.game)
+        cfg = self.configured
         if seed is None:
             seed = cfg.seed
         if cfg.card_source == "virtual" and seed is None:
@@ -312,6 +305,18 @@ class RefereeService:
         # A board or console table with a seed was dealt from that shuffle (the cards scanned
         # at the deal); without one it is observed: faces are learned as cards are laid.
         header = JournalHeader(cfg.game, cfg.seats, cfg.dealer, cfg.options, seed).resolved()
+        try:  # dealt once aside first: a game that cannot be dealt leaves the old one be
+            Table(header)
+        except (ArithmeticError, TypeError) as exc:
+            raise ValueError(f"this game cannot be dealt: {exc}") from exc
+        self.config = cfg
+        self.other_game = None
+        if self.table is not None:
+            self.table.flush()  # judge what the settle window still holds, in the old game
+            if self.table.journal is not None:
+                self.table.journal.close()
+            if self.current_path.exists():
+                self._archive(self.table.header.game)
         try:
             self.journal_dir.mkdir(parents=True, exist_ok=True)
             writer = JournalWriter.create(self.current_path, header, fsync=self.fsync,
@@ -337,13 +342,16 @@ class RefereeService:
     def _archive(self, game: str) -> None:
         """Archive the current journal under its start time and ``game``, the game it holds
         (its header's, never the configuration's)."""
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        target = self.journal_dir / f"{stamp}-{game}.jsonl"
-        k = 1
+        self.current_path.rename(self._free_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{game}"))
+
+    def _free_name(self, stem: str) -> Path:
+        """``<stem>.jsonl`` in the journal folder, or ``<stem>-2.jsonl``, … : a name no file
+        has (two archives in one second must not land on each other)."""
+        target, k = self.journal_dir / f"{stem}.jsonl", 1
         while target.exists():
             k += 1
-            target = self.journal_dir / f"{stamp}-{game}-{k}.jsonl"
-        self.current_path.rename(target)
+            target = self.journal_dir / f"{stem}-{k}.jsonl"
+        return target
 
     def _settle_ns(self) -> int:
         return int(self.config.settle_ms * 1_000_000)
@@ -711,8 +719,8 @@ class RefereeService:
         journal.inputs[k] = replace(old, card=new_card)
         assert self.table.journal is not None
         self.table.journal.close()
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        os.replace(self.current_path, self.journal_dir / f"before-correction-{stamp}.jsonl")
+        os.replace(self.current_path,
+                   self._free_name(f"before-correction-{time.strftime('%Y%m%d-%H%M%S')}"))
         tmp = self.current_path.with_suffix(".tmp")
         tmp.write_text(dump_journal(journal.header, journal.inputs), encoding="utf-8")
         os.replace(tmp, self.current_path)

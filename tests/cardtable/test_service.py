@@ -1042,3 +1042,80 @@ def test_inputs_handed_in_together_cost_one_sync_and_all_or_none_are_held(
     ignored = [v for verdicts, _ in recorder.batches for v in verdicts if v.verdict == "ignored"]
     assert len(ignored) == 4 and svc.journal_fault is not None
     svc.close()
+
+
+def test_two_corrections_in_one_second_keep_every_journal_before_them(tmp_path) -> None:
+    """Found by the issue 36 audit: the journal before a correction was kept under a name
+    stamped to the second, so a second correction in that second replaced it, and the game as
+    first laid was lost."""
+    now = FakeTime()
+    svc = service(config(tmp_path, source="console", seed=None), now)
+    console = ConsoleEdge(io.StringIO(), echo=lambda _line: None)
+    for card in ("7H", "8C"):
+        console.handle(svc, f"lay {svc.state()['turn']} {card}\n")
+        now.t += 30 * MS
+        svc.step()
+    first = svc.current_path.read_text()
+    console.handle(svc, "correct 2 2C")
+    second = svc.current_path.read_text()
+    console.handle(svc, "correct 3 3C")
+    kept = sorted(p.read_text() for p in svc.journal_dir.glob("before-correction-*.jsonl"))
+    assert kept == sorted([first, second])
+    assert svc.state()["pile"] == ["2C", "3C"]
+
+
+def test_a_game_that_cannot_be_dealt_leaves_the_game_on_the_table(tmp_path, monkeypatch) -> None:
+    """Found by the issue 36 audit: a new game whose engine failed to deal (a time limit of
+    1e400 s) archived the game being played and wrote the new header first, and the table could
+    not start again. The new game is dealt aside first now; if it fails, nothing is touched."""
+    import cardtable.service as service_module
+
+    now = FakeTime()
+    svc = service(config(tmp_path), now)
+    lay_turn(svc, now)
+    before = svc.current_path.read_bytes()
+    real = service_module.Table
+
+    def table(header, *args, **kw):
+        if header.seats == ("Cia", "Dan"):
+            raise OverflowError("cannot convert float infinity to integer")
+        return real(header, *args, **kw)
+
+    monkeypatch.setattr(service_module, "Table", table)
+    svc.set_game("beggar-my-neighbour", ["Cia", "Dan"], 0, {})
+    with pytest.raises(ValueError, match="cannot be dealt: cannot convert float infinity"):
+        svc.start_game()
+    assert svc.current_path.read_bytes() == before
+    assert list(svc.journal_dir.glob("*-beggar-my-neighbour.jsonl")) == []
+    assert svc.state()["cards_played"] == 1 and svc.config.seats == ("Anna", "Bo")
+    lay_turn(svc, now)  # and the game goes on
+    assert svc.state()["cards_played"] == 2
+
+
+def test_the_console_socket_quits_only_the_connection_and_survives_odd_digits(tmp_path) -> None:
+    """Found by the issue 36 audit: ``quit now`` on the socket stopped the referee (only a bare
+    ``quit`` closed the connection), and ``correct ² 5H`` (a digit to str.isdigit, not to int)
+    ended the connection with an exception in the log."""
+    svc, sock = _socket_table(tmp_path)
+
+    async def go() -> tuple[list[str], list[str], bool]:
+        task = asyncio.create_task(svc.run())
+        async with asyncio.timeout(5):
+            while not sock.exists():
+                await asyncio.sleep(0.01)
+        said: list[str] = []
+        await asyncio.to_thread(console_client, str(sock), ["correct ² 5H", "state"],
+                                out=said.append)
+        quitting: list[str] = []
+        await asyncio.to_thread(console_client, str(sock), ["QUIT now", "state"],
+                                out=quitting.append)
+        await asyncio.sleep(0.2)
+        running = not task.done()
+        svc.stop()
+        await task
+        return said, quitting, running
+
+    said, quitting, running = asyncio.run(go())
+    assert running, "quit now stopped the referee"
+    assert quitting == ["? the referee closed the connection"]  # and read no "state"
+    assert said[0].startswith("?") and said[1].startswith("{")
