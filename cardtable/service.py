@@ -405,14 +405,15 @@ class RefereeService:
         finally:
             self._replies.pop(id(inp), None)
 
-    def _refuse(self, inp: Input, kind: str, reason: str) -> None:
-        """Report an input that is not journaled (and answer whoever waits for it)."""
-        self.notice(kind, seat=inp.seat, act=inp.act, reason=reason)
+    def _refuse(self, inp: Input, kind: str, reason: str, **why: Any) -> None:
+        """Report an input that is not journaled (and answer whoever waits for it); ``why``:
+        the reason in codes (``why``, and its ``fault``) for a display to word it
+        (:data:`referee.describe.IGNORED`)."""
+        fields = {"seat": inp.seat, "act": inp.act, "reason": reason, **why}
+        self.notice(kind, **fields)
         waiting = self._replies.pop(id(inp), None)
         if waiting is not None and not waiting[1].done():
-            waiting[1].set_result((False, [Verdict(self.clock.now(), kind,
-                                                   {"seat": inp.seat, "act": inp.act,
-                                                    "reason": reason})]))
+            waiting[1].set_result((False, [Verdict(self.clock.now(), kind, fields)]))
 
     def _on_judged(self, inputs: list[Input], verdicts: list[Verdict]) -> None:
         for inp in inputs:
@@ -428,10 +429,11 @@ class RefereeService:
                 continue
             if self.journal_fault is not None:
                 self._refuse(inp, "ignored",
-                             f"the journal cannot be written ({self.journal_fault})")
+                             f"the journal cannot be written ({self.journal_fault})",
+                             why="journal", fault=self.journal_fault)
                 continue
             if self.paused:
-                self._refuse(inp, "ignored", "the game is paused")
+                self._refuse(inp, "ignored", "the game is paused", why="paused")
                 continue
             problem = self._unjournalable(inp)
             if problem:
@@ -444,7 +446,8 @@ class RefereeService:
             except JournalWriteError as exc:
                 self._journal_failed(exc)
                 self._refuse(inp, "ignored",
-                             f"the journal cannot be written ({self.journal_fault})")
+                             f"the journal cannot be written ({self.journal_fault})",
+                             why="journal", fault=self.journal_fault)
                 continue
             waiting = self._replies.pop(id(inp), None)
             if waiting is not None:

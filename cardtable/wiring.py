@@ -163,7 +163,8 @@ class FeedOutput:
         assert config.broker is not None
         self.feed = TableFeed(config.broker.url, config.table_id,
                               username=config.broker.username,
-                              password=config.broker.password, seats=list(config.seats))
+                              password=config.broker.password, seats=list(config.seats),
+                              language=config.language)
         self._task: asyncio.Task[None] | None = None
         self.history: HistoryPublisher | None = None
 

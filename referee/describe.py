@@ -139,6 +139,17 @@ def join_names(names: Sequence[str], tr: Translator = ENGLISH) -> str:
     return out
 
 
+class _Kept(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def fill(text: str, **values: Any) -> str:
+    """``text`` with the placeholders of ``values`` filled and the others kept as they are
+    (``{cards}`` for a display to draw cards in)."""
+    return text.format_map(_Kept(values))
+
+
 class _CardArg:
     """A card argument of a sentence: ``{card}`` is its name, ``{card:code}`` its code."""
 
@@ -340,11 +351,11 @@ def _refusal(verdict: Mapping[str, Any], seats: Sequence[str], tr: Translator) -
         except (KeyError, ValueError, TypeError, IndexError):
             pass
     code = str(verdict.get("code"))
-    if verdict.get("reason") and tr is ENGLISH:
+    words = CODE_WORDS.get(code)
+    said = tr.gettext(words) if words else None
+    if verdict.get("reason") and (said is None or said == words):  # English: the reason
         return with_names(str(verdict["reason"]), seats)
-    if code in CODE_WORDS:
-        return tr.gettext(CODE_WORDS[code])
-    return with_names(str(verdict.get("reason") or code), seats)
+    return said or with_names(str(verdict.get("reason") or code), seats)
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -480,11 +491,10 @@ NOTICES = {
     "board_offline": N_("The table board is offline: the game waits for it"),
     "board_online": N_("The table board is back"),
     "board_error": N_("The table board reports a problem"),
-    "button_stuck": N_("{seat}'s {button} button is stuck: ignored until released"),
-    "button_released": N_("{seat}'s {button} button works again"),
-    "button_chatter": N_("{seat}'s {button} button chatters ({reason}): ignored until it is "
-                         "still"),
-    "button_settled": N_("{seat}'s {button} button is still again and counts"),
+    "button_stuck": N_("{seat}'s {button} is stuck: ignored until released"),
+    "button_released": N_("{seat}'s {button} works again"),
+    "button_chatter": N_("{seat}'s {button} chatters ({reason}): ignored until it is still"),
+    "button_settled": N_("{seat}'s {button} is still again and counts"),
     "board_link_unusable": N_("The line to the table board is unusable ({reason}): the game "
                               "waits for it"),
     "board_link_usable": N_("The line to the table board works again"),
@@ -510,8 +520,14 @@ ACT_WORDS = {"lay": N_("lay"), "slap": N_("slap"), "play": N_("play"), "draw": N
              "pass": N_("pass"), "call": N_("call"), "deal": N_("deal"),
              "reshuffle": N_("reshuffle")}
 #: The buttons in words (a stuck or chattering button).
-BUTTON_WORDS = {"slap": N_("slap"), "lay": N_("lay"), "call": N_("call"), "draw": N_("draw"),
-                "pass": N_("pass")}
+BUTTON_WORDS = {"slap": N_("slap button"), "lay": N_("lay button"), "call": N_("call button"),
+                "draw": N_("draw button"), "pass": N_("pass button")}
+
+
+def button_words(button: object, tr: Translator = ENGLISH) -> str:
+    """A seat's button in words: ``slap button`` (another button: ``X button``)."""
+    words = BUTTON_WORDS.get(str(button))
+    return tr.gettext(words) if words else tr.gettext("{name} button").format(name=button)
 
 
 def _notice(verdict: Mapping[str, Any], seats: Sequence[str], tr: Translator) -> str | None:
@@ -529,7 +545,7 @@ def _notice(verdict: Mapping[str, Any], seats: Sequence[str], tr: Translator) ->
     act, button = str(verdict.get("act", "")), str(verdict.get("button", ""))
     return tr.gettext(message).format(
         seat=seat_name(seats, verdict.get("seat"), tr),
-        button=tr.gettext(BUTTON_WORDS[button]) if button in BUTTON_WORDS else button,
+        button=button_words(button, tr),
         reason=reason, tag=verdict.get("tag", ""), card=verdict.get("card", ""),
         act=tr.gettext(ACT_WORDS[act]) if act in ACT_WORDS else act,
         line=verdict.get("line", ""))
@@ -565,6 +581,19 @@ def describe_input(inp: Mapping[str, Any], seats: Sequence[str], *,
     if str(act) in words:
         return tr.gettext(words[str(act)]).format(seat=who)
     return f"{who} {act}"
+
+
+#: What a game's state counts in ``tricks`` (:attr:`referee.engine.Game.tally`), in words.
+TALLIES = {"piles collected": Nn_("{n} pile collected", "{n} piles collected"),
+           "rounds played": Nn_("{n} round played", "{n} rounds played")}
+
+
+def tally_words(tally: str, n: int, tr: Translator = ENGLISH) -> str:
+    """``n`` of a game's tally (``piles collected``) in words: ``1 pile collected``."""
+    pair = TALLIES.get(tally)
+    if pair is None:
+        return f"{n} {tally}"
+    return tr.ngettext(pair[0], pair[1], n).format(n=n)
 
 
 def counted(n: Any, one: str, many: str | None = None) -> str:

@@ -57,14 +57,15 @@ class OperatorSite(GuardedSite):
                          clock=clock, announce=announce)
         self.service = service
         self.budget = StreamBudget(max_streams)
-        self.display = LocalDisplay(service.config.table_id, self.budget)
+        self.display = LocalDisplay(service.config.table_id, self.budget,
+                                    language=service.config.language)
         shared = web_files()
         self.shared = {name: shared.files[name] for name in SHARED}
-        add_display_routes(self.app, "/", lambda request: self.display.stream)
+        add_display_routes(self.app, "/", lambda request: self.display.streams)
         self.check = TableCheck(self, service)
         self.wizard = Wizard(self, config_path, service=service)
         self._routes(self.app)
-        self.server.on_stop.append(self.display.stream.close)
+        self.server.on_stop.append(self.display.streams.close)
         if not self.pairing.devices:  # the first phone: the table's screen shows the code
             self.show_code(SHOW_CODE_S)
 
