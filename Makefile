@@ -35,7 +35,7 @@ EXTRACT = PYTHONPATH=. pybabel -q extract --sort-output --add-location=file -c T
 	--project=card-referee --copyright-holder="the card-table referee's authors"
 
 messages: ## extract the words to translate and merge them into each language's catalogs
-	$(EXTRACT) -F $(LOCALE)/python.cfg -k N_ -k Nn_:1,2 -o $(LOCALE)/referee.pot .
+	$(EXTRACT) -F $(LOCALE)/python.cfg -k N_ -k Nn_:1,2 -k _option:2 -o $(LOCALE)/referee.pot .
 	$(EXTRACT) -F $(LOCALE)/pages.cfg -k t -k tn:1,2 -o $(LOCALE)/pages.pot .
 	pybabel -q update -D referee -i $(LOCALE)/referee.pot -d $(LOCALE) --no-fuzzy-matching --ignore-obsolete
 	pybabel -q update -D pages -i $(LOCALE)/pages.pot -d $(LOCALE) --no-fuzzy-matching --ignore-obsolete

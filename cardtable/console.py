@@ -269,7 +269,7 @@ class ConsoleEdge:
                 args = {"line": int(words[1]), "card": " ".join(words[2:])}
             else:
                 args = {"card": " ".join(words[1:])}
-        outcome = operate(service, cmd, by=self.who, args=args)
+        outcome = operate(service, cmd, by=self.who, args=args, lang=self._language())
         self.echo(outcome.line())
         return outcome.ok
 

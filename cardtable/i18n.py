@@ -26,12 +26,12 @@ import html.parser
 import os
 import struct
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from referee.describe import ENGLISH, Translator
+from referee.describe import ENGLISH, N_, Translator
 from referee.errors import OptionError, shown
 
 #: Where the catalogs are: ``<code>/LC_MESSAGES/<domain>.mo``.
@@ -129,6 +129,18 @@ def _language(code: str, locale_dir: str) -> Language:
     return Language(code, gettext.translation(DOMAIN, locale_dir, languages=[code]))
 
 
+def language_names(locale_dir: Path | None = None) -> list[list[str]]:
+    """Each language with words and its name in itself: ``[["en", "English"], ["sv",
+    "Svenska"]]`` (a catalog's translation of the message ``English``)."""
+    return [[code, language(code, locale_dir).gettext(NAME)]
+            for code in languages(locale_dir)]
+
+
+#: The message each catalog translates as its language's own name.
+# Translators: the name of your language, in your language (Svenska, Deutsch, …).
+NAME = N_("English")
+
+
 def forget() -> None:
     """Read the catalogs again at the next use (a test that made a language)."""
     _languages.cache_clear()
@@ -158,6 +170,34 @@ def table_language(assignments: list[str], lang: str | None = None) -> tuple[lis
     if named is not None and lang is not None and check_language(lang) != named:
         raise OptionError(OPTION, f"-o language={named} and --lang {lang} differ: give one")
     return rest, language(named or lang)
+
+
+@dataclass(frozen=True)
+class Words:
+    """A sentence to be said in any language: its English ``message`` (marked for translation
+    where it is written: ``Words(N_("…"), …)``) and the ``values`` of its placeholders;
+    ``str()`` is the English."""
+
+    message: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def say(self, tr: Translator = ENGLISH) -> str:
+        """The sentence in ``tr``'s language."""
+        return tr.gettext(self.message).format(**self.values)
+
+    def __str__(self) -> str:
+        return self.say()
+
+
+def said(thing: object, tr: Translator = ENGLISH) -> str:
+    """What an answer or an error says, in ``tr``'s language when it carries
+    :class:`Words` (a :class:`Words`, or an exception with ``words``), else its text."""
+    if isinstance(thing, Words):
+        return thing.say(tr)
+    words = getattr(thing, "words", None)
+    if isinstance(words, Words):
+        return words.say(tr)
+    return str(thing)
 
 
 # --------------------------------------------------------------------------- the pages' words

@@ -30,7 +30,7 @@ from typing import Any
 
 from cardtable.display.check import Unreadable, check_event, check_state
 from cardtable.display.race import RaceWatch, race_scene, timing_scene
-from cardtable.i18n import ENGLISH_LANGUAGE, Language
+from cardtable.i18n import ENGLISH_LANGUAGE, Language, language_names
 from referee.cards import RANK_TEXT
 from referee.describe import (
     N_,
@@ -261,7 +261,7 @@ def scene(
         "subtitle": lang.gettext({"online": N_("referee online"),
                                   "offline": N_("referee OFFLINE")}.get(
             status or "", N_("referee status unknown"))),
-        "lang": lang.code, "words": {},
+        "lang": lang.code, "words": {}, "said": None, "languages": language_names(),
     }
     banners: list[dict[str, str]] = out["banners"]
     if not connected:
@@ -376,7 +376,35 @@ def scene(
     out["race"] = race_scene(RaceWatch().feed(good).latest, names, lang)  # display/race.py
     out["timing"] = timing_scene(s, lang)
     out["words"] = scene_words(out, lang)
+    out["said"] = said(good, out, names, lang)
     return out
+
+
+def said(events: Sequence[Mapping[str, Any]], sc: Mapping[str, Any], names: Sequence[str],
+         lang: Language) -> dict[str, Any] | None:
+    """The newest change's verdict that matters most, to be said aloud or as a sound once (the
+    scene's ``said``): ``seq`` (of its change), ``kind``, ``text`` (its words, the scene's
+    first verdict or round result), ``sound`` (``slap``: a pile won by a slap, ``photo``: the
+    same decided by under 1 ms, ``pile``: a pile won otherwise, ``false``: a false slap; None
+    for the others)."""
+    ordered = verdict_order(events)
+    if not ordered:
+        return None
+    lead = ordered[0]
+    kind = str(lead.get("verdict"))
+    if kind == "round_over":
+        text = sc.get("round_result")
+    else:
+        text = sc["verdicts"][0] if sc.get("verdicts") else _words(lead, names, lang)
+    sound = None
+    if kind == "pile_won":
+        race = sc.get("race") or {}
+        by_slap = lead.get("reason") in ("double", "bottom_match")
+        sound = ("photo" if by_slap and race.get("photo_finish") else
+                 "slap" if by_slap else "pile")
+    elif kind == "false_slap":
+        sound = "false"
+    return {"seq": lead.get("seq"), "kind": kind, "text": text, "sound": sound}
 
 
 #: Why a pile is being collected (a claim's ``reason``), in words.
