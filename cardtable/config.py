@@ -20,6 +20,9 @@ network in, docs/security.md), ``port`` (default 8080), ``hosts`` (more names th
 to, besides this machine's name and its addresses), ``enabled`` (default true).
 ``[hardware]`` and ``[[seats]]``: the GPIO pin map, read by :mod:`hardware.config`.
 ``[camera]``: the camera of ``card_source = "camera"``, read by :mod:`hardware.camera.config`.
+``[speech]``: the verdicts said aloud (``say``: ``words``, ``sounds`` or ``both``; ``engine``:
+``espeak-ng``, ``piper`` or a program's path; ``voice``; ``player``): :mod:`cardtable.speech`.
+Leave it out for a silent table.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cardtable.speech import ENGINES, SAYS, SpeechConfig
 from hardware.camera.config import CAMERA_SETTLE_MS
 from referee.errors import ConfigError, OptionError, shown
 from referee.games import games
@@ -132,6 +136,8 @@ class TableConfig:
     #: The table's language (``[table] language``; else the system locale's): the words of its
     #: displays and pages. Never journaled: it changes no ruling.
     language: str = "en"
+    #: The speaker (``[speech]``), or None: a silent table.
+    speech: SpeechConfig | None = None
 
 
 def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str,
@@ -186,7 +192,8 @@ LANGUAGE = "language"
 
 def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     """Validate a parsed TOML document."""
-    known = {"table", "options", "broker", "board", "hardware", "seats", "camera", "web"}
+    known = {"table", "options", "broker", "board", "hardware", "seats", "camera", "web",
+             "speech"}
     for key in raw:
         if key not in known:
             raise ConfigError(path, key, f"unknown section (known: {', '.join(sorted(known))})")
@@ -286,7 +293,25 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     console_socket = None if socket_name is None else base / socket_name
     return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
                        float(settle), seed, broker, board_port, deck, buttons, stock_reader,
-                       console_socket, raw, path, release, _web(raw, path), language)
+                       console_socket, raw, path, release, _web(raw, path), language,
+                       _speech(raw, path))
+
+
+def _speech(raw: dict[str, Any], path: str) -> SpeechConfig | None:
+    """``[speech]``, checked (None when it is left out)."""
+    if "speech" not in raw:
+        return None
+    sp = _section(raw, "speech", {"say", "engine", "voice", "player"}, path)
+    say = _get(sp, "say", str, path, "speech", "words")
+    if say not in SAYS:
+        raise ConfigError(path, "speech.say", f"must be one of {', '.join(SAYS)}, got "
+                          f"{shown(say)}")
+    engine = _get(sp, "engine", str, path, "speech", "espeak-ng")
+    if engine not in ENGINES and "/" not in engine:
+        raise ConfigError(path, "speech.engine", f"must be {' or '.join(ENGINES)}, or the path "
+                          f"of a program that takes espeak-ng's arguments, got {shown(engine)}")
+    return SpeechConfig(say, engine, _get(sp, "voice", str, path, "speech", None),
+                        _get(sp, "player", str, path, "speech", "aplay"))
 
 
 def _language(table: dict[str, Any], options: Any, path: str) -> str:

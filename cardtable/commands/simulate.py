@@ -47,6 +47,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError("--overwrite goes with --journal PATH")
     if args.camera and not args.full_stack:
         raise CommandError("--camera goes with --full-stack")
+    if args.speech and not args.full_stack:
+        raise CommandError("--speech goes with --full-stack: the speaker is an output of "
+                           "`referee run`'s service")
     if args.camera:
         require("camera", "referee simulate --camera")
     if args.journal_dir and not args.full_stack:
@@ -112,6 +115,8 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any], lang: Lan
                             table_id=args.table or "sim", settle_ms=settle_ms,
                             card_source="camera" if args.camera else "board",
                             pads=8 if args.operator else None, language=lang.code)
+    if args.speech:
+        doc["speech"] = {"say": args.speech}
     # A terminal shows the table live; anything else gets the verdicts as lines as they come
     # (and so does a table steered from the operator page, whose address is said first).
     view: Any = (_LiveView(lang) if not fast and sys.stdout.isatty() and not args.operator
@@ -412,6 +417,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "(as `referee run` does, docs/operator.md) and play every game dealt from "
                    "it until Ctrl-C; the pairing code and address are printed first")
     add_web_options(p, "(with --operator)")
+    p.add_argument("--speech", choices=("words", "sounds", "both"),
+                   help="with --full-stack: say each verdict aloud through espeak-ng (words), "
+                   "play short sounds for slaps, won piles, photo finishes and false slaps "
+                   "(sounds), or both ([speech] of table.toml, docs/i18n.md)")
     p.add_argument("--journal-dir", metavar="DIR",
                    help="with --full-stack: the service's journal folder (default: a new "
                    "temporary folder)")

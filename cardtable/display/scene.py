@@ -31,6 +31,7 @@ from typing import Any
 from cardtable.display.check import Unreadable, check_event, check_state
 from cardtable.display.race import RaceWatch, race_scene, timing_scene
 from cardtable.i18n import ENGLISH_LANGUAGE, Language, language_names
+from cardtable.speech import announcement
 from referee.cards import RANK_TEXT
 from referee.describe import (
     N_,
@@ -382,29 +383,21 @@ def scene(
 
 def said(events: Sequence[Mapping[str, Any]], sc: Mapping[str, Any], names: Sequence[str],
          lang: Language) -> dict[str, Any] | None:
-    """The newest change's verdict that matters most, to be said aloud or as a sound once (the
-    scene's ``said``): ``seq`` (of its change), ``kind``, ``text`` (its words, the scene's
-    first verdict or round result), ``sound`` (``slap``: a pile won by a slap, ``photo``: the
-    same decided by under 1 ms, ``pile``: a pile won otherwise, ``false``: a false slap; None
-    for the others)."""
-    ordered = verdict_order(events)
-    if not ordered:
+    """What the newest change says, aloud or as a sound, once (the scene's ``said``):
+    ``seq`` (of that change), ``text`` (the words of its verdict that matters most, or None)
+    and ``sound`` (:data:`cardtable.speech.SOUNDS`, or None), as the table's speaker says it
+    (:func:`cardtable.speech.announcement`)."""
+    numbered = [v for v in events if isinstance(v.get("seq"), int)]
+    if not numbered:
         return None
-    lead = ordered[0]
-    kind = str(lead.get("verdict"))
-    if kind == "round_over":
-        text = sc.get("round_result")
-    else:
-        text = sc["verdicts"][0] if sc.get("verdicts") else _words(lead, names, lang)
-    sound = None
-    if kind == "pile_won":
-        race = sc.get("race") or {}
-        by_slap = lead.get("reason") in ("double", "bottom_match")
-        sound = ("photo" if by_slap and race.get("photo_finish") else
-                 "slap" if by_slap else "pile")
-    elif kind == "false_slap":
-        sound = "false"
-    return {"seq": lead.get("seq"), "kind": kind, "text": text, "sound": sound}
+    newest = max(v["seq"] for v in numbered)
+    change = [v for v in numbered if v["seq"] == newest]
+    pile = next((v for v in reversed(numbered)
+                 if v.get("verdict") == "pile_won" and v["seq"] <= newest), None)
+    race = sc.get("race") or {}
+    said = announcement(change, names, lang, pile=pile,
+                        photo_finish=bool(race.get("photo_finish")))
+    return {"seq": newest, "text": said.text, "sound": said.sound}
 
 
 #: Why a pile is being collected (a claim's ``reason``), in words.
