@@ -251,6 +251,7 @@ async function drawPairing(s) {
   $("pairing-code").textContent = answer.code;
   $("pairing-where").textContent = answer.url;
   $("pairing-qr").src = "pairing.svg?c=" + encodeURIComponent(answer.code);
+  box.style.bottom = (document.querySelector(".controls").offsetHeight + 16) + "px";  // above them
   box.hidden = false;
   setTimeout(() => { if (pairingShown === until) { pairingShown = 0; drawPairing(page.scene); } },
     Math.max(1000, Math.min(until, answer.until * 1000) - Date.now()));

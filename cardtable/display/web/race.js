@@ -64,7 +64,8 @@ function drawTimeline(race, lanesMax) {
   const width = marginX + RACE.marginWidth;
   const bottom = RACE.top + lanes * RACE.lane;
   const svg = svgEl("svg", { viewBox: `0 0 ${width} ${bottom + 12}`, class: "timeline",
-    preserveAspectRatio: "xMinYMin meet", role: "img", "data-span-ns": span,
+    preserveAspectRatio: "xMinYMin meet", role: "img", "aria-label": race.line || "",
+    "data-span-ns": span,
     "data-x0": RACE.x0, "data-x1": RACE.x1 });
   // The card that opened the race: a mark across every lane.
   svg.append(svgEl("rect", { class: "lay", x: RACE.x0 - 6, y: RACE.top - 8, width: 12,
@@ -137,7 +138,7 @@ function fitTimeline() {
   const race = raceScene && !raceScene.waiting ? raceScene.race : null;
   if (!box || box.hidden || !race || raceScene.timing) return;
   for (const old of box.querySelectorAll("svg.timeline, .race-line")) old.remove();
-  const main = box.closest("main");
+  const main = box.closest(".race-room, main");  // the room the page gives the race
   const timedSlaps = race.slaps.filter((s) => s.offset_ns != null).length;
   for (let lanes = LANES; timedSlaps && lanes >= 1; lanes -= 1) {
     const svg = drawTimeline(race, lanes);
