@@ -185,10 +185,11 @@ class HallView:
         online = sum(t["status"] == "online" for t in tiles)
         return {"connected": self.connected, "error": self.error, "count": len(tiles),
                 "online": online, "tables": tiles, "lang": lang.code,
-                "words": {"summary": lang.ngettext("{n} table, {online} online",
-                                                   "{n} tables, {online} online",
-                                                   len(tiles)).format(n=len(tiles),
-                                                                      online=online)}}
+                "words": {"summary": lang.gettext("{tables}, {online}").format(
+                    tables=lang.ngettext("{n} table", "{n} tables", len(tiles)).format(
+                        n=len(tiles)),
+                    online=lang.ngettext("{n} online", "{n} online", online).format(
+                        n=online))}}
 
 
 async def follow_hall(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 from pathlib import Path
 
@@ -246,3 +247,70 @@ def test_a_language_is_an_option_of_the_table_never_of_the_game() -> None:
     with pytest.raises(OptionError, match="differ"):
         table_language(["language=sv"], "en")
     assert check_language("sv_SE") == "sv"
+
+
+STATE = {"game": "banka-bever", "seats": ["Anna", "Bo", "Cia"], "counts": [10, 7, 9],
+         "pile": ["2C", "5S"], "bottom": "2C", "turn": 1, "out": [], "over": False,
+         "winners": None, "cards_played": 12, "tricks": 1, "session": "s1", "seq": 4,
+         "recent": [{"t": 5, "verdict": "challenge", "by": 0, "seat": 1, "owes": 2,
+                     "session": "s1", "seq": 4, "text": "Anna challenges: Bo owes 2 cards"}]}
+
+
+def test_a_display_follows_the_tables_language_unless_told() -> None:
+    """The feed says the table's language as a code; a display words everything itself in it
+    (the English ``text`` of the feed is not shown), or in its own ``--lang``, or a page's."""
+    from rich.console import Console
+
+    from cardtable.display.view import TableView
+
+    view = TableView("kitchen", connected=True, status="online")
+    view.on_state({**STATE, "language": "sv"})
+    sc = view.scene()
+    assert sc["lang"] == "sv" and sc["words"]["turn"] == "Bo på tur"
+    assert sc["verdicts"] == ["Anna utmanar: Bo ska lägga 2 kort"]
+    console = Console(width=100, record=True)
+    console.print(view.render())
+    text = console.export_text()
+    assert "Högen:" in text and "Senaste besluten:" in text and "Pile" not in text
+    assert view.scene(language("en"))["verdicts"] == ["Anna challenges: Bo owes 2 cards"]
+    assert TableView("kitchen", lang="en", state={**STATE, "language": "sv"}).scene()[
+        "lang"] == "en"
+    assert view.language("en").code == "en" and view.language("xx").code == "sv"
+
+
+def test_the_hall_in_swedish() -> None:
+    from cardtable.display.hall import HallView, draw_hall
+
+    hall = HallView("sv")
+    hall.set_connection(True, None)
+    hall.on_message("cardtable/kitchen/status", b"online")
+    hall.on_message("cardtable/kitchen/state", json.dumps(STATE).encode())
+    sc = hall.scene()
+    assert sc["lang"] == "sv" and sc["words"]["summary"] == "1 bord, 1 ansluten"
+    tile = sc["tables"][0]
+    assert tile["headline"] == "Bo på tur" and tile["last"] == "Anna utmanar: Bo ska lägga 2 kort"
+    assert hall.scene(language("en"))["tables"][0]["headline"] == "Bo to play"
+    from rich.console import Console
+
+    console = Console(width=120, record=True)
+    console.print(draw_hall(sc, lang=language("sv")))
+    assert "Senaste beslut" in console.export_text()
+
+
+def test_simulate_tells_the_game_in_swedish_and_journals_nothing_of_it(tmp_path: Path) -> None:
+    from cardtable.cli import main
+
+    said = {}
+    for lang in ("sv", "en"):
+        out = io.StringIO()
+        journal = tmp_path / f"{lang}.jsonl"
+        with contextlib.redirect_stdout(out):
+            assert main(["simulate", "--game", "banka-bever", "--players", "4", "--seed", "7",
+                         "--fast", "--journal", str(journal), "-o", f"language={lang}"]) == 0
+        said[lang] = out.getvalue().splitlines()
+    assert said["sv"][0].endswith("Cia utmanar: Dan ska lägga 4 kort")
+    assert said["sv"][-1] == "banka-bever: 116 kort spelade, 24 högar vunna; vinnare: Cia"
+    assert said["en"][-1] == "banka-bever: 116 cards played, 24 piles collected; winner: Cia"
+    assert len(said["sv"]) == len(said["en"])
+    assert (tmp_path / "sv.jsonl").read_bytes() == (tmp_path / "en.jsonl").read_bytes()
+    assert "language" not in (tmp_path / "sv.jsonl").read_text().splitlines()[0]
