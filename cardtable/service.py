@@ -423,8 +423,12 @@ class RefereeService:
                 waiting[1].set_result((True, verdicts))
 
     def _take_pending(self) -> None:
+        """Take what the edges handed in since the last step: refuse what cannot be taken,
+        journal the rest in one write and one sync (inputs that came together, such as the
+        slaps of one race, wait for one sync, not one each), and hold them for judging."""
         with self._lock:
             pending, self._pending = self._pending, []
+        batch: list[tuple[Input, list[Input]]] = []  # as handed in; what is pushed for it
         for inp in pending:
             if self.table is None:
                 continue
@@ -440,19 +444,27 @@ class RefereeService:
             if problem:
                 self._refuse(inp, "rejected", problem)
                 continue
-            try:
-                if self._needs_reshuffle(inp):
-                    self.table.push(self.translate(Input(inp.t, inp.seat, "reshuffle")))
-                pushed = self.table.push(self.translate(inp))
-            except JournalWriteError as exc:
-                self._journal_failed(exc)
+            pushes = [self.translate(inp)]
+            if self._needs_reshuffle(inp):
+                pushes.insert(0, self.translate(Input(inp.t, inp.seat, "reshuffle")))
+            batch.append((inp, pushes))
+        if not batch or self.table is None:
+            return
+        try:
+            pushed = self.table.push_all([p for _inp, pushes in batch for p in pushes])
+        except JournalWriteError as exc:
+            self._journal_failed(exc)
+            for inp, _pushes in batch:
                 self._refuse(inp, "ignored",
                              f"the journal cannot be written ({self.journal_fault})",
                              why="journal", fault=self.journal_fault)
-                continue
+            return
+        k = 0
+        for inp, pushes in batch:
+            k += len(pushes)
             waiting = self._replies.pop(id(inp), None)
-            if waiting is not None:
-                self._judging[id(pushed)] = (pushed, waiting[1])
+            if waiting is not None:  # the input itself is the last pushed for it
+                self._judging[id(pushed[k - 1])] = (pushed[k - 1], waiting[1])
 
     # -- a journal that cannot be written -------------------------------------------------------
     def _journal_failed(self, exc: BaseException) -> None:

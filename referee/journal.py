@@ -392,9 +392,11 @@ class JournalWriter:
             fh.truncate(cut)
 
     def _write(self, obj: dict[str, Any]) -> None:
+        self._write_lines(_line(obj))
+
+    def _write_lines(self, data: bytes) -> None:
         if self._fd is None:
             raise JournalWriteError(f"cannot write the journal {self.path}: it is closed")
-        data = _line(obj)
         try:
             _write_whole(self._fd, data, fsync=self.fsync, path=self.path)
         except JournalWriteError:
@@ -407,6 +409,13 @@ class JournalWriter:
         """Write one input and make it durable before returning (:class:`JournalWriteError`
         if it could not be)."""
         self._write(inp.to_json())
+
+    def append_all(self, inputs: Iterable[Input]) -> None:
+        """Write inputs and make them durable with one sync before returning: all of them or
+        none (a failed write is cut off whole; :class:`JournalWriteError`)."""
+        data = b"".join(_line(inp.to_json()) for inp in inputs)
+        if data:
+            self._write_lines(data)
 
     def close(self) -> None:
         """Close the file."""

@@ -725,6 +725,18 @@ def test_the_full_stack_on_a_full_disk_ends_with_the_error(small_disk) -> None:
     assert "No space left on device" in run.stderr and "Traceback" not in run.stderr
 
 
+def connect_many(path: Path, n: int) -> list:
+    """``n`` connections to the Unix socket at ``path``, left open."""
+    import socket as sockets
+
+    made = []
+    for _ in range(n):
+        c = sockets.socket(sockets.AF_UNIX)
+        c.connect(str(path))
+        made.append(c)
+    return made
+
+
 def _socket_table(tmp_path, game="beggar-my-neighbour"):
     import tempfile
 
@@ -749,15 +761,7 @@ def test_the_console_socket_is_bounded(tmp_path, caplog) -> None:
                 await asyncio.sleep(0.01)
         console = next(e for e in svc.edges if isinstance(e, SocketConsole))
         console.idle_s = 1.0
-        def connect_many(n: int) -> list[sockets.socket]:
-            made = []
-            for _ in range(n):
-                c = sockets.socket(sockets.AF_UNIX)
-                c.connect(str(sock))
-                made.append(c)
-            return made
-
-        idle = await asyncio.to_thread(connect_many, 300)  # off the loop: it must accept them
+        idle = await asyncio.to_thread(connect_many, sock, 300)  # off the loop: accepted
         await asyncio.sleep(0.2)
         over: list[str] = []
         await asyncio.to_thread(console_client, str(sock), ["state"], out=over.append)
@@ -965,15 +969,7 @@ def test_the_console_socket_against_a_thousand_connections_garbage_and_a_megabyt
                     answers.append(answer)
                 return answers
 
-        def connect_many(n: int) -> list[sockets.socket]:
-            made = []
-            for _ in range(n):
-                c = sockets.socket(sockets.AF_UNIX)
-                c.connect(str(sock))
-                made.append(c)
-            return made
-
-        crowd = await asyncio.to_thread(connect_many, 1000)
+        crowd = await asyncio.to_thread(connect_many, sock, 1000)
         got["during"] = await asyncio.to_thread(lambda: console_client_lines(sock, ["state"]))
         for c in crowd:
             c.close()
@@ -1010,3 +1006,39 @@ def console_client_lines(sock: Path, lines: list[str]) -> list[str]:
     said: list[str] = []
     console_client(str(sock), lines, out=said.append)
     return said
+
+
+def test_inputs_handed_in_together_cost_one_sync_and_all_or_none_are_held(
+        tmp_path, monkeypatch) -> None:
+    """Issue 36: the four slaps of a race waited for four syncs, one after the other; now the
+    inputs a step takes are written in one go and synced once. A write that fails holds none
+    of them, and each is answered as ignored."""
+    import referee.journal as journal
+
+    now = FakeTime()
+    svc = RefereeService(config(tmp_path, game="banka-bever", seats=("A", "B", "C", "D")),
+                         clock=TableClock(source=now), fsync=True)
+    svc.open_game()
+    syncs: list[int] = []
+    real = journal.os.fsync
+    monkeypatch.setattr(journal.os, "fsync", lambda fd: (syncs.append(fd), real(fd))[1])
+    before = len(read_journal(svc.current_path).inputs)
+    for seat in range(4):
+        svc.submit(Input(svc.clock.now() + seat * 1000, seat, "slap"))
+    svc.step()
+    assert len(syncs) == 1
+    assert len(read_journal(svc.current_path).inputs) == before + 4
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal.os, "fsync", full)
+    recorder = Recorder()
+    svc.outputs.append(recorder)
+    for seat in range(4):
+        svc.submit(Input(svc.clock.now() + seat * 1000, seat, "slap"))
+    svc.step()
+    assert len(read_journal(svc.current_path).inputs) == before + 4  # none of them
+    ignored = [v for verdicts, _ in recorder.batches for v in verdicts if v.verdict == "ignored"]
+    assert len(ignored) == 4 and svc.journal_fault is not None
+    svc.close()

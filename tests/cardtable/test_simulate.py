@@ -264,6 +264,7 @@ def test_the_full_stack_pace_of_fast_json_camera_and_given_values() -> None:
         1.0, CAMERA_SETTLE_MS)
 
 
+@pytest.mark.slow
 def test_a_piped_full_stack_game_prints_as_it_plays_and_stops_when_the_reader_goes() -> None:
     """Issue 37: piped, the full stack printed nothing until the game's end (a rich live view
     into a pipe); now each verdict is a line at once, and a reader that goes (| head) ends
