@@ -11,6 +11,7 @@ to stdout as it is.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,14 @@ def named_lines(stem: str, output: str) -> list[dict[str, object]]:
     return found
 
 
+def clone_env(root: Path) -> dict[str, str]:
+    """The environment with this clone first on the import path: a bench measures the code
+    beside it, not whichever copy happens to be installed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
+    return env
+
+
 def main(argv: list[str], here: Path = HERE) -> int:
     """Run the named benchmarks (all by default); exit non-zero if any failed."""
     scripts = sorted(p for p in here.glob("*.py") if p.name not in ("run.py", "__init__.py"))
@@ -42,7 +51,7 @@ def main(argv: list[str], here: Path = HERE) -> int:
     for script in scripts:
         print(f"# {script.stem}", flush=True)
         proc = subprocess.run([sys.executable, str(script)], cwd=here.parent,
-                              stdout=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, text=True, env=clone_env(here.parent))
         sys.stdout.write(proc.stdout)
         sys.stdout.flush()
         if proc.returncode != 0:

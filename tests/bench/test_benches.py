@@ -30,6 +30,9 @@ def _runner() -> ModuleType:
     return module
 
 
+ENV = _runner().clone_env(ROOT)  # this clone's code, whichever copy is installed
+
+
 def _json_lines(text: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
@@ -44,7 +47,7 @@ def test_every_bench_names_itself_in_its_line() -> None:
 
 def test_the_slaps_bench_line_names_it() -> None:
     proc = subprocess.run([sys.executable, str(BENCH / "slaps.py"), "--pairs", "8"],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+                          capture_output=True, text=True, timeout=60, cwd=ROOT, env=ENV)
     assert proc.returncode == 0, proc.stderr
     (line,) = _json_lines(proc.stdout)
     assert line["bench"] == "slaps"
@@ -73,7 +76,7 @@ def test_the_service_idle_bench_sees_the_board_come_online() -> None:
     if shutil.which("mosquitto") is None and not Path("/usr/sbin/mosquitto").exists():
         pytest.skip("mosquitto is not installed (Debian package 'mosquitto')")
     proc = subprocess.run([sys.executable, str(BENCH / "service_idle.py"), "--seconds", "0.5"],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=ENV)
     assert proc.returncode == 0, proc.stderr
     (line,) = _json_lines(proc.stdout)
     assert line["bench"] == "service_idle" and line["clean_stop"] is True
@@ -84,7 +87,7 @@ def _vandatta_replay(prelude: str = "") -> dict[str, object]:
             f"'--rounds', '1']; runpy.run_path({str(BENCH / 'vandatta_replay.py')!r}, "
             "run_name='__main__')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+                          timeout=120, cwd=ROOT, env=ENV)
     assert proc.returncode == 0, proc.stderr
     (line,) = _json_lines(proc.stdout)
     assert line["bench"] == "vandatta_replay"
