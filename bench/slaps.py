@@ -18,6 +18,12 @@ arbiter releases a race as soon as both edges are in), ``progress_late`` (delive
 the verdict can be no sooner than the later delivery) and ``window`` (the baseline: the fixed
 settle window, no progress). Per run: ``correct`` (the pile went to the earlier edge),
 edge → verdict latency p50/p99/max (from the later edge's stamp), and ``late`` (inputs restamped).
+
+``--speech N`` adds ``speech``: N runs of ``progress`` with the table's speaker saying every
+verdict (:class:`cardtable.speech.Speaker` as an output, espeak-ng in Swedish, writing its
+audio to /dev/null on a machine without a sound card) alternating with N runs without it, in
+the same process: the median of each side's p99 (and every run's), and how many changes the
+speaker said and dropped. Issue 35's check that speech never delays a verdict.
 """
 
 from __future__ import annotations
@@ -72,7 +78,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run(pairs: int, seed: int, settle_ms: float, *, progress: bool = True,
-        delivery_ms: tuple[float, float] = (0.1, 1.0)) -> dict[str, Any]:
+        delivery_ms: tuple[float, float] = (0.1, 1.0), speaker: Any = None) -> dict[str, Any]:
     rng = random.Random(seed)
     clock = MonotonicClock()
     factory = VirtualMockFactory(clock)
@@ -89,6 +95,8 @@ def run(pairs: int, seed: int, settle_ms: float, *, progress: bool = True,
                 verdict_at["lost"] = v["seat"]
         if "seat" in verdict_at and "lost" in verdict_at:
             got.set()  # both slaps judged: the next pair may start
+        if speaker is not None:  # an output after the verdict, as in the service
+            speaker.update(verdicts, state)
 
     settle_ns = round(settle_ms * MS)
     driver = SlapDriver(position(0, clock.now_ns(), settle_ns), on_verdicts=on_verdicts,
@@ -153,11 +161,45 @@ def run(pairs: int, seed: int, settle_ms: float, *, progress: bool = True,
     }
 
 
+def speech_runs(pairs: int, seed: int, settle_ms: float, n: int) -> dict[str, Any]:
+    """``n`` runs of ``progress`` without and with the speaker, alternating (see the module's
+    docstring)."""
+    import asyncio
+    import shutil
+
+    from cardtable.i18n import language
+    from cardtable.speech import Speaker, SpeechConfig
+
+    engine = shutil.which("espeak-ng")
+    if engine is None:
+        return {"skipped": "espeak-ng is not installed (apt-get install espeak-ng; "
+                "bash .ci/provision)"}
+    off: list[float] = []
+    on: list[float] = []
+    said = dropped = 0
+    for k in range(n):
+        off.append(run(pairs, seed + k, settle_ms)["p99_ms"])
+        speaker = Speaker(SpeechConfig(engine=engine), language("sv"),
+                          extra=["-w", "/dev/null"])
+        asyncio.run(speaker.start())
+        on.append(run(pairs, seed + k, settle_ms, speaker=speaker)["p99_ms"])
+        said += len(speaker.said)
+        dropped += speaker.dropped
+        asyncio.run(speaker.stop())
+    return {"runs": n, "engine": "espeak-ng -v sv", "p99_ms_off": off, "p99_ms_on": on,
+            "median_p99_ms_off": round(statistics.median(off), 3),
+            "median_p99_ms_on": round(statistics.median(on), 3),
+            "said": said, "dropped": dropped}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=400)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--settle-ms", type=float, default=20.0)
+    parser.add_argument("--speech", type=int, default=0, metavar="N",
+                        help="also N runs with the speaker saying every verdict, alternating "
+                        "with N without (default 0: none)")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"bench": "slaps", "settle_ms": args.settle_ms,
                               "clock": "CLOCK_MONOTONIC",
@@ -166,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     result["progress_late"] = run(args.pairs, args.seed, args.settle_ms, delivery_ms=(0.1, 3.0))
     result["window"] = run(args.pairs, args.seed, args.settle_ms, progress=False)
     result["speedup_p99"] = round(result["window"]["p99_ms"] / result["progress"]["p99_ms"], 1)
+    if args.speech:
+        result["speech"] = speech_runs(args.pairs, args.seed, args.settle_ms, args.speech)
     print(json.dumps(result), flush=True)
     return 0
 

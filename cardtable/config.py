@@ -5,8 +5,10 @@ Every error names the file and the key. Sections:
 ``[table]``  ``id``, ``game``, ``seats`` (names, clockwise), ``dealer``, ``card_source``
 (``virtual``, ``console``, ``board`` or ``camera``), ``journal_dir``, ``settle_ms`` (default 20, a
 camera table 450), ``seed`` (virtual deck), ``console_socket`` (a Unix socket for ``referee
-console`` when the referee runs as a service).
-``[options]`` table options by the names of docs/rules.md.
+console`` when the referee runs as a service), ``language`` (``sv``, ``en``: the words of its
+displays and pages; default the system locale's, docs/i18n.md).
+``[options]`` table options by the names of docs/rules.md (``language`` is also taken here, as
+``-o language=sv`` on the command line: a setting of the table, never of the game).
 ``[broker]`` ``url`` (``mqtt://host:port`` or ``ws://…``), ``username``, ``password`` or
 ``password_file``. Leave the section out to run without a feed.
 ``[board]`` ``port`` (device path or pyserial URL), ``deck`` (the deck file of tag ids),
@@ -18,6 +20,9 @@ network in, docs/security.md), ``port`` (default 8080), ``hosts`` (more names th
 to, besides this machine's name and its addresses), ``enabled`` (default true).
 ``[hardware]`` and ``[[seats]]``: the GPIO pin map, read by :mod:`hardware.config`.
 ``[camera]``: the camera of ``card_source = "camera"``, read by :mod:`hardware.camera.config`.
+``[speech]``: the verdicts said aloud (``say``: ``words``, ``sounds`` or ``both``; ``engine``:
+``espeak-ng``, ``piper`` or a program's path; ``voice``; ``player``): :mod:`cardtable.speech`.
+Leave it out for a silent table.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cardtable.speech import ENGINES, SAYS, SpeechConfig
 from hardware.camera.config import CAMERA_SETTLE_MS
 from referee.errors import ConfigError, OptionError, shown
 from referee.games import games
@@ -127,6 +133,11 @@ class TableConfig:
     release: str = "progress"
     #: The web pages (``[web]``; the defaults when the section is left out).
     web: WebConfig = field(default_factory=WebConfig)
+    #: The table's language (``[table] language``; else the system locale's): the words of its
+    #: displays and pages. Never journaled: it changes no ruling.
+    language: str = "en"
+    #: The speaker (``[speech]``), or None: a silent table.
+    speech: SpeechConfig | None = None
 
 
 def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str,
@@ -175,9 +186,14 @@ def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
 
+#: The table's language, in ``[table]`` (or ``[options]``): cardtable/i18n.py.
+LANGUAGE = "language"
+
+
 def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     """Validate a parsed TOML document."""
-    known = {"table", "options", "broker", "board", "hardware", "seats", "camera", "web"}
+    known = {"table", "options", "broker", "board", "hardware", "seats", "camera", "web",
+             "speech"}
     for key in raw:
         if key not in known:
             raise ConfigError(path, key, f"unknown section (known: {', '.join(sorted(known))})")
@@ -185,7 +201,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     if not isinstance(table, dict):
         raise ConfigError(path, "table", "the [table] section is required")
     table_keys = {"id", "game", "seats", "dealer", "card_source", "journal_dir", "settle_ms",
-                  "seed", "console_socket", "release"}
+                  "seed", "console_socket", "release", "language"}
     for key in table:
         if key not in table_keys:
             raise ConfigError(path, f"table.{key}",
@@ -226,8 +242,12 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     # and a relative journal would then land on /run's tmpfs, emptied at every stop.
     base = (Path(path).parent if path != "<config>" else Path(".")).absolute()
     journal_dir = base / _get(table, "journal_dir", str, path, "table", "journals")
+    language = _language(table, raw.get("options"), path)
+    game_options = raw.get("options", {})
+    if isinstance(game_options, dict):
+        game_options = {k: v for k, v in game_options.items() if k != LANGUAGE}
     try:
-        options = spec.parse_options(raw.get("options", {}))
+        options = spec.parse_options(game_options)
     except OptionError as exc:
         raise ConfigError(path, f"options.{exc.key}", exc.reason) from None
     broker = None
@@ -273,7 +293,47 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     console_socket = None if socket_name is None else base / socket_name
     return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
                        float(settle), seed, broker, board_port, deck, buttons, stock_reader,
-                       console_socket, raw, path, release, _web(raw, path))
+                       console_socket, raw, path, release, _web(raw, path), language,
+                       _speech(raw, path))
+
+
+def _speech(raw: dict[str, Any], path: str) -> SpeechConfig | None:
+    """``[speech]``, checked (None when it is left out)."""
+    if "speech" not in raw:
+        return None
+    sp = _section(raw, "speech", {"say", "engine", "voice", "player"}, path)
+    say = _get(sp, "say", str, path, "speech", "words")
+    if say not in SAYS:
+        raise ConfigError(path, "speech.say", f"must be one of {', '.join(SAYS)}, got "
+                          f"{shown(say)}")
+    engine = _get(sp, "engine", str, path, "speech", "espeak-ng")
+    if engine not in ENGINES and "/" not in engine:
+        raise ConfigError(path, "speech.engine", f"must be {' or '.join(ENGINES)}, or the path "
+                          f"of a program that takes espeak-ng's arguments, got {shown(engine)}")
+    return SpeechConfig(say, engine, _get(sp, "voice", str, path, "speech", None),
+                        _get(sp, "player", str, path, "speech", "aplay"))
+
+
+def _language(table: dict[str, Any], options: Any, path: str) -> str:
+    """``[table] language`` (or ``[options] language``, as ``-o`` gives it), checked; the system
+    locale's when neither is given."""
+    from cardtable.i18n import check_language, system_language
+
+    given = {}
+    if LANGUAGE in table:
+        given["table.language"] = table[LANGUAGE]
+    if isinstance(options, dict) and LANGUAGE in options:
+        given["options.language"] = options[LANGUAGE]
+    codes = {}
+    for key, value in given.items():
+        try:
+            codes[key] = check_language(value)
+        except OptionError as exc:
+            raise ConfigError(path, key, exc.reason) from None
+    if len(set(codes.values())) > 1:
+        raise ConfigError(path, "table.language", "[table] language and [options] language "
+                          "differ: give it once, in [table]")
+    return next(iter(codes.values())) if codes else system_language()
 
 
 def _section(raw: dict[str, Any], name: str, keys: set[str], path: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cardtable.i18n import Language, language
 from cardtable.operations import operate
 from referee.cards import parse_card
 from referee.describe import describe, describe_input, format_time
@@ -138,8 +139,14 @@ class ConsoleEdge:
         if not self.interactive or self._answering:
             return
         seats = state.get("seats") or []
+        lang = self._language()
         for v in verdicts:
-            self.echo(f"{format_time(self._game_time(v.t))}  {describe(v.to_json(), seats)}")
+            self.echo(f"{format_time(self._game_time(v.t))}  "
+                      f"{describe(v.to_json(), seats, lang)}")
+
+    def _language(self) -> Language:
+        """The table's language (``[table] language``): the words of the verdicts shown."""
+        return language(self._service.config.language if self._service is not None else "en")
 
     def _game_time(self, t: int) -> int:
         """``t`` as the time into the game: from its first input (the table clock itself
@@ -225,17 +232,18 @@ class ConsoleEdge:
     def _show_outcome(self, service: RefereeService, inp: Input, judged: bool,
                       verdicts: list[Verdict]) -> bool:
         seats = list(service.config.seats)
+        lang = self._language()
         ok = judged
         for v in verdicts:
             refused = not judged or (v.verdict in ("illegal", "desync")
                                      and v.get("seat") == inp.seat)
             ok = ok and not refused
-            self.echo(("? " if refused else "") + describe(v.to_json(), seats))
+            self.echo(("? " if refused else "") + describe(v.to_json(), seats, lang))
         if judged and not verdicts:
             if inp.act == "lay" and inp.card is None:  # a virtual deck: the referee turned it
                 pile = service.state().get("pile") or []
                 inp = replace(inp, card=parse_card(pile[-1]) if pile and pile[-1] else None)
-            self.echo(f"ok: {describe_input(inp.to_json(), seats, hidden=False)}")
+            self.echo(f"ok: {describe_input(inp.to_json(), seats, hidden=False, tr=lang)}")
         return ok
 
     def handle(self, service: RefereeService, line: str) -> bool:
@@ -269,7 +277,7 @@ class ConsoleEdge:
                 args = {"line": int(words[1]), "card": " ".join(words[2:])}
             else:
                 args = {"card": " ".join(words[1:])}
-        outcome = operate(service, cmd, by=self.who, args=args)
+        outcome = operate(service, cmd, by=self.who, args=args, lang=self._language())
         self.echo(outcome.line())
         return outcome.ok
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import errno
 
+from cardtable.i18n import Words
 from referee.errors import ConfigError, RefereeError
 
-__all__ = ["CommandError", "ConfigError", "EdgeError", "PERMANENT_ERRNOS", "TableBusyError",
-           "TemporaryFailure", "startup_failure"]
+__all__ = ["CommandError", "ConfigError", "EdgeError", "PERMANENT_ERRNOS", "Refused",
+           "TableBusyError", "TemporaryFailure", "startup_failure"]
 
 
 class CommandError(RefereeError, RuntimeError):
@@ -41,7 +42,22 @@ class OtherGameError(RefereeError, ValueError):
 
 class PairingRefused(RefereeError, PermissionError):
     """A phone that may not pair (a wrong code, too many tries, an old pairing link), or an
-    operator page request without a paired session: the message says why, in words."""
+    operator page request without a paired session: the message says why, in words (of any
+    language, :attr:`words`, when it is given :class:`~cardtable.i18n.Words`)."""
+
+    def __init__(self, words: Words | str) -> None:
+        super().__init__(str(words))
+        self.words = words if isinstance(words, Words) else None
+
+
+class Refused(RefereeError, ValueError):
+    """The table refuses what an operator asked (the next round while one is played, a line
+    that is not a card): :attr:`words` say why in any language
+    (:class:`cardtable.i18n.Words`); the message is their English."""
+
+    def __init__(self, words: Words) -> None:
+        super().__init__(str(words))
+        self.words = words
 
 
 class TableBusyError(RefereeError, RuntimeError):

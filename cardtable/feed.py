@@ -261,13 +261,17 @@ def _dumps(obj: Any) -> bytes:
 
 def number(state: dict[str, Any], verdicts: list[dict[str, Any]], *, session: str, seq: int,
            table_id: str, names: Sequence[str] | None,
-           recent: deque[dict[str, Any]]) -> None:
+           recent: deque[dict[str, Any]], language: str | None = None) -> None:
     """Make one change a message of the feed, in place: each verdict gets ``session``, ``seq``
-    and ``text`` (its words) and joins ``recent``; the state gets ``seats`` (``names`` unless it
-    has them), ``session``, ``seq``, ``table`` and ``recent``. The MQTT feed and the referee's
-    own web display (:mod:`cardtable.operator.local`) number the same way."""
+    and ``text`` (its English words, for readers from before the displays worded verdicts
+    themselves) and joins ``recent``; the state gets ``seats`` (``names`` unless it has them),
+    ``session``, ``seq``, ``table``, ``recent`` and ``language`` (the table's language, a code:
+    what the displays show unless told otherwise). The MQTT feed and the referee's own web
+    display (:mod:`cardtable.operator.local`) number the same way."""
     if names is not None:
         state.setdefault("seats", list(names))
+    if language is not None:
+        state["language"] = language
     seat_names = state.get("seats") or []
     for v in verdicts:
         v["session"] = session
@@ -297,6 +301,7 @@ class TableFeed:
         password: str | None = None,
         queue_size: int = 256,
         seats: Sequence[str] | None = None,
+        language: str | None = None,
         session: str | None = None,
         client_id: str | None = None,
         backoff: tuple[float, float] = (0.1, 0.5),
@@ -304,6 +309,7 @@ class TableFeed:
         keepalive: int = 5,
     ) -> None:
         """``seats``: seat names (added to the state as ``seats`` unless it has them);
+        ``language``: the table's language (a code, added to the state);
         ``backoff``: first and longest wait between reconnection attempts, in seconds — the
         longest bounds how late the displays are whole again after the broker returns;
         ``recent``: verdicts kept in the state; ``keepalive``: seconds, so that the broker sends
@@ -314,6 +320,7 @@ class TableFeed:
         self.topics = Topics(table_id)
         self.table_id = table_id
         self.names = list(seats) if seats is not None else None
+        self.language = language
         self.session = session or uuid.uuid4().hex
         self.client_id = client_id or f"referee-{table_id}-{self.session[:8]}"
         self.queue_size = queue_size
@@ -393,7 +400,7 @@ class TableFeed:
     def _accept(self, state: dict[str, Any], verdicts: list[dict[str, Any]]) -> None:
         self.seq += 1
         number(state, verdicts, session=self.session, seq=self.seq, table_id=self.table_id,
-               names=self.names, recent=self._recent)
+               names=self.names, recent=self._recent, language=self.language)
         for v in verdicts:
             if not self._connected:
                 self.dropped_events += 1

@@ -58,7 +58,7 @@ def full_stack_config(game: str, players: int, seed: int, *, journal_dir: str,
                       options: dict[str, Any] | None = None, dealer: int = 0,
                       broker: str | None = None, table_id: str = "sim",
                       settle_ms: float = 20.0, card_source: str = "board",
-                      pads: int | None = None) -> dict[str, Any]:
+                      pads: int | None = None, language: str | None = None) -> dict[str, Any]:
     """The TOML document (as a dict) of a simulated table: mock GPIO pads per seat (``pads``:
     that many, for games of more seats started from the operator page), the board (its port
     is filled in once the emulator runs), the feed if a broker is given;
@@ -75,6 +75,8 @@ def full_stack_config(game: str, players: int, seed: int, *, journal_dir: str,
     }
     if broker:
         doc["broker"] = {"url": broker}
+    if language is not None:
+        doc["table"]["language"] = language
     return doc
 
 

@@ -11,8 +11,10 @@ who, the command and its arguments, whether it was done and what came of it). Th
 journal itself holds the game's inputs only (docs/journal.md); a correction replaces it and
 keeps the journal before it beside it.
 
-The words here are what a person reads on the console and the page; they stay in this
-module (and the service's refusals) so that a translation pass finds them in one place.
+The words here are what a person reads on the console and the page, in the language of
+whoever asked (``lang``: the page's, the table's at the console); the service's refusals are
+:class:`~cardtable.errors.Refused` with words of any language. What a lower layer refuses in
+its own words (a configuration key, a table option) stays in English.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cardtable.errors import ConfigError
+from cardtable.errors import ConfigError, Refused
+from cardtable.i18n import ENGLISH_LANGUAGE, Language, Words, said
+from referee.describe import N_
 from referee.errors import RefereeError
 
 if TYPE_CHECKING:
@@ -58,12 +62,12 @@ class Outcome:
         return {"ok": self.ok, "text": self.text, "confirm": self.confirm}
 
 
-def _dealt(service: RefereeService) -> str:
+def _dealt(service: RefereeService, lang: Language) -> str:
     """The answer to ``new``/``end``: the new game, or why it waits."""
     if service.journal_fault is not None:
-        return (f"the journal cannot be written ({service.journal_fault}): the new game is "
-                "dealt as soon as it can be")
-    return "a new game is dealt"
+        return lang.gettext("the journal cannot be written ({fault}): the new game is dealt as "
+                            "soon as it can be").format(fault=service.journal_fault)
+    return lang.gettext("a new game is dealt")
 
 
 def game_running(service: RefereeService) -> bool:
@@ -73,91 +77,100 @@ def game_running(service: RefereeService) -> bool:
 
 
 def operate(service: RefereeService, command: str, *, by: str,
-            args: Mapping[str, Any] | None = None, confirmed: bool = True) -> Outcome:
+            args: Mapping[str, Any] | None = None, confirmed: bool = True,
+            lang: Language = ENGLISH_LANGUAGE) -> Outcome:
     """Carry out ``command`` (one of :data:`COMMANDS`) for ``by`` (who asked: ``console``,
     ``console socket``, or a paired phone's name) and record it.
 
     ``args``: ``correct`` takes ``card`` and ``line`` (None: the last card laid or drawn);
     ``new`` takes ``game``, ``seats``, ``dealer`` and ``options`` (all left out: the
     configured game again). ``confirmed`` False: ``new`` and ``end`` are refused with
-    ``confirm`` set while a game is running (the page asks first; the console does not)."""
+    ``confirm`` set while a game is running (the page asks first; the console does not).
+    The answer is in ``lang``."""
     args = dict(args or {})
     try:
-        outcome = _carry_out(service, command, by, args, confirmed)
+        outcome = _carry_out(service, command, by, args, confirmed, lang)
     except (ValueError, RefereeError) as exc:  # the service's refusals, in words
-        reason = exc.reason if isinstance(exc, ConfigError) else str(exc)
+        reason = exc.reason if isinstance(exc, ConfigError) else said(exc, lang)
         if isinstance(exc, ConfigError) and exc.key:
-            reason = f"{_key_words(exc.key)}: {reason}"
+            reason = f"{_key_words(exc.key, lang)}: {reason}"
         outcome = Outcome(False, reason)
     if not (outcome.confirm or command not in COMMANDS):
         record(service, by, command, args, outcome)
     return outcome
 
 
-def _key_words(key: str) -> str:
+#: The configuration keys a new game's form names, in words.
+KEY_WORDS = {"table.seats": N_("seats"), "table.dealer": N_("dealer"), "table.game": N_("game")}
+
+
+def _key_words(key: str, lang: Language) -> str:
     """A configuration key as the page names it: ``table.seats[2]`` → ``seat 3``."""
     if key.startswith("table.seats["):
-        return f"seat {int(key[len('table.seats['):-1]) + 1}"
-    return {"table.seats": "seats", "table.dealer": "dealer",
-            "table.game": "game"}.get(key, key.removeprefix("options."))
+        return lang.gettext("seat {number}").format(
+            number=int(key[len("table.seats["):-1]) + 1)
+    if key in KEY_WORDS:
+        return lang.gettext(KEY_WORDS[key])
+    return key.removeprefix("options.")
 
 
 def _carry_out(service: RefereeService, command: str, by: str, args: dict[str, Any],
-               confirmed: bool) -> Outcome:
+               confirmed: bool, lang: Language) -> Outcome:
     if command == "pause":
         service.pause(by)
-        return Outcome(True, "paused: inputs are ignored until 'resume'")
+        return Outcome(True, lang.gettext("paused: inputs are ignored until 'resume'"))
     if command == "resume":
         service.resume(by)
-        return Outcome(True, "resumed")
+        return Outcome(True, lang.gettext("resumed"))
     if command == "end":
         if not confirmed and game_running(service):
-            return Outcome(False, "the game is not over: end it?", confirm=True)
+            return Outcome(False, lang.gettext("the game is not over: end it?"), confirm=True)
         service.end_game(by)
-        return Outcome(True, _dealt(service))
+        return Outcome(True, _dealt(service, lang))
     if command == "new":
         if any(k in args for k in ("game", "seats", "dealer", "options")):
             cfg = service.configured
             seats = args.get("seats", list(cfg.seats))
             if not isinstance(seats, list):
-                raise ValueError("seats: a list of names")
+                raise Refused(Words(N_("seats: a list of names")))
             service.set_game(str(args.get("game", cfg.game)), seats,
                              _whole(args.get("dealer", 0), "dealer"),
                              _mapping(args.get("options", {}), "options"))
         if not confirmed and game_running(service):
-            return Outcome(False, "a game is being played: end it and deal the new one?",
-                           confirm=True)
+            return Outcome(False, lang.gettext("a game is being played: end it and deal the "
+                                               "new one?"), confirm=True)
         if game_running(service):
             service.end_game(by)
         else:
             service.start_game()
-        return Outcome(True, _dealt(service))
+        return Outcome(True, _dealt(service, lang))
     if command == "deal":
         service.deal_round()
-        return Outcome(True, "the next round is dealt")
+        return Outcome(True, lang.gettext("the next round is dealt"))
     if command == "correct":
         card = args.get("card")
         if not isinstance(card, str) or not card.strip():
-            raise ValueError("usage: correct CARD (the last card laid or drawn), or "
-                             "correct LINE CARD (LINE as numbered in the journal)")
+            raise Refused(Words(N_("usage: correct CARD (the last card laid or drawn), or "
+                                   "correct LINE CARD (LINE as numbered in the journal)")))
         line = args.get("line")
         if line is not None:
             line = _whole(line, "line")
         if service.table is None:
-            raise ValueError("no game has been dealt yet")
-        return Outcome(True, service.correct(line, card))
-    raise ValueError(f"unknown command {command!r}")
+            raise Refused(Words(N_("no game has been dealt yet")))
+        return Outcome(True, service.correct(line, card).say(lang))
+    raise Refused(Words(N_("unknown command {command!r}"), {"command": command}))
 
 
 def _whole(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{what}: a whole number, got {value!r}")
+        raise Refused(Words(N_("{what}: a whole number, got {value!r}"),
+                            {"what": what, "value": value}))
     return value
 
 
 def _mapping(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ValueError(f"{what}: names and values")
+        raise Refused(Words(N_("{what}: names and values"), {"what": what}))
     return value
 
 

@@ -37,11 +37,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from cardtable.clock import TableClock
 from cardtable.config import TableConfig, parse_config
-from cardtable.errors import ConfigError, EdgeError, OtherGameError
+from cardtable.errors import ConfigError, EdgeError, OtherGameError, Refused
+from cardtable.i18n import Words
 from cardtable.lock import FolderLock
 from referee.cards import parse_card
 from referee.deal import next_dealer, reshuffled
-from referee.describe import seat_name
+from referee.describe import N_, seat_name
 from referee.errors import CardError, JournalWriteError
 from referee.games import game as game_named
 from referee.games.vandatta import next_deal
@@ -413,14 +414,15 @@ class RefereeService:
         finally:
             self._replies.pop(id(inp), None)
 
-    def _refuse(self, inp: Input, kind: str, reason: str) -> None:
-        """Report an input that is not journaled (and answer whoever waits for it)."""
-        self.notice(kind, seat=inp.seat, act=inp.act, reason=reason)
+    def _refuse(self, inp: Input, kind: str, reason: str, **why: Any) -> None:
+        """Report an input that is not journaled (and answer whoever waits for it); ``why``:
+        the reason in codes (``why``, and its ``fault``) for a display to word it
+        (:data:`referee.describe.IGNORED`)."""
+        fields = {"seat": inp.seat, "act": inp.act, "reason": reason, **why}
+        self.notice(kind, **fields)
         waiting = self._replies.pop(id(inp), None)
         if waiting is not None and not waiting[1].done():
-            waiting[1].set_result((False, [Verdict(self.clock.now(), kind,
-                                                   {"seat": inp.seat, "act": inp.act,
-                                                    "reason": reason})]))
+            waiting[1].set_result((False, [Verdict(self.clock.now(), kind, fields)]))
 
     def _on_judged(self, inputs: list[Input], verdicts: list[Verdict]) -> None:
         for inp in inputs:
@@ -440,10 +442,11 @@ class RefereeService:
                 continue
             if self.journal_fault is not None:
                 self._refuse(inp, "ignored",
-                             f"the journal cannot be written ({self.journal_fault})")
+                             f"the journal cannot be written ({self.journal_fault})",
+                             why="journal", fault=self.journal_fault)
                 continue
             if self.paused:
-                self._refuse(inp, "ignored", "the game is paused")
+                self._refuse(inp, "ignored", "the game is paused", why="paused")
                 continue
             problem = self._unjournalable(inp)
             if problem:
@@ -461,7 +464,8 @@ class RefereeService:
             self._journal_failed(exc)
             for inp, _pushes in batch:
                 self._refuse(inp, "ignored",
-                             f"the journal cannot be written ({self.journal_fault})")
+                             f"the journal cannot be written ({self.journal_fault})",
+                             why="journal", fault=self.journal_fault)
             return
         k = 0
         for inp, pushes in batch:
@@ -683,9 +687,9 @@ class RefereeService:
         state = self.state()
         spec = game_named(self.config.game)
         if not spec.in_rounds:
-            raise ValueError(f"{spec.title} is not played in rounds")
+            raise Refused(Words(N_("{game} is not played in rounds"), {"game": spec.title}))
         if state.get("phase") != "round_over":
-            raise ValueError("the round is not over")
+            raise Refused(Words(N_("the round is not over")))
         t = self.clock.now()
         if self.table.header.observed:
             dealer = next_dealer(state["dealer"], len(state["counts"]), state.get("out", []))
@@ -693,11 +697,11 @@ class RefereeService:
         else:
             self.submit(next_deal(state, int.from_bytes(os.urandom(4), "big"), t))
 
-    def correct(self, line: int | None, card: str) -> str:
+    def correct(self, line: int | None, card: str) -> Words:
         """Correct a misread card: input line ``line`` (as numbered in the journal file; None:
         the last card laid or drawn) gets ``card``; the game is judged again from the
         corrected journal. The journal before the correction is kept beside it. Returns what
-        was changed, in words."""
+        was changed, in words (of any language)."""
         assert self.table is not None
         try:
             new_card = parse_card(card)
@@ -709,13 +713,15 @@ class RefereeService:
             line = next((n for n, inp in reversed(list(pairs)) if inp.act in ("lay", "draw")),
                         None)
             if line is None:
-                raise ValueError("no card has been laid or drawn in this game yet")
+                raise Refused(Words(N_("no card has been laid or drawn in this game yet")))
         if line not in journal.lines:
-            raise ValueError(f"line {line} is not an input line of {self.current_path}")
+            raise Refused(Words(N_("line {line} is not an input line of {path}"),
+                                {"line": line, "path": self.current_path}))
         k = journal.lines.index(line)
         old = journal.inputs[k]
         if old.act not in ("lay", "draw"):
-            raise ValueError(f"line {line} is a {old.act!r}, not a card laid or drawn")
+            raise Refused(Words(N_("line {line} is a {act!r}, not a card laid or drawn"),
+                                {"line": line, "act": old.act}))
         journal.inputs[k] = replace(old, card=new_card)
         assert self.table.journal is not None
         self.table.journal.close()
@@ -726,7 +732,12 @@ class RefereeService:
         os.replace(tmp, self.current_path)
         self._resume()
         who = seat_name(list(journal.header.seats), old.seat)
-        return f"line {line} ({who}'s {old.act}): {old.card or 'no card'} → {new_card}"
+        if old.card is None:
+            return Words(N_("line {line} ({seat}'s {act}): no card → {card}"),
+                         {"line": line, "seat": who, "act": old.act, "card": new_card})
+        return Words(N_("line {line} ({seat}'s {act}): {old} → {card}"),
+                     {"line": line, "seat": who, "act": old.act, "old": old.card,
+                      "card": new_card})
 
     # -- running -----------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event | None = None) -> None:

@@ -18,6 +18,7 @@ from cardtable.extras import extra_message
 from cardtable.feed import TableFeed
 from cardtable.history import HistoryPublisher
 from cardtable.service import Edge, Output, RefereeService
+from cardtable.speech import speaker_for
 from firmware_bridge.deck import Deck, DeckError
 from firmware_bridge.edge import BoardEdge
 from hardware import config as hwconfig
@@ -130,6 +131,10 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
         feed = FeedOutput(config)
         edges.append(feed)
         outputs.append(feed)
+    speaker = speaker_for(config)  # the verdicts said aloud ([speech])
+    if speaker is not None:
+        edges.append(speaker)
+        outputs.append(speaker)
     service = RefereeService(config, outputs=outputs, edges=edges)
     if web and config.web.enabled:
         add_site(service, announce=announce)
@@ -163,7 +168,8 @@ class FeedOutput:
         assert config.broker is not None
         self.feed = TableFeed(config.broker.url, config.table_id,
                               username=config.broker.username,
-                              password=config.broker.password, seats=list(config.seats))
+                              password=config.broker.password, seats=list(config.seats),
+                              language=config.language)
         self._task: asyncio.Task[None] | None = None
         self.history: HistoryPublisher | None = None
 

@@ -156,7 +156,8 @@ class BoardEdge:
         if seat is None:
             seat = state.get("turn")
         if seat is None:
-            self.service.notice("ignored", card=str(ev.card), reason="nobody is to play")
+            self.service.notice("ignored", card=str(ev.card), reason="nobody is to play",
+                                why="nobody_to_play")
             return None
         if in_rounds:
             if drawing:

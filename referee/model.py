@@ -244,6 +244,14 @@ def without_timing(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in TIMING_FIELDS}
 
 
-def illegal(t: int, seat: int, code: RefusalCode, reason: str) -> Verdict:
-    """A refused input: ``code`` is the stable identifier, ``reason`` words for a person."""
-    return Verdict(t, "illegal", {"seat": seat, "code": code, "reason": reason})
+def illegal(t: int, seat: int, code: RefusalCode, reason: str, why: str | None = None,
+            args: dict[str, Any] | None = None) -> Verdict:
+    """A refused input: ``code`` is the stable identifier, ``reason`` words for a person (in
+    English); ``why`` names the sentence of ``reason`` and ``args`` holds its arguments as
+    codes and numbers, so that a display says it in any language
+    (:func:`referee.describe.refuse` makes all three)."""
+    data: dict[str, Any] = {"seat": seat, "code": code, "reason": reason}
+    if why is not None:
+        data["why"] = why
+        data["args"] = {} if args is None else args
+    return Verdict(t, "illegal", data)

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from referee.describe import seat_name
+from referee.describe import ENGLISH, Translator, join_names, seat_name
 from referee.games import game
 from referee.journal import Journal
 from referee.model import Verdict, judging_key
@@ -144,44 +144,56 @@ class Race:
             i -= 1
         self.slaps.insert(i, slap)
 
-    def explanation(self, names: Sequence[str] = ()) -> str:
-        """The ruling and its reason in words."""
-        who = seat_name(names, self.winner) if self.winner is not None else ""
+    def explanation(self, names: Sequence[str] = (), tr: Translator = ENGLISH) -> str:
+        """The ruling and its reason in words (in ``tr``'s language)."""
+        who = seat_name(names, self.winner, tr) if self.winner is not None else ""
         if self.ruling == "won":
-            what = {"double": "a double", "bottom_match": "the bottom card matched"}.get(
-                str(self.reason), "the pile")
-            head = f"{who} wins the pile ({what})" if self.reason else f"{who} had won the pile"
+            if self.reason == "double":
+                head = tr.gettext("{name} wins the pile (a double)").format(name=who)
+            elif self.reason == "bottom_match":
+                head = tr.gettext("{name} wins the pile (the bottom card matched)").format(
+                    name=who)
+            elif self.reason:
+                head = tr.gettext("{name} wins the pile").format(name=who)
+            else:
+                head = tr.gettext("{name} had won the pile").format(name=who)
             lost = [s for s in self.slaps if s.kind == "lost"]
             if self.tie:
-                others = " and ".join(seat_name(names, s.seat) for s in lost
-                                      if s.margin_ns is not None
-                                      and abs(s.margin_ns) == self.deciding_margin_ns
-                                      ) or "another seat"
+                others = join_names([seat_name(names, s.seat, tr) for s in lost
+                                     if s.margin_ns is not None
+                                     and abs(s.margin_ns) == self.deciding_margin_ns], tr
+                                    ) or tr.gettext("another seat")
                 apart = self.deciding_margin_ns or 0
-                when = ("at the same nanosecond" if apart == 0 else
-                        f"{margin_text(apart, sign=False)} apart, within the table's "
-                        "slap_resolution_us")
-                return (f"{head} by the tie rule: {who} and {others} slapped in the same "
-                        f"instant ({when}); it goes to the seat first clockwise from the seat "
-                        "to lay")
+                when = (tr.gettext("at the same nanosecond") if apart == 0 else
+                        tr.gettext("{margin} apart, within the table's slap_resolution_us"
+                                   ).format(margin=margin_text(apart, sign=False)))
+                return tr.gettext("{head} by the tie rule: {name} and {others} slapped in the "
+                                  "same instant ({when}); it goes to the seat first clockwise "
+                                  "from the seat to lay").format(head=head, name=who,
+                                                                 others=others, when=when)
             if not any(s.kind == "won" for s in self.slaps):
-                return f"{head}; these slaps came too late"
+                return tr.gettext("{head}; these slaps came too late").format(head=head)
             if not lost:
-                return f"{head}: the only slap"
+                return tr.gettext("{head}: the only slap").format(head=head)
             runner = min((s for s in lost if s.margin_ns is not None),
                          key=lambda s: abs(s.margin_ns or 0), default=None)
             if runner is None or self.deciding_margin_ns is None:
-                return f"{head}: first slap"
-            return (f"{head}: first slap, {margin_text(self.deciding_margin_ns, sign=False)} "
-                    f"ahead of {seat_name(names, runner.seat)}")
+                return tr.gettext("{head}: first slap").format(head=head)
+            return tr.gettext("{head}: first slap, {margin} ahead of {name}").format(
+                head=head, margin=margin_text(self.deciding_margin_ns, sign=False),
+                name=seat_name(names, runner.seat, tr))
         if self.ruling == "false_slap":
-            burns = "".join(f"; {seat_name(names, s.seat)} burned {s.burned}"
-                            for s in self.slaps if s.burned)
-            return "false slap: the pile could not be won (no double, no bottom match)" + burns
+            burns = "".join("; " + tr.gettext("{name} burned {card}").format(
+                name=seat_name(names, s.seat, tr), card=s.burned)
+                for s in self.slaps if s.burned)
+            return tr.gettext("false slap: the pile could not be won (no double, no bottom "
+                              "match)") + burns
         codes = {s.code for s in self.slaps}
-        why = ("holds no cards" if codes == {"no_cards"} else
-               "is out of the game" if codes == {"out_of_game"} else "may not slap")
-        return f"refused: the seat {why}"
+        if codes == {"no_cards"}:
+            return tr.gettext("refused: the seat holds no cards")
+        if codes == {"out_of_game"}:
+            return tr.gettext("refused: the seat is out of the game")
+        return tr.gettext("refused: the seat may not slap")
 
     def to_json(self, names: Sequence[str] = ()) -> dict[str, Any]:
         """The race as one JSON object: ``opening``, ``slaps``, ``winner``, ``reason``,

@@ -56,10 +56,17 @@ def journals() -> list[Path]:
     return sorted(p for p in DATA.rglob("*.jsonl") if not p.name.endswith(".expected.jsonl"))
 
 
+#: The keys an ``illegal`` verdict gained in issue 35: the id of its sentence and the
+#: sentence's arguments, so that a display words it in any language.
+REFUSAL_WORDING = ("why", "args")
+
+
 def as_before_timing(text: str) -> str:
-    """``referee replay --json`` output as it read before the slap timing fields (issue 11):
-    without :data:`referee.model.TIMING_FIELDS` in verdict lines and ``timing`` in the state,
-    so the golden file proves that no verdict changed."""
+    """``referee replay --json`` output as it read before the slap timing fields (issue 11)
+    and the refusals' ``why`` and ``args`` (issue 35): without
+    :data:`referee.model.TIMING_FIELDS` in verdict lines, ``why`` and ``args`` in ``illegal``
+    verdicts and ``timing`` in the state, so the golden file proves that no verdict changed
+    (their ``reason`` included)."""
     lines = []
     for line in text.splitlines(keepends=True):
         obj = json.loads(line)
@@ -67,6 +74,8 @@ def as_before_timing(text: str) -> str:
             obj["state"].pop("timing", None)
         else:
             obj = without_timing(obj)
+            if obj.get("verdict") == "illegal":
+                obj = {k: v for k, v in obj.items() if k not in REFUSAL_WORDING}
         lines.append(json.dumps(obj, ensure_ascii=False) + "\n")
     return "".join(lines)
 

@@ -56,3 +56,20 @@ def add_web_options(p: argparse.ArgumentParser, instead: str) -> None:
     p.add_argument("--port", type=port_number,
                    help=f"serve the web pages on this port {instead} (default 8080; 0 picks a "
                    "free one)")
+
+
+def language_code(text: str) -> str:
+    """A language with words (``sv``, ``en``; ``sv_SE`` is ``sv``)."""
+    from cardtable.i18n import check_language
+
+    try:
+        return check_language(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(getattr(exc, "reason", exc))) from None
+
+
+def add_language_option(p: argparse.ArgumentParser) -> None:
+    """``--lang``: the language of the words shown (default: the system locale's)."""
+    p.add_argument("--lang", metavar="CODE", type=language_code,
+                   help="the language of the words shown: en or sv (default: the table's "
+                   "language, else the system locale's; docs/i18n.md)")

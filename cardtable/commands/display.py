@@ -7,6 +7,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
+from cardtable.commands.argtypes import add_language_option
 from cardtable.display.follow import follow, show_live, show_once
 from cardtable.display.hall import run_hall
 from cardtable.display.view import TableView
@@ -37,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bind", default="127.0.0.1",
                    help="with --web: address to listen on (default 127.0.0.1; 0.0.0.0 for "
                    "screens on the network)")
+    add_language_option(p)
     # Gone: the page no longer connects to the broker (see run()).
     p.add_argument("--ws-url", help=argparse.SUPPRESS)
 
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.hall:
         return run_hall(args, broker)
-    view = TableView(args.table)
+    view = TableView(args.table, lang=args.lang)
     if args.web:
         return _run_web(args, broker, view)
     try:

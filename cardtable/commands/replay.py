@@ -9,8 +9,17 @@ import json
 import sys
 from typing import Any
 
+from cardtable.commands.argtypes import add_language_option
 from cardtable.errors import CommandError
-from referee.describe import describe, format_time, seat_name
+from cardtable.i18n import Language, language
+from referee.describe import (
+    describe,
+    format_time,
+    join_names,
+    seat_name,
+    seat_names,
+    tally_words,
+)
 from referee.games import games
 from referee.journal import Journal, JournalError, read_before, read_journal
 from referee.races import (
@@ -42,15 +51,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return 0
     result = replay(journal, finish=error is None)
     seats = journal.header.seats
+    lang = language(args.lang)
     for v in result.verdicts:
         if args.json:
             print(json.dumps(v.to_json(), ensure_ascii=False))
         else:
-            print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+            print(f"{format_time(v.t)}  {describe(v.to_json(), seats, lang)}")
     if args.json:
         print(json.dumps({"state": result.state}, ensure_ascii=False))
     else:
-        print(_state_text(result.state))
+        print(_state_text(result.state, lang))
     if error is not None:
         print(f"{args.journal}: {error}", file=sys.stderr)
         return 1
@@ -145,17 +155,19 @@ def stats_text(rows: list[dict[str, Any]], *, over: bool) -> str:
     return "\n".join(out)
 
 
-def _state_text(state: dict[str, Any]) -> str:
-    seats = state.get("seats") or [f"seat {i}" for i in range(len(state["counts"]))]
+def _state_text(state: dict[str, Any], lang: Language) -> str:
+    seats = seat_names(state, lang)
     counts = ", ".join(f"{s} {c}" for s, c in zip(seats, state["counts"], strict=False))
     turn = state.get("turn")
-    what = games[str(state.get("game"))].tally
-    lines = [f"Cards held: {counts}",
-             f"Cards played: {state['cards_played']}, {what}: {state['tricks']}"]
+    tally = tally_words(games[str(state.get("game"))].tally, state["tricks"], lang)
+    lines = [lang.gettext("Cards held: {counts}").format(counts=counts),
+             lang.gettext("Cards played: {n}, {tally}").format(n=state["cards_played"],
+                                                               tally=tally)]
     if state.get("winners"):
-        lines.append("Winner: " + " and ".join(seats[w] for w in state["winners"]))
+        lines.append(lang.gettext("Winner: {names}").format(
+            names=join_names([seats[w] for w in state["winners"]], lang)))
     elif turn is not None:
-        lines.append(f"Turn: {seats[turn]}")
+        lines.append(lang.gettext("Turn: {name}").format(name=seats[turn]))
     return "\n".join(lines)
 
 
@@ -179,4 +191,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="instead of the verdicts, print each seat's slap statistics at the "
                    "end of the journal: slaps, wins, false slaps, races lost, missed chances, "
                    "median and best reaction time")
+    add_language_option(p)
     p.set_defaults(func=_cmd_replay)

@@ -14,12 +14,20 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cardtable.commands.argtypes import add_web_options, positive_number
+from cardtable.commands.argtypes import add_language_option, add_web_options, positive_number
 from cardtable.config import table_id_problem
 from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
 from cardtable.extras import require
+from cardtable.i18n import Language, table_language
 from cardtable.simulate import Simulation, Step
-from referee.describe import counted, describe, describe_input, format_time
+from referee.describe import (
+    counted,
+    describe,
+    describe_input,
+    format_time,
+    join_names,
+    tally_words,
+)
 from referee.errors import JournalExistsError, JournalWriteError, shown
 from referee.games import GAME_NAMES, games
 from referee.model import Input, Verdict
@@ -39,6 +47,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError("--overwrite goes with --journal PATH")
     if args.camera and not args.full_stack:
         raise CommandError("--camera goes with --full-stack")
+    if args.speech and not args.full_stack:
+        raise CommandError("--speech goes with --full-stack: the speaker is an output of "
+                           "`referee run`'s service")
     if args.camera:
         require("camera", "referee simulate --camera")
     if args.journal_dir and not args.full_stack:
@@ -51,7 +62,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.table is not None and (problem := table_id_problem(args.table)) is not None:
         raise CommandError(f"--table {shown(args.table)}: the table id {problem}")
     try:
-        for text in args.option or []:
+        given, lang = table_language(args.option or [], args.lang)
+        for text in given:
             key, value = parse_option_assignment(text, games[args.game].options)
             options[key] = value
         # A bad option or seat count reads the same with --full-stack as without it.
@@ -68,7 +80,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot write the journal: {exc}") from None
     if args.full_stack:
-        return _cmd_full_stack(args, options)
+        return _cmd_full_stack(args, options, lang)
     feed = None
     if args.broker:
         from cardtable.feed import TableFeed, parse_broker_url
@@ -77,16 +89,17 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             parse_broker_url(args.broker)
         except ValueError as exc:
             raise CommandError(f"--broker: {exc}") from None
-        feed = TableFeed(args.broker, args.table or "sim", seats=list(sim.header.seats))
+        feed = TableFeed(args.broker, args.table or "sim", seats=list(sim.header.seats),
+                         language=lang.code)
     try:
-        asyncio.run(_play(sim, args, feed))
+        asyncio.run(_play(sim, args, feed, lang))
     finally:
         if sim.table.journal is not None:
             sim.table.journal.close()
     return 0
 
 
-def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
+def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any], lang: Language) -> int:
     from cardtable.errors import ConfigError
     from cardtable.fullstack import full_stack_config, journal_dir_arg, run_full_stack
 
@@ -101,11 +114,13 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
                             options=options, dealer=args.dealer, broker=args.broker,
                             table_id=args.table or "sim", settle_ms=settle_ms,
                             card_source="camera" if args.camera else "board",
-                            pads=8 if args.operator else None)
+                            pads=8 if args.operator else None, language=lang.code)
+    if args.speech:
+        doc["speech"] = {"say": args.speech}
     # A terminal shows the table live; anything else gets the verdicts as lines as they come
     # (and so does a table steered from the operator page, whose address is said first).
-    view: Any = (_LiveView() if not fast and sys.stdout.isatty() and not args.operator
-                 else _VerdictLines(as_json=args.json))
+    view: Any = (_LiveView(lang) if not fast and sys.stdout.isatty() and not args.operator
+                 else _VerdictLines(as_json=args.json, lang=lang))
     site = None
     if args.operator:
         from cardtable.config import DEFAULT_BIND, DEFAULT_PORT
@@ -144,11 +159,15 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
     if args.json:
         print(json.dumps({"state": state}, ensure_ascii=False))
     else:
-        winners = " and ".join(seats[w] for w in state.get("winners") or []) or "nobody yet"
-        kept = ("journal not kept (give --journal-dir DIR to keep it)" if temporary
-                else f"journal in {journal_dir}")
-        print(f"{args.game} on the full stack: {counted(state['cards_played'], 'card')} played; "
-              f"winner: {winners}; {kept}")
+        winners = (join_names([seats[w] for w in state.get("winners") or []], lang)
+                   or lang.gettext("nobody yet"))
+        kept = (lang.gettext("journal not kept (give --journal-dir DIR to keep it)")
+                if temporary else lang.gettext("journal in {folder}").format(folder=journal_dir))
+        print(lang.ngettext("{game} on the full stack: {n} card played; winner: {winners}; "
+                            "{kept}",
+                            "{game} on the full stack: {n} cards played; winner: {winners}; "
+                            "{kept}", state["cards_played"]).format(
+            game=args.game, n=state["cards_played"], winners=winners, kept=kept))
     return 0
 
 
@@ -176,8 +195,9 @@ class _VerdictLines:
     JSON with ``as_json``), flushed at once: into a pipe or a file as much as on a terminal.
     The verdicts of a game resumed from its journal come first."""
 
-    def __init__(self, *, as_json: bool) -> None:
+    def __init__(self, *, as_json: bool, lang: Language) -> None:
         self.as_json = as_json
+        self.lang = lang
         self.service: RefereeService | None = None
         self._table: Any = None
         self._printed = 0
@@ -201,7 +221,7 @@ class _VerdictLines:
         new = table.verdicts[self._printed:]
         self._printed += len(new)
         try:
-            _print(new, list(table.header.seats), as_json=self.as_json)
+            _print(new, list(table.header.seats), as_json=self.as_json, lang=self.lang)
         except BrokenPipeError:  # the reader has gone (| head): nobody to play for
             service, self.service = self.service, None
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -209,7 +229,7 @@ class _VerdictLines:
                 service.stop()
 
 
-async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
+async def _play(sim: Simulation, args: argparse.Namespace, feed: Any, lang: Language) -> None:
     """Play the game: print it (``--json``/``--fast``) or show it live, publishing each step to
     the feed when there is one. Live into a pipe or file (no terminal to redraw), the verdicts
     are printed as lines at the same pace."""
@@ -221,9 +241,9 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
             print(f"referee: broker {args.broker} not reachable yet; the game goes on and the "
                   "feed keeps trying", file=sys.stderr)
     seats = list(sim.header.seats)
-    view = _LiveView() if live else None
+    view = _LiveView(lang) if live else None
     if view is not None:
-        view.console.print(_header(args, sim))
+        view.console.print(_header(args, sim, lang))
     last_t: int | None = None
     # In a game of hands the plays are the game (few of them give a verdict): tell them too.
     plays = games[sim.header.game].in_rounds and not args.json
@@ -231,8 +251,8 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
         if feed is None and not paced:  # nothing reads the state: the fast path
             for _t, inp, verdicts in sim.moves():
                 if plays and inp is not None:
-                    _print_play(inp, seats)
-                _print(verdicts, seats, as_json=args.json)
+                    _print_play(inp, seats, lang)
+                _print(verdicts, seats, as_json=args.json, lang=lang)
         if feed is not None:
             feed.publish(sim.table.state(), [])
         for step in sim.steps() if feed is not None or paced else ():
@@ -240,8 +260,8 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
                 feed.publish(step.state, step.verdicts)
             if args.json or not live:
                 if plays and step.input is not None:
-                    _print_play(step.input, seats)
-                _print(step.verdicts, seats, as_json=args.json)
+                    _print_play(step.input, seats, lang)
+                _print(step.verdicts, seats, as_json=args.json, lang=lang)
             if paced:
                 if last_t is not None and args.speed > 0:
                     await asyncio.sleep(min((step.t - last_t) / 1e9 / args.speed, 2.0))
@@ -260,7 +280,7 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
     if args.json:
         print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
     else:
-        print(_summary(sim))
+        print(_summary(sim, lang))
     if feed is not None and feed.connections == 0:
         raise TemporaryFailure(f"the broker {args.broker} never answered: nothing of the game "
                                "was published")
@@ -269,16 +289,17 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
               "broker was away (the displays have the final state)", file=sys.stderr)
 
 
-def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool) -> None:
-    """Print verdicts as JSON lines or as words."""
+def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool,
+           lang: Language) -> None:
+    """Print verdicts as JSON lines or as words (in ``lang``)."""
     for v in verdicts:
         if as_json:
             print(json.dumps(v.to_json(), ensure_ascii=False))
         else:
-            print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+            print(f"{format_time(v.t)}  {describe(v.to_json(), seats, lang)}")
 
 
-def _header(args: argparse.Namespace, sim: Simulation) -> str:
+def _header(args: argparse.Namespace, sim: Simulation, lang: Language) -> str:
     """What a live game is before it starts: the game, the seats, how long it takes at this
     pace, and how to have it sooner (the same seed plays the same game: it is played first
     here, in milliseconds, to know its length)."""
@@ -288,36 +309,44 @@ def _header(args: argparse.Namespace, sim: Simulation) -> str:
     probe.run()
     verdicts = probe.table.verdicts
     seconds = (verdicts[-1].t / 1e9 if verdicts else 0.0) / args.speed
-    length = (f"about {round(seconds / 60)} minutes" if seconds >= 90
-              else f"about {max(1, round(seconds))} seconds")
-    return (f"{games[sim.header.game].title}: {', '.join(sim.header.seats)} (seed {args.seed}), "
-            f"shown as it is played: {length}. --fast prints the whole game at once, "
-            "--speed 4 plays it four times faster; Ctrl-C stops.")
+    minutes, whole = round(seconds / 60), max(1, round(seconds))
+    length = (lang.ngettext("about {n} minute", "about {n} minutes", minutes).format(n=minutes)
+              if seconds >= 90 else
+              lang.ngettext("about {n} second", "about {n} seconds", whole).format(n=whole))
+    return lang.gettext("{game}: {seats} (seed {seed}), shown as it is played: {length}. --fast "
+                        "prints the whole game at once, --speed 4 plays it four times faster; "
+                        "Ctrl-C stops.").format(game=games[sim.header.game].title,
+                                                seats=", ".join(sim.header.seats),
+                                                seed=args.seed, length=length)
 
 
-def _print_play(inp: Input, seats: list[str]) -> None:
+def _print_play(inp: Input, seats: list[str], lang: Language) -> None:
     """Print an input of a game of hands in words (``Anna plays the 8 of spades``)."""
     if inp.act != "deal":  # the round's deal is told by the round's verdicts
-        print(f"{format_time(inp.t)}  {describe_input(inp.to_json(), seats)}")
+        print(f"{format_time(inp.t)}  {describe_input(inp.to_json(), seats, tr=lang)}")
 
 
-def _summary(sim: Simulation) -> str:
+def _summary(sim: Simulation, lang: Language) -> str:
     state = sim.table.state()
     seats = state["seats"]
     winners = state.get("winners") or []
-    who = " and ".join(seats[w] for w in winners) or "nobody (stopped)"
-    tally = games[sim.header.game].tally_of(state["tricks"])
-    return (f"{sim.header.game}: {counted(state['cards_played'], 'card')} played, {tally}; "
-            f"winner: {who}")
+    who = join_names([seats[w] for w in winners], lang) or lang.gettext("nobody (stopped)")
+    tally = tally_words(games[sim.header.game].tally, state["tricks"], lang)
+    return lang.ngettext("{game}: {n} card played, {tally}; winner: {winners}",
+                         "{game}: {n} cards played, {tally}; winner: {winners}",
+                         state["cards_played"]).format(game=sim.header.game,
+                                                       n=state["cards_played"], tally=tally,
+                                                       winners=who)
 
 
 class _LiveView:
     """The table drawn live in the terminal with rich."""
 
-    def __init__(self) -> None:
+    def __init__(self, lang: Language) -> None:
         from rich.console import Console
         from rich.live import Live
 
+        self.lang = lang
         self.console = Console()
         self.live = Live(console=self.console, refresh_per_second=10, transient=False)
         self.live.start()
@@ -332,7 +361,8 @@ class _LiveView:
         from cardtable.display.render import render
 
         self.recent = (self.recent + [v.to_json() for v in verdicts])[-8:]
-        self.live.update(render(state, self.recent, "online", table_id="simulated"))
+        self.live.update(render(state, self.recent, "online", table_id="simulated",
+                                lang=self.lang))
 
     def close(self) -> None:
         self.live.stop()
@@ -356,7 +386,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--dealer", type=int, default=0, help="the dealer's seat (default 0)")
     p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
                    help="a table option, e.g. -o false_slap_penalty=burn (repeatable); a "
-                   "switch takes true/false, yes/no, on/off or 1/0")
+                   "switch takes true/false, yes/no, on/off or 1/0; -o language=sv tells the "
+                   "game in Swedish (a setting of the table, not of the game: never "
+                   "journaled)")
+    add_language_option(p)
     p.add_argument("--fast", action="store_true",
                    help="run as fast as possible, printing verdicts as text")
     p.add_argument("--speed", type=positive_number, default=1.0,
@@ -384,6 +417,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "(as `referee run` does, docs/operator.md) and play every game dealt from "
                    "it until Ctrl-C; the pairing code and address are printed first")
     add_web_options(p, "(with --operator)")
+    p.add_argument("--speech", choices=("words", "sounds", "both"),
+                   help="with --full-stack: say each verdict aloud through espeak-ng (words), "
+                   "play short sounds for slaps, won piles, photo finishes and false slaps "
+                   "(sounds), or both ([speech] of table.toml, docs/i18n.md)")
     p.add_argument("--journal-dir", metavar="DIR",
                    help="with --full-stack: the service's journal folder (default: a new "
                    "temporary folder)")

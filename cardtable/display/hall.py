@@ -38,12 +38,20 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from cardtable.display.follow import read_messages, stay_subscribed
-from cardtable.display.scene import play_words
+from cardtable.display.scene import headline_words, play_words
 from cardtable.display.view import TableView
-from cardtable.display.web import add_display_routes, dumps, serve_while, web_files
+from cardtable.display.web import (
+    LanguageStreams,
+    add_display_routes,
+    catalog,
+    serve_while,
+    web_files,
+)
 from cardtable.feed import BrokerAddress, Topics
+from cardtable.i18n import ENGLISH_LANGUAGE, Language, language, languages
 from cardtable.webserver import SceneStream, StreamBudget, WebServer, new_app
 from referee.cards import SUIT_SYMBOLS
+from referee.describe import fill
 
 log = logging.getLogger("cardtable.display")
 
@@ -66,24 +74,17 @@ def table_of(topic: str) -> tuple[str, str] | None:
     return parts[1], parts[2]
 
 
-def tile(view: TableView) -> dict[str, Any]:
+def tile(view: TableView, lang: Language = ENGLISH_LANGUAGE) -> dict[str, Any]:
     """One table's tile: ``table``, ``title``, ``round``, ``status`` (``online``, ``offline``
     or None), ``headline`` (words), ``seats`` (``name``, ``count``, ``turn``, ``out``,
     ``winner``), ``pile`` (cards), ``last`` (the last verdict in words, or None), ``alerts``
-    (words), ``seq``, ``stale``, ``waiting`` — from the table's scene, so in its words."""
-    sc = view.scene()
-    head = sc["headline"]
+    (words), ``seq``, ``stale``, ``waiting`` — from the table's scene in ``lang``, so in its
+    words."""
+    sc = view.scene(lang)
     if sc["waiting"]:
-        headline = "Waiting for the referee…"
-    elif head is None:
-        headline = ""
-    elif head["kind"] == "winner":
-        headline = ("Winner: " if len(head["names"]) == 1 else "Shared win: ") + " and ".join(
-            head["names"])
-    elif head["kind"] == "turn":
-        headline = f"{head['names'][0]} to play"
+        headline = lang.gettext("Waiting for the referee…")
     else:
-        headline = "Game over"
+        headline = headline_words(sc["headline"], lang)
     return {
         "table": view.table_id, "title": sc["title"], "round": sc["round"],
         "status": view.status, "headline": headline,
@@ -91,21 +92,22 @@ def tile(view: TableView) -> dict[str, Any]:
                   for s in sc["seats"]],
         "pile": sc["pile"]["count"] if sc["pile"] else None,
         "last": (sc["verdicts"][0] if sc["verdicts"] else sc["round_result"]
-                 or _play_text(sc["last_play"])),
+                 or _play_text(sc["last_play"], lang)),
         "alerts": [b["text"] for b in sc["banners"] if b["kind"] in ("alert", "unreadable")],
         "seq": sc["seq"], "stale": sc["stale"], "waiting": sc["waiting"],
     }
 
 
-def _play_text(play: Mapping[str, Any] | None) -> str | None:
+def _play_text(play: Mapping[str, Any] | None, lang: Language) -> str | None:
     """Who just played what, in words (``Cia played 9♥ 8♣``), for a tile without verdicts."""
     if not play:
         return None
-    words = play_words(play)
-    cards = [c for c in play.get("cards") or [] if c]
-    if cards:
-        words += " " + " ".join(c[:-1] + SUIT_SYMBOLS.get(c[-1], c[-1]) for c in cards)
-    return words
+
+    def shown(card: Any) -> str:
+        return str(card)[:-1] + SUIT_SYMBOLS.get(str(card)[-1], str(card)[-1]) if card else "?"
+
+    return fill(play_words(play, lang), cards=" ".join(shown(c) for c in play.get("cards") or []),
+                card=shown(play.get("as"))).strip()
 
 
 class HallView:
@@ -113,15 +115,17 @@ class HallView:
     to the broker. Feed it messages with :meth:`on_message`; :meth:`scene` is what it shows.
     Tiles are built again only for the tables that changed since the last scene."""
 
-    def __init__(self) -> None:
+    def __init__(self, lang: str | None = None) -> None:
+        #: The hall's language (``--lang``); None: the system locale's.
+        self.lang = lang
         self.tables: dict[str, TableView] = {}
         self.connected = False
         self.error: str | None = None
         self.connections = 0
         #: Messages taken, since the start.
         self.messages = 0
-        self._tiles: dict[str, dict[str, Any]] = {}
-        self._dirty: set[str] = set()
+        self._tiles: dict[tuple[str, str], dict[str, Any]] = {}
+        self._dirty: dict[str, set[str]] = {}  # language -> tables changed since its tiles
 
     def on_message(self, topic: str, payload: bytes) -> tuple[str | None, bool]:
         """Take one message: ``(the table it changed or None, whether the retained states
@@ -139,29 +143,53 @@ class HallView:
             view = self.tables[table_id] = TableView(table_id, connected=self.connected)
         self.messages += 1
         reread = view.on_message(topic, payload)
-        self._dirty.add(table_id)
+        self._changed([table_id])
         return table_id, reread
+
+    def _changed(self, tables: Any) -> None:
+        for dirty in self._dirty.values():
+            dirty.update(tables)
+
+    def language(self, code: str | None = None) -> Language:
+        """The hall's words: ``code`` (a page's ``?lang=``) when there are words in it, else
+        the hall's own (``--lang``), else the system locale's."""
+        for choice in (code, self.lang):
+            if choice in languages():
+                return language(choice)
+        return language(None)
 
     def set_connection(self, connected: bool, error: str | None) -> None:
         """The hall's connection to the broker (every table's display shares it)."""
         self.connected, self.error = connected, error
         for view in self.tables.values():
             view.connected, view.error = connected, error
-        self._dirty.update(self.tables)
+        self._changed(self.tables)
 
-    def tile(self, table_id: str) -> dict[str, Any]:
-        """The tile of one table (built again if it changed)."""
-        if table_id in self._dirty or table_id not in self._tiles:
-            self._tiles[table_id] = tile(self.tables[table_id])
-            self._dirty.discard(table_id)
-        return self._tiles[table_id]
+    def tile(self, table_id: str, lang: Language | None = None) -> dict[str, Any]:
+        """The tile of one table in ``lang`` (built again if it changed)."""
+        lang = lang or self.language()
+        dirty = self._dirty.setdefault(lang.code, set())
+        key = (table_id, lang.code)
+        if table_id in dirty or key not in self._tiles:
+            self._tiles[key] = tile(self.tables[table_id], lang)
+            dirty.discard(table_id)
+        return self._tiles[key]
 
-    def scene(self) -> dict[str, Any]:
-        """The hall scene: ``connected``, ``error``, ``count`` (tables), ``online`` (tables
-        whose referee is online) and ``tables`` (the tiles, by table id)."""
-        tiles = [self.tile(t) for t in sorted(self.tables)]
+    def scene(self, lang: Language | None = None) -> dict[str, Any]:
+        """The hall scene in ``lang`` (default: :meth:`language`): ``connected``, ``error``,
+        ``count`` (tables), ``online`` (tables whose referee is online), ``tables`` (the tiles,
+        by table id), ``lang`` and ``words`` (``summary``: how many tables, how many
+        online)."""
+        lang = lang or self.language()
+        tiles = [self.tile(t, lang) for t in sorted(self.tables)]
+        online = sum(t["status"] == "online" for t in tiles)
         return {"connected": self.connected, "error": self.error, "count": len(tiles),
-                "online": sum(t["status"] == "online" for t in tiles), "tables": tiles}
+                "online": online, "tables": tiles, "lang": lang.code,
+                "words": {"summary": lang.gettext("{tables}, {online}").format(
+                    tables=lang.ngettext("{n} table", "{n} tables", len(tiles)).format(
+                        n=len(tiles)),
+                    online=lang.ngettext("{n} online", "{n} online", online).format(
+                        n=online))}}
 
 
 async def follow_hall(
@@ -213,24 +241,28 @@ async def _read(client: aiomqtt.Client, hall: HallView,
 # --------------------------------------------------------------------------- the terminal
 
 
-def draw_hall(sc: Mapping[str, Any], *, where: str = "") -> RenderableType:
-    """The hall scene as one rich renderable: one row per table."""
+def draw_hall(sc: Mapping[str, Any], *, where: str = "",
+              lang: Language = ENGLISH_LANGUAGE) -> RenderableType:
+    """The hall scene as one rich renderable: one row per table (labels in ``lang``, the
+    scene's language)."""
     parts: list[RenderableType] = []
     if not sc["connected"]:
-        why = f" ({sc['error']})" if sc["error"] else ""
-        parts.append(Text(f" No connection to the broker{why}: reconnecting… ",
-                          style="bold black on yellow"))
+        text = (lang.gettext("No connection to the broker ({error}): reconnecting…").format(
+            error=sc["error"]) if sc["error"]
+            else lang.gettext("No connection to the broker: reconnecting…"))
+        parts.append(Text(f" {text} ", style="bold black on yellow"))
     grid = RichTable(show_edge=False, pad_edge=False, expand=True)
-    grid.add_column("Table", no_wrap=True, overflow="ellipsis", max_width=16)
-    grid.add_column("Game", no_wrap=True, overflow="ellipsis", max_width=16)
-    grid.add_column("Ref.", no_wrap=True)
-    for name in ("Now", "Cards"):
+    grid.add_column(lang.gettext("Table"), no_wrap=True, overflow="ellipsis", max_width=16)
+    grid.add_column(lang.gettext("Game"), no_wrap=True, overflow="ellipsis", max_width=16)
+    grid.add_column(lang.gettext("Ref."), no_wrap=True)
+    for name in (lang.gettext("Now"), lang.gettext("Cards")):
         grid.add_column(name, no_wrap=True, overflow="ellipsis", max_width=28)
-    grid.add_column("Last verdict", no_wrap=True, overflow="ellipsis", ratio=1, min_width=16)
+    grid.add_column(lang.gettext("Last verdict"), no_wrap=True, overflow="ellipsis", ratio=1,
+                    min_width=16)
     for t in sc["tables"]:
         status = t["status"]
-        ref = Text("on", style="bold green") if status == "online" else (
-            Text("OFF", style="bold white on red") if status == "offline"
+        ref = Text(lang.gettext("on"), style="bold green") if status == "online" else (
+            Text(lang.gettext("OFF"), style="bold white on red") if status == "offline"
             else Text("?", style="dim"))
         cards = " ".join(f"{s['name']} {'?' if s['count'] is None else s['count']}"
                          + ("◀" if s["turn"] else "") for s in t["seats"])
@@ -243,8 +275,8 @@ def draw_hall(sc: Mapping[str, Any], *, where: str = "") -> RenderableType:
     if sc["tables"]:
         parts.append(grid)
     else:
-        parts.append(Text("No table on the broker yet…", style="dim"))
-    title = f"Hall · {sc['count']} table{'s' * (sc['count'] != 1)}, {sc['online']} online"
+        parts.append(Text(lang.gettext("No table on the broker yet…"), style="dim"))
+    title = lang.gettext("Hall · {summary}").format(summary=sc["words"]["summary"])
     return Panel(Group(*parts), title=title, subtitle=where or None)
 
 
@@ -252,10 +284,11 @@ async def show_hall_live(broker: BrokerAddress, hall: HallView) -> None:
     """The hall in the terminal, live (10 redraws a second at most)."""
     console = Console()
     where = broker.url()
-    with Live(draw_hall(hall.scene(), where=where), console=console, refresh_per_second=10,
-              screen=console.is_terminal) as live:
-        await follow_hall(broker, hall,
-                          lambda table: live.update(draw_hall(hall.scene(), where=where)))
+    lang = hall.language()
+    with Live(draw_hall(hall.scene(lang), where=where, lang=lang), console=console,
+              refresh_per_second=10, screen=console.is_terminal) as live:
+        await follow_hall(broker, hall, lambda table: live.update(
+            draw_hall(hall.scene(lang), where=where, lang=lang)))
 
 
 async def show_hall_once(broker: BrokerAddress, hall: HallView, timeout: float,
@@ -275,7 +308,8 @@ async def show_hall_once(broker: BrokerAddress, hall: HallView, timeout: float,
             await asyncio.wait_for(changed.wait(), min(settle, deadline - loop.time()))
         if not changed.is_set() and hall.connections:
             break
-    picture = draw_hall(hall.scene(), where=broker.url())
+    lang = hall.language()
+    picture = draw_hall(hall.scene(lang), where=broker.url(), lang=lang)
     stop.set()
     await task
     if not hall.connections:
@@ -306,8 +340,8 @@ class HallWeb:
         self.hall = hall
         self.interval = interval
         self.budget = StreamBudget(max_streams)
-        self.hall_stream = SceneStream(budget=self.budget)
-        self._tables: dict[str, SceneStream] = {}
+        self.hall_streams = LanguageStreams(hall.scene, hall.language, self.budget)
+        self._tables: dict[str, LanguageStreams] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: asyncio.TimerHandle | None = None
         self._last = 0.0
@@ -321,11 +355,11 @@ class HallWeb:
             return files.response(request.match_info["name"])
 
         async def events(request: web.Request) -> web.StreamResponse:
-            return await self.hall_stream.serve(request)
+            return await self.hall_streams.of(request).serve(request)
 
         async def scene(request: web.Request) -> web.StreamResponse:
-            return web.Response(body=self.hall_stream.body, content_type="application/json",
-                                charset="utf-8")
+            return web.Response(body=self.hall_streams.of(request).body,
+                                content_type="application/json", charset="utf-8")
 
         async def bare(request: web.Request) -> web.StreamResponse:
             self._stream_of(request)
@@ -333,7 +367,8 @@ class HallWeb:
 
         for path in ("/", "/index.html", "/hall.html"):
             app.router.add_get(path, page)
-        app.router.add_get("/{name:(hall\\.js|hall\\.css)}", asset)
+        app.router.add_get("/{name:(hall\\.js|hall\\.css|i18n\\.js)}", asset)
+        app.router.add_get("/catalog.json", catalog)
         app.router.add_get("/events", events)
         app.router.add_get("/hall.json", scene)
         app.router.add_get("/table/{table}", bare)
@@ -347,31 +382,42 @@ class HallWeb:
         """``http://host:port/``."""
         return self.server.url
 
-    def _stream_of(self, request: web.Request) -> SceneStream:
+    @property
+    def hall_stream(self) -> SceneStream:
+        """The stream of the hall scenes in the hall's own language."""
+        return self.hall_streams.stream
+
+    def _stream_of(self, request: web.Request) -> LanguageStreams:
         table_id = request.match_info["table"]
         if table_id not in self.hall.tables:
             raise web.HTTPNotFound(text="no such table on the broker (yet)")
-        return self.table_stream(table_id)
+        return self.table_streams(table_id)
 
-    def table_stream(self, table_id: str) -> SceneStream:
-        """The stream of one table's scenes (made when a page first asks for it)."""
+    def table_streams(self, table_id: str) -> LanguageStreams:
+        """The streams of one table's scenes (made when a page first asks for it): in the
+        table's own language, and each a page asks for."""
         found = self._tables.get(table_id)
         if found is None:
-            found = self._tables[table_id] = SceneStream(budget=self.budget)
-            self._send_table(table_id)
+            view = self.hall.tables[table_id]
+            found = self._tables[table_id] = LanguageStreams(view.scene, view.language,
+                                                             self.budget)
+            found.publish()
         return found
 
+    def table_stream(self, table_id: str) -> SceneStream:
+        """The stream of one table's scenes in its own language."""
+        return self.table_streams(table_id).stream
+
     def _send_table(self, table_id: str) -> None:
-        view = self.hall.tables.get(table_id)
         found = self._tables.get(table_id)
-        if view is not None and found is not None:
-            found.publish(dumps(view.scene()))
+        if table_id in self.hall.tables and found is not None:
+            found.publish()
 
     def _send_hall(self) -> None:
         self._pending = None
         if self._loop is not None:
             self._last = self._loop.time()
-        self.hall_stream.publish(dumps(self.hall.scene()))
+        self.hall_streams.publish()
 
     def changed(self, table_id: str | None = None) -> None:
         """A table (None: the connection) changed: update its pages now and the hall's soon."""
@@ -387,9 +433,9 @@ class HallWeb:
             self._pending = self._loop.call_later(wait, self._send_hall)
 
     def _close_streams(self) -> None:
-        self.hall_stream.close()
-        for stream in self._tables.values():
-            stream.close()
+        self.hall_streams.close()
+        for streams in self._tables.values():
+            streams.close()
 
     async def start(self) -> HallWeb:
         """Listen (an :class:`OSError` when the address cannot be used)."""
@@ -415,7 +461,7 @@ class HallWeb:
 def run_hall(args: Any, broker: BrokerAddress) -> int:
     """``referee display --hall`` with the parsed (and checked: ``cardtable.commands.display``)
     arguments of ``referee display`` and the broker they name; the exit status."""
-    hall = HallView()
+    hall = HallView(args.lang)
     try:
         if args.web:
             return asyncio.run(_serve_hall(args, broker, hall))

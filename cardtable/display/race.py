@@ -24,8 +24,9 @@ from rich.console import RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from cardtable.i18n import ENGLISH_LANGUAGE, Language
 from referee.cards import SUIT_SYMBOLS
-from referee.describe import seat_name
+from referee.describe import N_, seat_name
 from referee.races import (
     Race,
     RaceTracker,
@@ -109,69 +110,112 @@ class RaceWatch:
         return self
 
 
-def race_scene(race: Race | None, names: Sequence[str]) -> dict[str, Any] | None:
+def race_scene(race: Race | None, names: Sequence[str],
+               lang: Language = ENGLISH_LANGUAGE) -> dict[str, Any] | None:
     """The scene's ``race``: ``line`` (the race as one line of text), ``card`` (what opened
     it: ``5S``, None when not known), ``opened`` (``lay``, ``burn``, ``seen``, None before the
     first lay), ``slaps`` (``seat``, ``name``, ``kind``, ``offset_ns``, ``offset`` in words,
     ``margin_ns``, ``margin`` in words), ``winner`` (a name), ``reason``, ``tie``,
     ``ruling``, ``explanation``, ``deciding`` (the deciding margin in words),
-    ``photo_finish``, ``timed`` (False: the verdicts had no timing fields); None without a
-    race."""
+    ``photo_finish``, ``timed`` (False: the verdicts had no timing fields), ``words`` (the
+    page's words of this race: ``head``, ``opened``, each slap kind's ``marks``, ``margin``,
+    ``photo``, ``later``); None without a race."""
     if race is None:
         return None
     o = race.opening
     slaps = []
     for s in race.slaps:
         slaps.append({
-            "seat": s.seat, "name": seat_name(names, s.seat), "kind": s.kind,
+            "seat": s.seat, "name": seat_name(names, s.seat, lang), "kind": s.kind,
             "offset_ns": s.offset_ns,
             "offset": None if s.offset_ns is None else ms_text(s.offset_ns),
             "margin_ns": s.margin_ns,
             "margin": None if s.margin_ns is None else margin_text(s.margin_ns),
         })
     deciding = race.deciding_margin_ns
+    winner = None if race.winner is None else seat_name(names, race.winner, lang)
+    reason = REASONS.get(str(race.reason))
+    if race.ruling == "won":
+        head = [lang.gettext("{name} won").format(name=winner)]
+        if reason:
+            head.append(lang.gettext(reason))
+        if race.tie:
+            head.append(lang.gettext("tie rule"))
+        if deciding is not None:
+            head.append(lang.gettext("by {margin}").format(
+                margin=margin_text(deciding, sign=False)))
+    elif race.ruling == "false_slap":
+        head = [lang.gettext("false slap: nothing to slap")]
+    else:
+        head = [lang.gettext("refused")]
     return {
-        "line": race_line(race, names),
+        "line": race_line(race, names, lang),
         "card": None if o is None else o.card,
         "opened": None if o is None else o.how,
         "slaps": slaps,
-        "winner": None if race.winner is None else seat_name(names, race.winner),
+        "winner": winner,
         "reason": race.reason, "tie": race.tie, "ruling": race.ruling,
-        "explanation": race.explanation(names),
+        "explanation": race.explanation(names, lang),
         "deciding": None if deciding is None else margin_text(deciding, sign=False),
         "photo_finish": race.photo_finish, "timed": race.timed,
+        "words": {
+            "head": lang.gettext("Race · {why}").format(why=" · ".join(head)),
+            "opened": lang.gettext(OPENED["burn" if o is not None and o.how == "burn"
+                                          else "lay"]),
+            "a_card": lang.gettext("a card"),
+            "marks": {k: lang.gettext(v) for k, v in MARKS.items()},
+            "margin": lang.gettext("margin"),
+            "photo": lang.gettext("Photo finish"),
+            "later": lang.gettext("later: {names}"),
+            "later_count": lang.gettext("{n} later"),
+        },
     }
 
 
-def race_line(race: Race, names: Sequence[str]) -> str:
+#: How a pile was won by a slap (a race's ``reason``), in words.
+REASONS = {"double": N_("double"), "bottom_match": N_("bottom match")}
+#: How a race opened: ``{card}`` laid or burned.
+OPENED = {"lay": N_("{card} laid"), "burn": N_("{card} burned")}
+#: Each kind of slap's mark on the line.
+MARKS = {"won": N_("WON"), "false": N_("false slap"), "refused": N_("refused")}
+
+
+def race_line(race: Race, names: Sequence[str], lang: Language = ENGLISH_LANGUAGE) -> str:
     """One line: ``Race: 5S laid · Cia +212.400 ms WON · Bo +212.900 ms (+500 µs) · double ·
     photo finish``."""
     o = race.opening
     if o is None:
-        parts = ["Race: before the first lay" if race.timed else "Race"]
-    elif o.how == "burn":
-        parts = [f"Race: {o.card} burned"]
+        parts = [lang.gettext("Race: before the first lay") if race.timed
+                 else lang.gettext("Race")]
     else:
-        parts = [f"Race: {o.card or 'a card'} laid"]
+        opened = lang.gettext(OPENED["burn" if o.how == "burn" else "lay"]).format(
+            card=o.card or lang.gettext("a card"))
+        parts = [lang.gettext("Race: {what}").format(what=opened)]
     for s in race.slaps:
-        part = seat_name(names, s.seat)
+        part = seat_name(names, s.seat, lang)
         if s.offset_ns is not None:
             part += f" {ms_text(s.offset_ns)}"
-        part += {"won": " WON", "false": " false slap", "refused": " refused"}.get(s.kind, "")
+        if s.kind in MARKS:
+            part += " " + lang.gettext(MARKS[s.kind])
         if s.kind == "lost" and s.margin_ns is not None:
             part += f" ({margin_text(s.margin_ns)})"
         parts.append(part)
     if race.ruling == "won":
-        why = str(race.reason or "").replace("_", " ")
-        parts.append(why + (", tie rule" if race.tie else "") if why else "won earlier")
+        why = REASONS.get(str(race.reason or ""))
+        if why:
+            parts.append(lang.gettext("{why}, tie rule").format(why=lang.gettext(why))
+                         if race.tie else lang.gettext(why))
+        else:
+            parts.append(lang.gettext("won earlier"))
     elif race.ruling == "false_slap":
-        parts.append("nothing to slap")
+        parts.append(lang.gettext("nothing to slap"))
     if race.photo_finish:
-        parts.append("photo finish")
+        parts.append(lang.gettext("photo finish"))
     return " · ".join(parts)
 
 
-def timing_scene(state: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def timing_scene(state: Mapping[str, Any] | None,
+                 lang: Language = ENGLISH_LANGUAGE) -> dict[str, Any] | None:
     """The scene's ``timing``, at game end only: ``rows`` (``name`` and each statistic in words:
     ``slaps``, ``wins``, ``false_slaps``, ``races_lost``, ``missed``, ``median``, ``best``)
     and ``columns`` (their headings); None before the end or without statistics."""
@@ -188,7 +232,8 @@ def timing_scene(state: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return "-" if x is None else ms_text(x, sign=False)
 
     return {
-        "columns": ["Seat", "Slaps", "Won", "False", "Lost", "Missed", "Median", "Best"],
+        "title": lang.gettext("Slap statistics"),
+        "columns": [lang.gettext(c) for c in COLUMNS],
         "rows": [{"name": r["name"], "slaps": count(r["slaps"]), "wins": count(r["wins"]),
                   "false_slaps": count(r["false_slaps"]), "races_lost": count(r["races_lost"]),
                   "missed": count(r["missed"]), "median": ms(r["median_reaction_ns"]),
@@ -196,18 +241,26 @@ def timing_scene(state: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def draw_race(race: Mapping[str, Any] | None) -> Text | None:
+#: The statistics' column headings.
+COLUMNS = (N_("Seat"), N_("Slaps"), N_("Won"), N_("False"), N_("Lost"), N_("Missed"),
+           N_("Median"), N_("Best"))
+
+
+def draw_race(race: Mapping[str, Any] | None,
+              lang: Language = ENGLISH_LANGUAGE) -> Text | None:
     """The scene's ``race`` as one terminal line (the photo finish stands out)."""
     if not race:
         return None
     words = str(race["line"])
     card = race.get("card")
-    if isinstance(card, str) and card[-1:] in SUIT_SYMBOLS and words.startswith(f"Race: {card} "):
-        shown = card[:-1] + SUIT_SYMBOLS[card[-1]]  # 5♠, as the pile shows it
-        words = f"Race: {shown} " + words[len(f"Race: {card} "):]
+    if isinstance(card, str) and card[-1:] in SUIT_SYMBOLS:
+        head = words.split(" · ")[0]
+        if f" {card} " in f"{head} ":  # 5♠, as the pile shows it
+            shown = card[:-1] + SUIT_SYMBOLS[card[-1]]
+            words = f"{head} ".replace(f" {card} ", f" {shown} ", 1).rstrip() + words[len(head):]
     line = Text(words, style="bold magenta")
     if race.get("photo_finish"):
-        line.highlight_words(["photo finish"], style="bold black on yellow")
+        line.highlight_words([lang.gettext("photo finish")], style="bold black on yellow")
     return line
 
 
@@ -215,8 +268,8 @@ def draw_timing(timing: Mapping[str, Any] | None) -> RenderableType | None:
     """The scene's ``timing`` as a table (game end)."""
     if not timing:
         return None
-    grid = RichTable(title="Slap statistics", title_justify="left", show_edge=False,
-                     pad_edge=False)
+    grid = RichTable(title=timing.get("title") or "Slap statistics", title_justify="left",
+                     show_edge=False, pad_edge=False)
     for i, col in enumerate(timing["columns"]):
         grid.add_column(col, justify="left" if i == 0 else "right")
     for r in timing["rows"]:

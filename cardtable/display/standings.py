@@ -18,6 +18,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from cardtable.display.check import MAX_PAYLOAD, Unreadable, read_json
+from cardtable.i18n import ENGLISH_LANGUAGE, Language
 
 #: Rounds of a points game a display shows (the latest ones; the totals are running).
 ROUNDS_SHOWN = 8
@@ -41,11 +42,13 @@ def read_history(payload: bytes, max_payload: int = MAX_PAYLOAD) -> dict[str, An
     return obj if isinstance(obj, dict) else None
 
 
-def standings_scene(history: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def standings_scene(history: Mapping[str, Any] | None,
+                    lang: Language = ENGLISH_LANGUAGE) -> dict[str, Any] | None:
     """The scene's ``standings``: ``games`` (finished games of the evening), ``players``
     (``name``, ``wins``, ``played``, ``shared``, ``text``), ``points`` (``seats``, ``rounds``:
     ``round``, ``winner`` and ``cells`` — ``"15 (40)"`` per seat, ``-`` for no hand — the
-    ``totals``, ``over``, ``hidden``: rounds left out) — or None when there is nothing to show.
+    ``totals``, ``over``, ``hidden``: rounds left out), ``words`` (``tonight``, ``caption``,
+    ``round``, ``won_by``, ``earlier``, in ``lang``) — or None when there is nothing to show.
     Anything of the wrong type is left out, never an error."""
     if not isinstance(history, Mapping):
         return None
@@ -57,18 +60,27 @@ def standings_scene(history: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if not isinstance(row, Mapping) or not isinstance(row.get("name"), str):
             continue
         wins, played, shared = (_int(row.get(k)) or 0 for k in ("wins", "played", "shared"))
-        text = (f"{wins} win{'s' * (wins != 1)} of {played}"
-                + (f" ({shared} shared)" if shared else ""))
+        text = lang.ngettext("{wins} win of {played}", "{wins} wins of {played}",
+                             wins).format(wins=wins, played=played)
+        if shared:
+            text += " " + lang.gettext("({n} shared)").format(n=shared)
         players.append({"name": row["name"], "wins": wins, "played": played,
                         "shared": shared, "text": text})
-    points = _points(table.get("points"))
+    points = _points(table.get("points"), lang)
     games = _int(table.get("games")) or 0
     if not players and points is None:
         return None
-    return {"games": games, "players": players, "points": points}
+    over = points is not None and points["over"]
+    words = {"tonight": lang.ngettext("Tonight ({n} game): ", "Tonight ({n} games): ",
+                                      games).format(n=games),
+             "caption": lang.gettext("Points, round by round: hand (total)") if over else
+             lang.gettext("Points, round by round: hand (total) so far"),
+             "round": lang.gettext("Round"), "won_by": lang.gettext("Won by"),
+             "earlier": lang.gettext("{n} earlier")}
+    return {"games": games, "players": players, "points": points, "words": words}
 
 
-def _points(points: Any) -> dict[str, Any] | None:
+def _points(points: Any, lang: Language) -> dict[str, Any] | None:
     if not isinstance(points, Mapping):
         return None
     seats = points.get("seats")
@@ -92,7 +104,7 @@ def _points(points: Any) -> dict[str, Any] | None:
         winner = _int(r.get("winner"))
         rounds.append({"round": _int(r.get("round")) or len(rounds) + 1,
                        "winner": seats[winner] if winner is not None and winner < len(seats)
-                       else "blocked", "cells": cells})
+                       else lang.gettext("blocked"), "cells": cells})
     hidden = max(0, len(rounds) - ROUNDS_SHOWN)
     return {"seats": list(seats), "rounds": rounds[hidden:], "hidden": hidden,
             "totals": totals, "over": bool(points.get("over"))}
@@ -103,22 +115,22 @@ def draw_standings(sc: Mapping[str, Any] | None) -> RenderableType | None:
     if not sc:
         return None
     parts: list[RenderableType] = []
+    words = sc["words"]
     if sc["players"]:
-        line = Text.assemble((f"Tonight ({sc['games']} game{'s' * (sc['games'] != 1)}): ",
-                              "bold"))
+        line = Text.assemble((words["tonight"], "bold"))
         line += Text(" · ".join(f"{p['name']} {p['text']}" for p in sc["players"]))
         parts.append(line)
     points = sc["points"]
     if points is not None and points["rounds"]:
-        grid = RichTable(title="Points, round by round: hand (total)"
-                         + ("" if points["over"] else " so far"), title_justify="left",
+        grid = RichTable(title=words["caption"], title_justify="left",
                          show_edge=False, pad_edge=False)
-        grid.add_column("Round", justify="right")
-        grid.add_column("Won by")
+        grid.add_column(words["round"], justify="right")
+        grid.add_column(words["won_by"])
         for name in points["seats"]:
             grid.add_column(name, justify="right")
         if points["hidden"]:
-            grid.add_row("…", f"{points['hidden']} earlier", *[""] * len(points["seats"]))
+            grid.add_row("…", words["earlier"].format(n=points["hidden"]),
+                         *[""] * len(points["seats"]))
         for r in points["rounds"]:
             grid.add_row(str(r["round"]), r["winner"], *r["cells"])
         parts.append(grid)

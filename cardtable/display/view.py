@@ -24,6 +24,7 @@ from cardtable.display.render import draw
 from cardtable.display.scene import derive_play, scene
 from cardtable.display.standings import read_history, standings_scene
 from cardtable.feed import Topics
+from cardtable.i18n import Language, language, languages
 
 log = logging.getLogger("cardtable.display")
 
@@ -71,6 +72,18 @@ class TableView:
     history: dict[str, Any] | None = None
     #: The slap races seen (display/race.py): the latest one is shown.
     races: RaceWatch = field(default_factory=RaceWatch)
+    #: The language this display was told to show (``--lang``); None: the table's.
+    lang: str | None = None
+
+    def language(self, code: str | None = None) -> Language:
+        """The language of a scene: ``code`` (a page's ``?lang=``) when there are words in it,
+        else the display's own (``--lang``), else the table's (its state's ``language``), else
+        the system locale's."""
+        known = languages()
+        for choice in (code, self.lang, (self.state or {}).get("language")):
+            if isinstance(choice, str) and choice in known:
+                return language(choice)
+        return language(None)
 
     def set_connection(self, connected: bool, error: str | None) -> None:
         """The display's connection to the broker: up or not, and why not."""
@@ -170,16 +183,20 @@ class TableView:
         self.seq = max(self.seq, seq)
         return False
 
-    def scene(self) -> dict[str, Any]:
-        """What this display shows (:func:`~cardtable.display.scene.scene`)."""
+    def scene(self, lang: Language | None = None) -> dict[str, Any]:
+        """What this display shows (:func:`~cardtable.display.scene.scene`), in ``lang``
+        (default: :meth:`language`)."""
+        lang = lang or self.language()
         out = scene(self.state, list(self.events), self.status, table_id=self.table_id,
                     connected=self.connected, error=self.error, problem=self.problem,
-                    last_play=self.last_play)
-        out["standings"] = standings_scene(self.history)
+                    last_play=self.last_play, lang=lang)
+        out["standings"] = standings_scene(self.history, lang)
         if not out["waiting"]:
-            out["race"] = race_scene(self.races.latest, [s["name"] for s in out["seats"]])
+            out["race"] = race_scene(self.races.latest, [s["name"] for s in out["seats"]],
+                                     lang)
         return out
 
     def render(self) -> RenderableType:
         """The scene drawn with rich (:func:`~cardtable.display.render.draw`)."""
-        return draw(self.scene())
+        lang = self.language()
+        return draw(self.scene(lang), lang)

@@ -7,6 +7,11 @@ works and no broker credentials reach a browser): it follows the table with a
 (:mod:`~cardtable.display.scene`) as server-sent events on ``events``: the whole scene at
 once when the page connects, then the newest one after each change (a page that falls behind
 skips to the newest, it never gets a backlog). ``scene.json`` is the scene of the moment.
+
+A scene is made in one language (its words are made here, not in the page): a page that asks
+for ``?lang=sv`` follows a stream of Swedish scenes, made only once a page asks for them
+(:class:`LanguageStreams`); a page that does not ask follows the table's language. The page's
+own static words come as ``catalog.json?lang=sv`` (:func:`cardtable.i18n.page_catalog`).
 ``referee run`` serves the same page of its own table (:mod:`cardtable.operator.site`) with no
 broker in between.
 """
@@ -22,6 +27,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from cardtable.display.view import TableView
+from cardtable.i18n import Language, languages, normalize, page_catalog
 from cardtable.webserver import SceneStream, StaticFiles, StreamBudget, WebServer, new_app
 
 #: The static files of the browser display (and the hall's page).
@@ -29,7 +35,7 @@ WEB_DIR = Path(__file__).with_name("web")
 
 #: The files the display page loads (served beside it).
 DISPLAY_FILES = ("display.js", "style.css", "standings.js", "standings.css", "race.js",
-                 "race.css")
+                 "race.css", "i18n.js", "speech.js", "sounds.js")
 
 
 def dumps(obj: Any) -> bytes:
@@ -48,26 +54,106 @@ def web_files() -> StaticFiles:
     return _FILES
 
 
+def asked_language(request: web.Request) -> str | None:
+    """The language a page asks for (``?lang=sv``) when there are words in it, else None."""
+    code = request.query.get("lang")
+    if code and normalize(code) in languages():
+        return normalize(code)
+    return None
+
+
+async def catalog(request: web.Request) -> web.StreamResponse:
+    """``catalog.json?lang=sv``: the pages' own words in a language (404 for one without
+    words)."""
+    code = asked_language(request)
+    if code is None:
+        raise web.HTTPNotFound(text="no words in that language")
+    return web.Response(body=dumps(page_catalog(code)), content_type="application/json",
+                        charset="utf-8", headers={"Cache-Control": "max-age=300"})
+
+
+class LanguageStreams:
+    """The scenes of one display in every language pages ask for: a :class:`SceneStream` per
+    language, made when the first page asks for it (``?lang=``), and the default one (the
+    table's language, ``resolve(None)``). ``scene(lang)`` makes a scene's JSON-ready dict;
+    :meth:`publish` sends each stream its scene of now, each language made once."""
+
+    def __init__(self, scene: Callable[[Language], Any],
+                 resolve: Callable[[str | None], Language], budget: StreamBudget) -> None:
+        self.scene = scene
+        self.resolve = resolve
+        self.budget = budget
+        self.closed = False
+        self._streams: dict[str, SceneStream] = {"": SceneStream(budget=budget)}
+
+    @property
+    def stream(self) -> SceneStream:
+        """The stream of the default language."""
+        return self._streams[""]
+
+    @property
+    def streams(self) -> int:
+        """Pages following now, in every language."""
+        return sum(s.streams for s in self._streams.values())
+
+    def language(self, code: str | None) -> Language:
+        """The language of a scene for ``code`` (None: the default)."""
+        return self.resolve(code)
+
+    def of(self, request: web.Request) -> SceneStream:
+        """The stream a page asks for (``?lang=``), made and filled now if it is new."""
+        code = asked_language(request) or ""
+        found = self._streams.get(code)
+        if found is None:
+            found = self._streams[code] = SceneStream(budget=self.budget)
+            if self.closed:
+                found.close()
+            else:
+                found.publish(dumps(self.scene(self.resolve(code))))
+        return found
+
+    def publish(self) -> None:
+        """Send every stream its scene of now (a language shared by two streams made once)."""
+        made: dict[str, bytes] = {}
+        for code, stream in list(self._streams.items()):
+            lang = self.resolve(code or None)
+            body = made.get(lang.code)
+            if body is None:
+                body = made[lang.code] = dumps(self.scene(lang))
+            stream.publish(body)
+
+    def close(self) -> None:
+        """End every stream."""
+        self.closed = True
+        for stream in self._streams.values():
+            stream.close()
+
+
 def add_display_routes(app: web.Application, prefix: str,
-                       stream: Callable[[web.Request], SceneStream]) -> None:
+                       streams: Callable[[web.Request], LanguageStreams]) -> None:
     """The display page under ``prefix`` (``/``, or ``/table/{table}/``): its page, its files,
-    ``events`` and ``scene.json`` of the stream ``stream(request)`` picks (it may raise 404)."""
+    ``catalog.json``, and ``events`` and ``scene.json`` of the streams ``streams(request)``
+    picks (it may raise 404), in the language the page asks for."""
     files = web_files()
 
     async def page(request: web.Request) -> web.StreamResponse:
-        stream(request)  # 404 for a table that is not there
+        streams(request)  # 404 for a table that is not there
         return files.response("index.html")
 
     async def asset(request: web.Request) -> web.StreamResponse:
-        stream(request)
+        streams(request)
         return files.response(request.match_info["name"])
 
     async def events(request: web.Request) -> web.StreamResponse:
-        return await stream(request).serve(request)
+        return await streams(request).of(request).serve(request)
 
     async def scene(request: web.Request) -> web.StreamResponse:
-        return web.Response(body=stream(request).body,
+        return web.Response(body=streams(request).of(request).body,
                             content_type="application/json", charset="utf-8")
+
+    async def words(request: web.Request) -> web.StreamResponse:
+        streams(request)
+        return await catalog(request)
 
     names = "|".join(n.replace(".", r"\.") for n in DISPLAY_FILES)
     app.router.add_get(prefix, page)
@@ -75,6 +161,7 @@ def add_display_routes(app: web.Application, prefix: str,
     app.router.add_get(prefix + "{name:(" + names + ")}", asset)
     app.router.add_get(prefix + "events", events)
     app.router.add_get(prefix + "scene.json", scene)
+    app.router.add_get(prefix + "catalog.json", words)
 
 
 class WebDisplay:
@@ -85,12 +172,17 @@ class WebDisplay:
     def __init__(self, view: TableView, host: str = "127.0.0.1", port: int = 0, *,
                  max_streams: int | None = None) -> None:
         self.view = view
-        self.stream = SceneStream(budget=StreamBudget(max_streams))
+        self.streams = LanguageStreams(view.scene, view.language, StreamBudget(max_streams))
         app = new_app()
-        add_display_routes(app, "/", lambda request: self.stream)
+        add_display_routes(app, "/", lambda request: self.streams)
         self.server = WebServer(app, host, port)
-        self.server.on_stop.append(self.stream.close)
+        self.server.on_stop.append(self.streams.close)
         self.changed()
+
+    @property
+    def stream(self) -> SceneStream:
+        """The stream of the table's language."""
+        return self.streams.stream
 
     @property
     def url(self) -> str:
@@ -98,8 +190,8 @@ class WebDisplay:
         return self.server.url
 
     def changed(self) -> None:
-        """Send the view's scene of now to every page."""
-        self.stream.publish(dumps(self.view.scene()))
+        """Send the view's scene of now to every page (in its language)."""
+        self.streams.publish()
 
     async def start(self) -> WebDisplay:
         """Listen (an :class:`OSError` when the address cannot be used)."""

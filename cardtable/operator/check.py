@@ -146,8 +146,10 @@ class TableCheck:
         got = await self.site.body(request)
         seat = got.get("seat")
         n = len(self.service.config.seats)
+        lang = self.site.lang(request)
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
-            return web.json_response({"ok": False, "text": f"no seat {seat!r}"}, status=400)
+            return web.json_response({"ok": False, "text": lang.gettext("no seat {seat!r}").format(
+                seat=seat)}, status=400)
         lit = []
         out: Any
         for out in self.service.outputs:
@@ -159,10 +161,12 @@ class TableCheck:
                 edge.link.set_led(seat, (255, 255, 255))
                 lit.append("board")
         if not lit:
-            return web.json_response({"ok": False, "text": "this table has no seat LEDs"})
+            return web.json_response({"ok": False,
+                                      "text": lang.gettext("this table has no seat LEDs")})
         asyncio.get_running_loop().call_later(LED_S, self._restore)
         name = self.service.config.seats[seat]
-        return web.json_response({"ok": True, "text": f"{name}'s LED is lit ({', '.join(lit)})"})
+        return web.json_response({"ok": True, "text": lang.gettext(
+            "{name}'s LED is lit ({where})").format(name=name, where=", ".join(lit))})
 
     def _restore(self) -> None:
         """The LEDs show the game again."""

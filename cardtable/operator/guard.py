@@ -22,12 +22,14 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import segno
 from aiohttp import web
 
+from cardtable.display.web import asked_language
 from cardtable.errors import PairingRefused
+from cardtable.i18n import Language, language, said
 from cardtable.operator.pairing import SESSION_TTL_S, Device, Pairing
 from cardtable.webserver import StaticFiles, WebServer, new_app
 
@@ -135,6 +137,13 @@ class GuardedSite:
         self.server = WebServer(self.app, host, port)
         #: Why the pages are not served (None: they are, or not started yet).
         self.error: str | None = None
+        #: The table's language (its pages' words, unless a page asks for another).
+        self.language: str | None = None
+
+    def lang(self, request: web.Request) -> Language:
+        """The words a request is answered in: those it asks for (``?lang=sv``), else the
+        table's language, else the system locale's."""
+        return language(asked_language(request) or self.language)
 
     # -- serving -------------------------------------------------------------------------------
     async def listen(self, what: str) -> bool:
@@ -207,7 +216,8 @@ class GuardedSite:
         """The paired phone a request comes from (401 otherwise)."""
         device = self.device_of(request)
         if device is None:
-            raise _refused(web.HTTPUnauthorized, "this phone is not paired with the table")
+            raise _refused(web.HTTPUnauthorized, self.lang(request).gettext(
+                "this phone is not paired with the table"))
         return device
 
     @staticmethod
@@ -219,23 +229,23 @@ class GuardedSite:
     def change(self, request: web.Request) -> Device:
         """A change: paired, from the page's own origin, with the phone's CSRF token."""
         device = self.paired(request)
+        lang = self.lang(request)
         if not self._same_origin(request):
-            raise _refused(web.HTTPForbidden,
-                           "refused: the request did not come from the operator page")
+            raise _refused(web.HTTPForbidden, lang.gettext(
+                "refused: the request did not come from the operator page"))
         if not self.pairing.csrf_ok(device, request.headers.get("X-CSRF-Token")):
-            raise _refused(web.HTTPForbidden, "refused: the page's token is not this "
-                           "phone's (reload the page)")
+            raise _refused(web.HTTPForbidden, lang.gettext(
+                "refused: the page's token is not this phone's (reload the page)"))
         return device
 
-    @staticmethod
-    async def body(request: web.Request) -> dict[str, Any]:
+    async def body(self, request: web.Request) -> dict[str, Any]:
         """A change's JSON object (400 in words otherwise)."""
         try:
             got = await request.json()
         except ValueError:
-            raise _refused(web.HTTPBadRequest, "not JSON") from None
+            raise _refused(web.HTTPBadRequest, self.lang(request).gettext("not JSON")) from None
         if not isinstance(got, dict):
-            raise _refused(web.HTTPBadRequest, "not a JSON object")
+            raise _refused(web.HTTPBadRequest, self.lang(request).gettext("not a JSON object"))
         return got
 
     def _set_cookie(self, response: web.StreamResponse, device: Device) -> None:
@@ -270,7 +280,8 @@ class GuardedSite:
             device = self.pairing.pair(token=request.query.get("token", ""),
                                        client=request.remote or "?", now=self.clock())
         except PairingRefused as exc:
-            raise web.HTTPSeeOther(f"/operator/?refused={exc.args[0][:80]}") from None
+            why = quote(said(exc, self.lang(request))[:80])
+            raise web.HTTPSeeOther(f"/operator/?refused={why}") from None
         response = web.HTTPSeeOther("/operator/")
         self._set_cookie(response, device)
         self.show_code(0)
@@ -278,24 +289,29 @@ class GuardedSite:
 
     async def session(self, request: web.Request) -> web.StreamResponse:
         device = self.device_of(request)
+        lang = self.lang(request).code
         if device is None:
-            return web.json_response({"paired": False})
+            return web.json_response({"paired": False, "lang": lang})
         response = web.json_response({"paired": True, "name": device.name, "id": device.id,
-                                      "csrf": device.csrf})
+                                      "csrf": device.csrf, "lang": lang})
         self._set_cookie(response, device)  # signed again: a phone in use stays paired
         return response
 
     async def pair(self, request: web.Request) -> web.StreamResponse:
+        lang = self.lang(request)
         if not self._same_origin(request):
-            return refusal(403, "refused: the request did not come from the operator page")
+            return refusal(403, lang.gettext(
+                "refused: the request did not come from the operator page"))
         got = await self.body(request)
         try:
             device = self.pairing.pair(code=str(got.get("code", "")), name=got.get("name"),
                                        client=request.remote or "?", now=self.clock())
         except PairingRefused as exc:
-            return refusal(403, str(exc))
+            return refusal(403, said(exc, lang))
         self.show_code(0)
-        response = web.json_response({"ok": True, "text": f"paired as {device.name}",
+        response = web.json_response({"ok": True,
+                                      "text": lang.gettext("paired as {name}").format(
+                                          name=device.name),
                                       "csrf": device.csrf, "name": device.name})
         self._set_cookie(response, device)
         return response
@@ -305,7 +321,8 @@ class GuardedSite:
         self.show_code(SHOW_CODE_S)
         code = self.pairing.current(self.clock())
         log.warning("operator: pairing code %s (asked for by %s)", code.code, request.remote)
-        return web.json_response({"ok": True, "text": "the table's display shows the code"})
+        return web.json_response({"ok": True, "text": self.lang(request).gettext(
+            "the table's display shows the code")})
 
     async def pairing_for_phone(self, request: web.Request) -> web.StreamResponse:
         """A paired phone shows the code and QR code to pair another phone."""
@@ -322,14 +339,17 @@ class GuardedSite:
     async def unpair(self, request: web.Request) -> web.StreamResponse:
         self.change(request)
         got = await self.body(request)
+        lang = self.lang(request)
         try:
             gone = self.pairing.unpair(str(got.get("id", "")))
         except PairingRefused as exc:
-            return refusal(404, str(exc))
-        return web.json_response({"ok": True, "text": f"{gone.name} is no longer paired"})
+            return refusal(404, said(exc, lang))
+        return web.json_response({"ok": True, "text": lang.gettext(
+            "{name} is no longer paired").format(name=gone.name)})
 
     async def rename(self, request: web.Request) -> web.StreamResponse:
         device = self.change(request)
         got = await self.body(request)
         self.pairing.rename(device, got.get("name"))
-        return web.json_response({"ok": True, "text": f"this phone is {device.name}"})
+        return web.json_response({"ok": True, "text": self.lang(request).gettext(
+            "this phone is {name}").format(name=device.name)})

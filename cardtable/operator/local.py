@@ -5,8 +5,9 @@ it, made from the service's changes directly (no broker in between), for the pag
 :class:`LocalDisplay` is an output and an edge of the service: each change is numbered as the
 MQTT feed numbers it (:func:`cardtable.feed.number`) and taken by a
 :class:`~cardtable.display.view.TableView`; the scene is built once per turn of the loop after
-a burst of changes (never inside the service's step), and published on a
-:class:`~cardtable.webserver.SceneStream`. The history (the evening's games and standings) is
+a burst of changes (never inside the service's step), and published on the
+:class:`~cardtable.display.web.LanguageStreams` (a stream in the table's language, and one in
+each language a page asks for). The history (the evening's games and standings) is
 read again after each game, off the loop, as the feed's is.
 """
 
@@ -18,9 +19,10 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from cardtable.display.view import RECENT, TableView
-from cardtable.display.web import dumps
+from cardtable.display.web import LanguageStreams
 from cardtable.feed import number
 from cardtable.history import HistoryPublisher
+from cardtable.i18n import Language
 from cardtable.webserver import SceneStream, StreamBudget
 from referee.model import Verdict
 
@@ -34,9 +36,13 @@ class LocalDisplay:
     #: It submits no input (cardtable.service.Source).
     own_stamps = False
 
-    def __init__(self, table_id: str, budget: StreamBudget | None = None) -> None:
+    def __init__(self, table_id: str, budget: StreamBudget | None = None, *,
+                 language: str | None = None) -> None:
         self.view = TableView(table_id, connected=True, status="online")
-        self.stream = SceneStream(budget=budget)
+        #: The table's language (``[table] language``): the pages' words unless they ask.
+        self.language = language
+        self.streams = LanguageStreams(self.scene, self.view.language,
+                                       budget or StreamBudget())
         self.session = uuid.uuid4().hex
         self.seq = 0
         self.history: dict[str, Any] | None = None
@@ -56,9 +62,14 @@ class LocalDisplay:
                                            self._take_history, self._loop)
         self._publisher.refresh()
 
+    @property
+    def stream(self) -> SceneStream:
+        """The stream of the table's language."""
+        return self.streams.stream
+
     async def stop(self) -> None:
         """End the pages' streams."""
-        self.stream.close()
+        self.streams.close()
 
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
         """Take one change of the service (on its loop): the scene follows soon after."""
@@ -67,7 +78,7 @@ class LocalDisplay:
         events = [v.to_json() for v in verdicts]
         state = dict(state)
         number(state, events, session=self.session, seq=self.seq, table_id=self.view.table_id,
-               names=None, recent=self._recent)
+               names=None, recent=self._recent, language=self.language)
         self.view.on_state(state)
         for event in events:
             self.view.on_event(event)
@@ -92,10 +103,10 @@ class LocalDisplay:
             self._loop.call_soon(self.publish)
 
     def publish(self) -> None:
-        """Send the scene of now to every page."""
+        """Send the scene of now to every page (in its language)."""
         self._due = False
-        self.stream.publish(dumps(self.scene()))
+        self.streams.publish()
 
-    def scene(self) -> dict[str, Any]:
-        """The scene of now."""
-        return {**self.view.scene(), **self.extra}
+    def scene(self, lang: Language | None = None) -> dict[str, Any]:
+        """The scene of now, in ``lang`` (default: the table's)."""
+        return {**self.view.scene(lang or self.view.language()), **self.extra}

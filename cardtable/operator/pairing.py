@@ -35,7 +35,8 @@ from typing import Any
 from itsdangerous import BadSignature, SignatureExpired, TimestampSigner
 
 from cardtable.errors import PairingRefused
-from referee.describe import counted
+from cardtable.i18n import Words
+from referee.describe import N_, counted
 
 log = logging.getLogger("cardtable.operator")
 
@@ -158,22 +159,23 @@ class Pairing:
         :class:`PairingRefused` with the reason in words."""
         wait = self.limited(client, now)
         if wait > 0:
-            raise PairingRefused(f"too many wrong codes from this device: try again in "
-                                 f"{max(1, round(wait))} s")
+            raise PairingRefused(Words(N_("too many wrong codes from this device: try again "
+                                          "in {seconds} s"), {"seconds": max(1, round(wait))}))
         current = self.current(now)
         if token is not None:
             right = isinstance(token, str) and hmac.compare_digest(
                 token.encode(), current.token.encode())
-            why = "this pairing link has been used or has expired: scan the new code"
+            why = Words(N_("this pairing link has been used or has expired: scan the new code"))
         else:
             typed = "".join(c for c in str(code or "") if not c.isspace())
             right = hmac.compare_digest(typed.encode(), current.code.encode())
-            why = "wrong code: type the code the table's display shows"
+            why = Words(N_("wrong code: type the code the table's display shows"))
         if not right:
             self._refuse_wrong(client, now)
             raise PairingRefused(why)
         if len(self.devices) >= MAX_DEVICES:
-            raise PairingRefused(f"{MAX_DEVICES} phones are paired already: unpair one first")
+            raise PairingRefused(Words(N_("{n} phones are paired already: unpair one first"),
+                                       {"n": MAX_DEVICES}))
         device = Device(secrets.token_urlsafe(18),
                         clean_name(name, f"phone {len(self.devices) + 1}"),
                         secrets.token_urlsafe(24), now, now)
@@ -212,7 +214,7 @@ class Pairing:
         """Unpair a phone (its session ends at once)."""
         device = self.devices.pop(device_id, None)
         if device is None:
-            raise PairingRefused("no such phone is paired")
+            raise PairingRefused(Words(N_("no such phone is paired")))
         self._save()
         log.warning("operator: %s unpaired", device.name)
         return device

@@ -53,6 +53,8 @@ class Answers:
     camera_source: str | None = None
     broker_url: str | None = None
     journal_dir: str = "journals"
+    #: The table's language (``[table] language``); None: the file says none (the system's).
+    language: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """As the page takes them."""
@@ -91,6 +93,8 @@ def answers_of(path: Path) -> Answers:
         out.seats = [str(s) for s in table["seats"]]
     out.card_source = str(table.get("card_source", out.card_source))
     out.journal_dir = str(table.get("journal_dir", out.journal_dir))
+    if isinstance(table.get("language"), str):
+        out.language = table["language"]
     out.pin_factory = str((doc.get("hardware") or {}).get("pin_factory", out.pin_factory))
     out.pads = [{k: s.get(k) for k in ("slap", "call", "led")}
                 for s in doc.get("seats") or [] if isinstance(s, dict)]
@@ -124,6 +128,12 @@ def table_document(answers: Answers, existing: str | None = None) -> str:
     table["game"] = answers.game
     table["seats"] = list(answers.seats)
     table["card_source"] = answers.card_source
+    if answers.language:
+        if "language" not in table:
+            table["language"] = answers.language
+            table["language"].comment("the words of the displays and pages (docs/i18n.md)")
+        else:
+            table["language"] = answers.language
     if "journal_dir" not in table:
         table["journal_dir"] = answers.journal_dir
         table["journal_dir"].comment("every game is kept here, and resumed after a crash")

@@ -21,23 +21,34 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from cardtable.display.web import add_display_routes, web_files
+from cardtable.display.web import add_display_routes, catalog, web_files
+from cardtable.i18n import Language
 from cardtable.operations import game_running, operate, read_log
 from cardtable.operator.check import TableCheck
 from cardtable.operator.guard import SHOW_CODE_S, GuardedSite, dumps, refusal
 from cardtable.operator.local import LocalDisplay
 from cardtable.operator.wizard import Wizard
 from cardtable.webserver import StreamBudget
+from referee.describe import N_
 from referee.games import games
-from referee.options import option_specs, options_to_json
+from referee.options import OptionSpec, option_specs, options_to_json
 
 if TYPE_CHECKING:
     from cardtable.service import RefereeService
 
 log = logging.getLogger("cardtable.operator")
 
-#: Files of the display the operator page loads too (the race, the standings).
-SHARED = ("race.js", "race.css", "standings.js", "standings.css")
+#: Files of the display the operator page loads too (the race, the standings, the words).
+SHARED = ("race.js", "race.css", "standings.js", "standings.css", "i18n.js")
+
+#: The allowed values of an option in words (the registry's ``allowed``, referee/options.py).
+ALLOWED = {"true, false": N_("true, false"),
+           "a whole number of milliseconds, 0 or more": N_("a whole number of milliseconds, "
+                                                           "0 or more"),
+           "a whole number of microseconds, 0 or more": N_("a whole number of microseconds, "
+                                                           "0 or more"),
+           "a number of seconds greater than 0, or none": N_("a number of seconds greater "
+                                                             "than 0, or none")}
 
 
 class OperatorSite(GuardedSite):
@@ -57,14 +68,16 @@ class OperatorSite(GuardedSite):
                          clock=clock, announce=announce)
         self.service = service
         self.budget = StreamBudget(max_streams)
-        self.display = LocalDisplay(service.config.table_id, self.budget)
+        self.display = LocalDisplay(service.config.table_id, self.budget,
+                                    language=service.config.language)
+        self.language = service.config.language
         shared = web_files()
         self.shared = {name: shared.files[name] for name in SHARED}
-        add_display_routes(self.app, "/", lambda request: self.display.stream)
+        add_display_routes(self.app, "/", lambda request: self.display.streams)
         self.check = TableCheck(self, service)
         self.wizard = Wizard(self, config_path, service=service)
         self._routes(self.app)
-        self.server.on_stop.append(self.display.stream.close)
+        self.server.on_stop.append(self.display.streams.close)
         if not self.pairing.devices:  # the first phone: the table's screen shows the code
             self.show_code(SHOW_CODE_S)
 
@@ -97,7 +110,8 @@ class OperatorSite(GuardedSite):
         r = app.router
         r.add_get("/operator", self.to_page)
         r.add_get("/operator/", self.operator_page)
-        r.add_get("/operator/{name:[a-z]+\\.(js|css)}", self.asset)
+        r.add_get("/operator/{name:[a-z0-9]+\\.(js|css)}", self.asset)
+        r.add_get("/operator/catalog.json", catalog)
         r.add_get("/operator/api/table", self.table)
         r.add_get("/operator/api/games", self.games)
         r.add_get("/operator/api/history", self.history)
@@ -118,10 +132,11 @@ class OperatorSite(GuardedSite):
 
     async def table(self, request: web.Request) -> web.StreamResponse:
         self.paired(request)
-        return web.json_response(self.table_json(), dumps=dumps)
+        return web.json_response(self.table_json(self.lang(request)), dumps=dumps)
 
-    def table_json(self) -> dict[str, Any]:
-        """What the operator page shows of the table now."""
+    def table_json(self, lang: Language | None = None) -> dict[str, Any]:
+        """What the operator page shows of the table now (its scene in ``lang``, default the
+        table's language)."""
         svc = self.service
         cfg, conf = svc.config, svc.configured
         state = svc.state()
@@ -136,7 +151,7 @@ class OperatorSite(GuardedSite):
             "paused": svc.paused, "can_deal": (spec.in_rounds
                                                and state.get("phase") == "round_over"),
             "other_game": svc.other_game, "journal_fault": svc.journal_fault,
-            "last_card": self._last_card(), "scene": self.display.scene(),
+            "last_card": self._last_card(), "scene": self.display.scene(lang),
             "pads": self.pads(),
         }
 
@@ -163,9 +178,18 @@ class OperatorSite(GuardedSite):
 
     async def games(self, request: web.Request) -> web.StreamResponse:
         self.paired(request)
+        lang = self.lang(request)
+
+        def spec_json(spec: OptionSpec) -> dict[str, Any]:
+            out = spec.to_json()
+            out["help"] = lang.gettext(spec.help) if spec.help else ""
+            if spec.allowed in ALLOWED:
+                out["allowed"] = lang.gettext(ALLOWED[spec.allowed])
+            return out
+
         return web.json_response({"games": [
             {"name": g.name, "title": g.title, "min_seats": g.min_seats,
-             "max_seats": g.max_seats, "options": [s.to_json() for s in option_specs(g.options)]}
+             "max_seats": g.max_seats, "options": [spec_json(s) for s in option_specs(g.options)]}
             for g in games.values()], "pads": self.pads()})
 
     async def history(self, request: web.Request) -> web.StreamResponse:
@@ -176,13 +200,14 @@ class OperatorSite(GuardedSite):
     async def command(self, request: web.Request) -> web.StreamResponse:
         device = self.change(request)
         got = await self.body(request)
+        lang = self.lang(request)
         name = got.get("command")
         if not isinstance(name, str):
-            return refusal(400, "which command?")
+            return refusal(400, lang.gettext("which command?"))
         args = got.get("args") or {}
         if not isinstance(args, dict):
-            return refusal(400, "the command's arguments: names and values")
+            return refusal(400, lang.gettext("the command's arguments: names and values"))
         outcome = operate(self.service, name, by=device.name, args=args,
-                          confirmed=got.get("confirmed") is True)
+                          confirmed=got.get("confirmed") is True, lang=lang)
         await asyncio.sleep(0.05)  # let the service take it, so the answer's table is new
         return web.json_response(outcome.to_json())

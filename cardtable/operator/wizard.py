@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from cardtable.display.web import catalog, web_files
 from cardtable.errors import ConfigError
+from cardtable.i18n import Language, language_names
 from cardtable.operator.guard import SHOW_CODE_S, GuardedSite, refusal
 from cardtable.operator.setup import (
     CANDIDATE_LINES,
@@ -72,7 +74,8 @@ class Wizard:
         r = site.app.router
         r.add_get("/setup", self.to_page)
         r.add_get("/setup/", self.page)
-        r.add_get("/setup/{name:[a-z]+\\.(js|css)}", self.asset)
+        r.add_get("/setup/{name:[a-z0-9]+\\.(js|css)}", self.asset)
+        r.add_get("/setup/catalog.json", catalog)
         r.add_get("/setup/api/state", self.state)
         r.add_post("/setup/api/learn", self.learn)
         r.add_post("/setup/api/mock-press", self.mock_press)
@@ -87,12 +90,15 @@ class Wizard:
         return self.site.page("setup.html")
 
     async def asset(self, request: web.Request) -> web.StreamResponse:
-        return self.site.page(request.match_info["name"])
+        name = request.match_info["name"]
+        if name == "i18n.js":  # the pages' words, shared with the display
+            return web_files().response(name)
+        return self.site.page(name)
 
-    def _why_no_learning(self) -> str | None:
+    def _why_no_learning(self, lang: Language) -> str | None:
         if self.service is not None:
-            return ("the running table holds the pads: to learn them again, stop the referee "
-                    "and start it with --setup")
+            return lang.gettext("the running table holds the pads: to learn them again, stop "
+                                "the referee and start it with --setup")
         return None
 
     def _pin_factory(self) -> Any:
@@ -119,7 +125,8 @@ class Wizard:
             "path": None if self.path is None else str(self.path),
             "exists": self.path is not None and self.path.exists(),
             "answers": answers.to_json(), "running": self.service is not None,
-            "learn": self._why_no_learning(), "mock": self._is_mock(),
+            "learn": self._why_no_learning(self.site.lang(request)), "mock": self._is_mock(),
+            "languages": language_names(),
             "learn_s": LEARN_S, "cameras": cameras(),
             "games": [{"name": g.name, "title": g.title, "min_seats": g.min_seats,
                        "max_seats": g.max_seats} for g in games.values()],
@@ -129,7 +136,8 @@ class Wizard:
         """Wait for a press on a free line: it is that seat's pad."""
         self.site.change(request)
         got = await self.site.body(request)
-        why = self._why_no_learning()
+        lang = self.site.lang(request)
+        why = self._why_no_learning(lang)
         if why is not None:
             return refusal(409, why)
         seat, role = got.get("seat"), got.get("role", "slap")
@@ -137,50 +145,59 @@ class Wizard:
         if (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 8
                 or role not in ("slap", "call")
                 or not all(isinstance(t, int) and not isinstance(t, bool) for t in taken)):
-            return refusal(400, "which seat's slap or call pad?")
+            return refusal(400, lang.gettext("which seat's slap or call pad?"))
         if self._learning.locked():
-            return refusal(409, "another pad is being learned: press it first")
+            return refusal(409, lang.gettext("another pad is being learned: press it first"))
         try:
             factory = self._pin_factory()
         except Exception as exc:  # no GPIO on this machine, or not allowed
-            return refusal(503, f"the GPIO cannot be used here ({exc}); to try the wizard "
-                           "without hardware, start it with GPIOZERO_PIN_FACTORY=mock")
+            return refusal(503, lang.gettext(
+                "the GPIO cannot be used here ({why}); to try the wizard without hardware, "
+                "start it with GPIOZERO_PIN_FACTORY=mock").format(why=exc))
         async with self._learning:
             line = await PadLearner(factory).learn(taken)
         if line is None:
-            return web.json_response({"ok": False, "text": f"no pad was pressed in "
-                                      f"{LEARN_S:g} s: try again"})
+            return web.json_response({"ok": False, "text": lang.gettext(
+                "no pad was pressed in {seconds} s: try again").format(seconds=f"{LEARN_S:g}")})
+        text = (lang.gettext("seat {number}'s slap pad is GPIO {line}") if role == "slap" else
+                lang.gettext("seat {number}'s call pad is GPIO {line}"))
         return web.json_response({"ok": True, "line": line,
-                                  "text": f"seat {seat + 1}'s {role} pad is GPIO {line}"})
+                                  "text": text.format(number=seat + 1, line=line)})
 
     async def mock_press(self, request: web.Request) -> web.StreamResponse:
         """The mock backend: press the first free line (as a person presses a pad)."""
         self.site.change(request)
         got = await self.site.body(request)
+        lang = self.site.lang(request)
         if not self._is_mock() or self.factory is None:
-            return refusal(409, "only the mock backend has pads to press from here")
+            return refusal(409, lang.gettext("only the mock backend has pads to press from here"))
         taken = set(got.get("taken") or [])
         line = next((n for n in CANDIDATE_LINES if n not in taken), None)
         if line is None:
-            return refusal(409, "every line is taken")
+            return refusal(409, lang.gettext("every line is taken"))
         pin = self.factory.pin(line)
         pin.drive_low()
         await asyncio.sleep(0.05)
         pin.drive_high()
-        return web.json_response({"ok": True, "text": f"pressed GPIO {line} (mock)"})
+        return web.json_response({"ok": True, "text": lang.gettext(
+            "pressed GPIO {line} (mock)").format(line=line)})
 
     async def probe(self, request: web.Request) -> web.StreamResponse:
         """Ask every serial port for the board."""
         self.site.change(request)
+        lang = self.site.lang(request)
         ports = list(dict.fromkeys([*self.ports, *serial_ports()]))
         in_use = {getattr(e, "port", None) for e in (self.service.edges if self.service
                                                      else [])}
         found = await probe_board([p for p in ports if p not in in_use])
-        found += [{"port": p, "board": "the board this table uses now"}
+        found += [{"port": p, "board": lang.gettext("the board this table uses now")}
                   for p in ports if p in in_use]
-        text = (f"found a board on {', '.join(f['port'] for f in found)}" if found else
-                f"no board answered on {len(ports)} serial port{'s' * (len(ports) != 1)}"
-                if ports else "this machine has no serial port a board could be on")
+        text = (lang.gettext("found a board on {ports}").format(
+                    ports=", ".join(f["port"] for f in found)) if found else
+                lang.ngettext("no board answered on {n} serial port",
+                              "no board answered on {n} serial ports", len(ports)).format(
+                    n=len(ports)) if ports else
+                lang.gettext("this machine has no serial port a board could be on"))
         return web.json_response({"ok": bool(found), "text": text, "boards": found,
                                   "ports": ports})
 
@@ -204,9 +221,10 @@ class Wizard:
         """Write the answers to the configuration file (checked first)."""
         self.site.change(request)
         got = await self.site.body(request)
+        lang = self.site.lang(request)
         if self.path is None:
-            return refusal(409, "this table was started without a configuration file: "
-                           "there is none to write")
+            return refusal(409, lang.gettext("this table was started without a configuration "
+                                             "file: there is none to write"))
         try:
             answers = Answers.from_json(got.get("answers"))
             kept = await asyncio.to_thread(write_table, self.path, answers)
@@ -215,12 +233,18 @@ class Wizard:
         except ValueError as exc:
             return refusal(400, str(exc))
         except OSError as exc:
-            return refusal(500, f"cannot write {self.path}: {exc.strerror or exc}")
-        text = f"saved {self.path.name}"
-        if kept is not None:
-            text += f" (the one before is kept as {kept.name})"
-        text += (": restart the referee to use it" if self.service is not None
-                 else ": the table starts now")
+            return refusal(500, lang.gettext("cannot write {path}: {why}").format(
+                path=self.path, why=exc.strerror or exc))
+        if kept is None:
+            text = (lang.gettext("saved {name}: restart the referee to use it")
+                    if self.service is not None else
+                    lang.gettext("saved {name}: the table starts now")).format(
+                name=self.path.name)
+        else:
+            text = (lang.gettext("saved {name} (the one before is kept as {kept}): restart "
+                                 "the referee to use it") if self.service is not None else
+                    lang.gettext("saved {name} (the one before is kept as {kept}): the table "
+                                 "starts now")).format(name=self.path.name, kept=kept.name)
         log.warning("set-up: %s", text)
         if self.on_saved is not None:
             asyncio.get_running_loop().call_later(0.3, self.on_saved, self.path)

@@ -168,7 +168,8 @@ class CameraEdge:
         if seat is None:
             seat = state.get("turn")
         if seat is None:
-            self.service.notice("ignored", card=str(lay.card), reason="nobody is to play")
+            self.service.notice("ignored", card=str(lay.card), reason="nobody is to play",
+                                why="nobody_to_play")
             return None
         if games[str(state.get("game"))].in_rounds:
             return Input(t, seat, "play", cards=(lay.card,))

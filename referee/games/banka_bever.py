@@ -65,9 +65,10 @@ from typing import Any
 
 from referee.cards import JACK, Card, card_text, cards_text
 from referee.deal import PileDeal, top_holder
+from referee.describe import refuse
 from referee.engine import Game
 from referee.errors import DealError, OptionError
-from referee.model import Input, Verdict, illegal
+from referee.model import Input, Verdict
 from referee.options import BankaOptions
 
 NAME = "banka-bever"
@@ -236,12 +237,11 @@ class BankaBever:
         self._last_t = t
         seat = inp.seat
         if not 0 <= seat < self.n_seats:
-            out.append(illegal(t, seat, "no_such_seat",
-                               f"seat {seat} is not at this table (0..{self.n_seats - 1})"))
+            out.append(refuse(t, seat, "no_such_seat", "not_at_table", last=self.n_seats - 1))
             return out
         if inp.act == "slap":
             if self._over:
-                out.append(illegal(t, seat, "game_over", "the game is over"))
+                out.append(refuse(t, seat, "game_over", "game_over"))
             else:
                 if not self._group:
                     self._group_t = t
@@ -252,8 +252,7 @@ class BankaBever:
                 self._judge_slaps(out)
             self._lay(inp, t, out)
             return out
-        out.append(illegal(t, seat, "unknown_act",
-                           f"Banka bäver knows only 'lay' and 'slap', not {inp.act!r}"))
+        out.append(refuse(t, seat, "unknown_act", "act_not_banka", act=inp.act))
         return out
 
     def advance(self, t: int) -> list[Verdict]:
@@ -442,11 +441,11 @@ class BankaBever:
 
     def _slap_refusal(self, seat: int, t: int) -> Verdict | None:
         if self._over:
-            return illegal(t, seat, "game_over", "the game is over")
+            return refuse(t, seat, "game_over", "game_over")
         if seat in self._out:
-            return illegal(t, seat, "out_of_game", f"seat {seat} is out of the game")
+            return refuse(t, seat, "out_of_game", "seat_out")
         if not self._stacks[seat] and not self._back_in:
-            return illegal(t, seat, "no_cards", f"seat {seat} holds no cards and may not slap")
+            return refuse(t, seat, "no_cards", "no_cards_to_slap")
         return None
 
     def _judge_slaps(self, out: list[Verdict]) -> None:
@@ -539,16 +538,15 @@ class BankaBever:
     def _lay(self, inp: Input, t: int, out: list[Verdict]) -> None:
         seat = inp.seat
         if self._over:
-            out.append(illegal(t, seat, "game_over", "the game is over"))
+            out.append(refuse(t, seat, "game_over", "game_over"))
             return
         if seat in self._out:
-            out.append(illegal(t, seat, "out_of_game", f"seat {seat} is out of the game"))
+            out.append(refuse(t, seat, "out_of_game", "seat_out"))
             return
         if seat != self._turn:
-            why = (f"seat {self._turn} collects the pile and lays next" if self._cl_seat is not None
-                   else f"seat {self._turn} owes a card" if self._ch_by is not None
-                   else f"it is seat {self._turn}'s turn")
-            out.append(illegal(t, seat, "not_your_turn", why))
+            why = ("collects_and_lays" if self._cl_seat is not None
+                   else "owes_a_card" if self._ch_by is not None else "turn_of")
+            out.append(refuse(t, seat, "not_your_turn", why, turn=self._turn))
             return
         claiming = self._cl_seat is not None
         stack = self._stacks[seat]
@@ -557,13 +555,12 @@ class BankaBever:
         elif claiming and self._pile:
             expected = self._pile[0]
         else:  # pragma: no cover - a seat to lay always holds a card
-            out.append(illegal(t, seat, "no_cards", f"seat {seat} holds no cards"))
+            out.append(refuse(t, seat, "no_cards", "no_cards"))
             return
         got = inp.card
         if expected is None:
             if got is None:
-                out.append(illegal(t, seat, "card_required",
-                                   "the referee has not seen this card: say which card it is"))
+                out.append(refuse(t, seat, "card_required", "card_unseen"))
                 return
             if got in self._known:
                 out.append(Verdict(t, "desync", {"seat": seat, "expected": None, "got": str(got)}))
@@ -575,8 +572,7 @@ class BankaBever:
         if claiming:
             self._finalize_claim(t, out)
             if self.over:  # the property: the claim may have ended the game just now
-                out.append(illegal(t, seat, "game_over",
-                                   "the game is over: the claim of this pile ended it"))
+                out.append(refuse(t, seat, "game_over", "claim_ended_game"))
                 return
         card = stack.popleft()
         if card is None:

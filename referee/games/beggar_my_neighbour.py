@@ -40,9 +40,10 @@ from typing import Any
 
 from referee.cards import ACE, JACK, KING, QUEEN, SUITS, Card, cards_text
 from referee.deal import PileDeal, top_holder
+from referee.describe import refuse
 from referee.engine import Game
 from referee.errors import DealError, OptionError
-from referee.model import Input, Verdict, illegal
+from referee.model import Input, Verdict
 from referee.options import BeggarOptions
 
 NAME = "beggar-my-neighbour"
@@ -142,36 +143,34 @@ class BeggarMyNeighbour:
         verdicts = [] if self._limit_ns is None else self._check_time(t)
         seat = inp.seat
         if self._over:
-            return verdicts + [illegal(t, seat, "game_over", "the game is over")]
+            return verdicts + [refuse(t, seat, "game_over", "game_over")]
         if not isinstance(seat, int) or not 0 <= seat < self.n_seats:
             return verdicts + [
-                illegal(t, seat, "no_such_seat", f"there is no seat {seat} at this table")
+                refuse(t, seat, "no_such_seat", "no_seat")
             ]
         if inp.act != "lay":
             return verdicts + [
-                illegal(t, seat, "unknown_act", f"Beggar My Neighbour has no {inp.act!r}: only lay")
+                refuse(t, seat, "unknown_act", "act_not_beggar", act=inp.act)
             ]
         if not self._in[seat]:
-            return verdicts + [illegal(t, seat, "out_of_game", f"seat {seat} is out of the game")]
+            return verdicts + [refuse(t, seat, "out_of_game", "seat_out")]
         stack = self._stacks[seat]
         if not stack:
-            return verdicts + [illegal(t, seat, "no_cards", f"seat {seat} holds no cards")]
+            return verdicts + [refuse(t, seat, "no_cards", "no_cards")]
         if seat != self._turn:
             return verdicts + [
-                illegal(t, seat, "not_your_turn", f"it is seat {self._turn}'s turn")
+                refuse(t, seat, "not_your_turn", "turn_of", turn=self._turn)
             ]
         expected = stack[0]
         got = inp.card
         if expected is None:
             if got is None:
                 return verdicts + [
-                    illegal(t, seat, "card_required",
-                            "this card's face is not known yet: say which card was laid")
+                    refuse(t, seat, "card_required", "face_unknown")
                 ]
             if got in self._seen:
                 return verdicts + [
-                    illegal(t, seat, "duplicate_card",
-                            f"{got} was already seen at this table: check the card")
+                    refuse(t, seat, "duplicate_card", "seen_before", card=got)
                 ]
             self._seen.add(got)
             card: Card = got

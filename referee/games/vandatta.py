@@ -72,7 +72,6 @@ from typing import Any
 from referee.cards import (
     ACE,
     RANK_TEXT,
-    SUIT_NAMES,
     SUITS,
     Card,
     card_text,
@@ -81,10 +80,10 @@ from referee.cards import (
     shuffled_deck,
 )
 from referee.deal import HandDeal, next_dealer
-from referee.describe import seat_name
+from referee.describe import refusal_words, refuse
 from referee.engine import Game
 from referee.errors import DealError, OptionError
-from referee.model import Input, RefusalCode, Verdict, illegal
+from referee.model import Input, RefusalCode, Verdict
 from referee.options import POINTS_OUT_AT, VandattaOptions
 
 NAME = "vandatta"
@@ -169,11 +168,6 @@ def _is_special(card: Card | None) -> bool:
     return card is not None and card.rank in (EIGHT, ACE)
 
 
-def _rank_word(rank: int) -> str:
-    return {11: "jack", 12: "queen", 13: "king", 14: "ace"}.get(rank, str(rank))
-
-
-
 #: Every card by (rank, suit).
 _CARD_OF = {(c.rank, c.suit): c for c in full_deck()}
 
@@ -240,8 +234,12 @@ TurnOptions = tuple[int, list[Play], bool, Card | None, bool, bool]
 
 @dataclass(slots=True)
 class _Refusal:
+    """A refusal worked out before it is told: its code, its sentence and the sentence's
+    arguments (:func:`referee.describe.refuse`)."""
+
     code: RefusalCode
-    reason: str
+    why: str
+    args: dict[str, Any]
 
 
 #: A play :meth:`Vandatta._judge` accepts: the hand left, and the faces it took from the pool
@@ -290,8 +288,8 @@ class Vandatta:
             if not isinstance(deal, HandDeal):
                 raise DealError("Vändåtta needs a HandDeal (hands, stock, upcard)")
             prepared = self._prepare(deal.hands, deal.stock, deal.upcard)
-        if isinstance(prepared, str):
-            raise DealError(prepared)
+        if isinstance(prepared, _Refusal):
+            raise DealError(refusal_words(prepared.why, prepared.args, None))
         self._start_round(*prepared)
 
     # ------------------------------------------------------------------ public interface
@@ -462,18 +460,14 @@ class Vandatta:
             if act == "draw":
                 return self._on_draw(inp)
         elif self._phase == OVER:
-            return [self._illegal(seat, "game_over", "the game is over")]
+            return [self._illegal(seat, "game_over", "game_over")]
         elif not 0 <= seat < self.n_seats:
-            return [self._illegal(seat, "no_such_seat",
-                                  f"there is no seat {seat} (seats 0..{self.n_seats - 1})")]
+            return [self._illegal(seat, "no_such_seat", "no_seat_of", last=self.n_seats - 1)]
         elif not self._in_game[seat]:
-            return [self._illegal(seat, "out_of_game",
-                                  f"{seat_name((), seat)} is out of the game (100 points or more)")]
+            return [self._illegal(seat, "out_of_game", "seat_out_points")]
         handler = _HANDLERS.get(act)
         if handler is None:
-            return [self._illegal(seat, "unknown_act",
-                                  f"'{inp.act}' is not an act of Vändåtta "
-                                  "(play, draw, pass, call, deal, reshuffle)")]
+            return [self._illegal(seat, "unknown_act", "act_not_vandatta", act=inp.act)]
         return handler(self, inp)
 
     def state(self) -> dict[str, Any]:
@@ -731,7 +725,7 @@ class Vandatta:
         hands: Sequence[Sequence[Card | None]] | None,
         stock: Sequence[Card | None] | None,
         upcard: Card | None,
-    ) -> _Prepared | str:
+    ) -> _Prepared | _Refusal:
         """Check a deal and fill in unseen cards; returns the parts (with the faces seen in it
         and whether they are all different) or what is wrong."""
         n = self.n_seats
@@ -741,13 +735,13 @@ class Vandatta:
             ]
         else:
             if len(hands) != n:
-                return f"the deal must give one hand per seat ({n}), not {len(hands)}"
+                return _Refusal("bad_deal", "deal_hands", {"n": n, "got": len(hands)})
             new_hands = [list(h) for h in hands]
             for s in range(n):
                 if not self._in_game[s] and new_hands[s]:
-                    return f"{seat_name((), s)} is out of the game and gets no cards"
+                    return _Refusal("bad_deal", "deal_out_seat", {"other": s})
                 if self._in_game[s] and not new_hands[s]:
-                    return f"{seat_name((), s)} is in the game and must be dealt cards"
+                    return _Refusal("bad_deal", "deal_in_seat", {"other": s})
         in_hands = sum(map(len, new_hands))
         if stock is None:
             new_stock: list[Card | None] = [None] * max(0, 52 - in_hands - 1)
@@ -755,14 +749,14 @@ class Vandatta:
             new_stock = list(stock)
         every = in_hands + len(new_stock) + 1  # the upcard
         if every > 52:
-            return f"the deal holds {every} cards; the deck has 52"
+            return _Refusal("bad_deal", "deal_too_many", {"n": every})
         seen: list[Card] = [c for c in chain(chain.from_iterable(new_hands), new_stock, (upcard,))
                             if c is not None]
         distinct = _distinct(seen)
         if not distinct:
             twice = sorted(str(c) for c, k in Counter(seen).items() if k > 1)
             if twice:
-                return f"the deal holds {', '.join(twice)} more than once"
+                return _Refusal("bad_deal", "deal_twice", {"cards": twice})
         return new_hands, new_stock, upcard, seen, distinct
 
     def _start_round(
@@ -796,8 +790,8 @@ class Vandatta:
 
     # ------------------------------------------------------------------ helpers
 
-    def _illegal(self, seat: int, code: RefusalCode, reason: str) -> Verdict:
-        return illegal(self._t, seat, code, reason)
+    def _illegal(self, seat: int, code: RefusalCode, why: str, **args: Any) -> Verdict:
+        return refuse(self._t, seat, code, why, **args)
 
     def _verdict(self, kind: str, **data: Any) -> Verdict:
         return Verdict(self._t, kind, data)
@@ -892,12 +886,6 @@ class Vandatta:
         suit, rank = self._current
         return card.suit == suit or card.rank == rank
 
-    def _current_words(self) -> str:
-        if self._current is None:
-            return "the card to follow"
-        suit, rank = self._current
-        return f"{SUIT_NAMES[suit]} or {_rank_word(rank)}"
-
     def _can_follow_ace(self, card: Card, suit: str) -> bool:
         return card.suit == suit and not (self.options.no_special_on_special
                                           and card.rank == EIGHT)
@@ -915,9 +903,9 @@ class Vandatta:
         """Whether ``seat`` may lay ``cards`` now (turn already checked); no state change."""
         hand = self._hands[seat]
         if not cards:
-            return _Refusal("not_in_hand", "a play must name the cards laid")
+            return _Refusal("not_in_hand", "name_cards", {})
         if not hand:
-            return _Refusal("no_cards", f"{seat_name((), seat)} holds no cards to lay")
+            return _Refusal("no_cards", "no_cards_to_lay", {})
         first = cards[0]
         rank = first.rank
         rest = hand.copy()
@@ -927,8 +915,7 @@ class Vandatta:
             del rest[at]
         else:
             if len(cards) > 1 and any(c.rank != rank for c in cards):
-                return _Refusal("not_same_rank",
-                                "several cards laid at once must all have the same rank")
+                return _Refusal("not_same_rank", "not_same_rank", {})
             taken = self._take(seat, cards, rest)
             if isinstance(taken, _Refusal):
                 return taken
@@ -938,52 +925,38 @@ class Vandatta:
             top = self._discard[-1] if self._discard else None
             if _is_special(top):
                 assert top is not None
-                return _Refusal("special_on_special",
-                                f"no special card on a special card: the {first.name()} may "
-                                f"not be laid on the {top.name()}")
+                return _Refusal("special_on_special", "special_on_special",
+                                {"card": str(first), "top": str(top)})
         following = self._phase == ACE_FOLLOW
         if following:
             assert self._ace_suit is not None
             if not any(c.suit == self._ace_suit for c in cards):
-                return _Refusal("must_follow_ace",
-                                f"the ace must be followed by a card of "
-                                f"{SUIT_NAMES[self._ace_suit]}")
+                return _Refusal("must_follow_ace", "follow_ace_suit",
+                                {"suit": self._ace_suit})
         elif rank == EIGHT:  # an eight matches anything; it is laid as a card it names
             if as_ is None:
-                return _Refusal("bad_declaration",
-                                "an eight must be laid with the card it counts as "
-                                "(suit and rank, e.g. 'as': 'QH')")
+                return _Refusal("bad_declaration", "eight_needs_card", {})
         else:
             current = self._current  # _matches, inline
             if current is not None and first.suit != current[0] and rank != current[1]:
-                return _Refusal("no_match",
-                                f"the {first.name()} matches neither the suit nor the rank to "
-                                f"follow ({self._current_words()})")
+                return _Refusal("no_match", "no_match",
+                                {"card": str(first), "suit": current[0], "rank": current[1]})
             if rank == ACE:
                 suit = cards[-1].suit
                 if not self._has_follow_up(rest, suit):
-                    extra = (" other than an eight" if options.no_special_on_special else "")
                     return _Refusal("ace_without_follow_up",
-                                    f"an ace may only be laid by a player who keeps another "
-                                    f"card of {SUIT_NAMES[suit]}{extra} to follow it")
+                                    "ace_needs_follow_up_no_eight"
+                                    if options.no_special_on_special else "ace_needs_follow_up",
+                                    {"suit": suit})
         if following and rank == EIGHT and as_ is None:
-            return _Refusal("bad_declaration",
-                            "an eight must be laid with the card it counts as "
-                            "(suit and rank, e.g. 'as': 'QH')")
+            return _Refusal("bad_declaration", "eight_needs_card", {})
         if rest or not options.lappen:
             return rest, from_pool
         goes_out = not (options.no_special_finish and (rank == EIGHT or rank == ACE))
         if goes_out and not self._call_counts(seat):
-            who = seat_name((), seat)
-            if self._can_draw():
-                penalty = (f"{who} draws {LAPPEN_PENALTY_DRAWS} cards as the penalty, then the "
-                           "turn passes")
-            else:
-                penalty = (f"the {LAPPEN_PENALTY_DRAWS} penalty draws lapse (nothing can be "
-                           f"drawn), so {who} may only pass")
             return _Refusal("no_lappen",
-                            f"{who} did not call lappen and may not go out: the cards go back "
-                            f"to the hand; {penalty}")
+                            "no_lappen_penalty" if self._can_draw() else "no_lappen_lapses",
+                            {"draws": LAPPEN_PENALTY_DRAWS})
         return rest, from_pool
 
     def _take(self, seat: int, cards: Sequence[Card],
@@ -1001,8 +974,7 @@ class Vandatta:
             if at >= 0:
                 del rest[at]
             else:
-                return _Refusal("not_in_hand",
-                                f"the {card.name()} is not in {seat_name((), seat)}'s hand")
+                return _Refusal("not_in_hand", "not_in_hand", {"card": str(card)})
         return tuple(from_pool)
 
     def _candidate_plays(self, seat: int) -> list[Play]:
@@ -1087,46 +1059,32 @@ class Vandatta:
         """Whether ``seat`` may make a ``play``/``draw``/``pass`` in this phase at all."""
         phase = self._phase
         if phase == ROUND_OVER:
-            return self._illegal(seat, "not_your_turn",
-                                 "the round is over: the next round must be dealt first")
+            return self._illegal(seat, "not_your_turn", "round_over_deal_first")
         if phase == ACE_DRAWS:
             drawer = self._ace_queue[0]
             if seat == self._turn:
                 if act == "play":
-                    return self._illegal(seat, "ace_draws_pending",
-                                         f"the other players must first draw for the ace "
-                                         f"({seat_name((), drawer)} draws next)")
-                return self._illegal(seat, "must_follow_ace",
-                                     f"{seat_name((), seat)} laid an ace and may not draw or "
-                                     f"pass: once the others have drawn for it "
-                                     f"({seat_name((), drawer)} draws next), "
-                                     f"{seat_name((), seat)} follows it with a card of "
-                                     f"{SUIT_NAMES[self._ace_suit or 'C']}")
+                    return self._illegal(seat, "ace_draws_pending", "ace_draws_first",
+                                         drawer=drawer)
+                return self._illegal(seat, "must_follow_ace", "ace_player_waits",
+                                     drawer=drawer, suit=self._ace_suit or "C")
             if seat == drawer:
                 if act == "draw":
                     return None
                 if act == "pass":
-                    return self._illegal(seat, "must_draw",
-                                         f"{seat_name((), seat)} must draw one card for the ace")
-                return self._illegal(seat, "not_your_turn",
-                                     f"{seat_name((), seat)} must draw one card for the ace and "
-                                     f"may not lay: {seat_name((), self._turn or 0)} follows "
-                                     "the ace once the draws are done")
-            return self._illegal(seat, "not_your_turn",
-                                 f"{seat_name((), drawer)} draws for the ace now")
+                    return self._illegal(seat, "must_draw", "draw_for_ace")
+                return self._illegal(seat, "not_your_turn", "draw_for_ace_not_lay",
+                                     turn=self._turn or 0)
+            return self._illegal(seat, "not_your_turn", "drawer_now", drawer=drawer)
         if phase == ACE_FOLLOW:
             if seat != self._turn:
-                return self._illegal(seat, "not_your_turn",
-                                     f"{seat_name((), self._turn or 0)} must follow the ace")
+                return self._illegal(seat, "not_your_turn", "follows_ace", turn=self._turn or 0)
             if act != "play":
-                return self._illegal(seat, "must_follow_ace",
-                                     f"{seat_name((), seat)} laid an ace and must follow it with "
-                                     f"a card of {SUIT_NAMES[self._ace_suit or 'C']}, "
-                                     "not draw or pass")
+                return self._illegal(seat, "must_follow_ace", "follow_ace_not_draw",
+                                     suit=self._ace_suit or "C")
             return None
         if seat != self._turn:
-            return self._illegal(seat, "not_your_turn",
-                                 f"it is {seat_name((), self._turn or 0)}'s turn")
+            return self._illegal(seat, "not_your_turn", "turn_of", turn=self._turn or 0)
         if phase == LAPPEN_PENALTY:
             # A draw is judged as any draw (an empty stock: stock_empty); a pass only once the
             # penalty draws are made or lapsed.
@@ -1139,12 +1097,8 @@ class Vandatta:
         """What the seat in its lappen penalty is told when it does anything but the penalty's
         draws (``must_draw``) or, once they lapsed, its pass (``must_pass``)."""
         if self._penalty_left:
-            return self._illegal(seat, "must_draw",
-                                 f"{seat_name((), seat)} must first draw the lappen penalty "
-                                 f"({self._penalty_left} more)")
-        return self._illegal(seat, "must_pass",
-                             f"{seat_name((), seat)} may only pass: the lappen penalty ends the "
-                             "turn, and nothing is left to draw for it")
+            return self._illegal(seat, "must_draw", "penalty_draws", left=self._penalty_left)
+        return self._illegal(seat, "must_pass", "penalty_pass")
 
     # ------------------------------------------------------------------ acts
 
@@ -1163,7 +1117,7 @@ class Vandatta:
                 self._phase = LAPPEN_PENALTY
                 self._penalty_left = LAPPEN_PENALTY_DRAWS
                 self._settle_penalty()
-            return [self._illegal(seat, judged.code, judged.reason)]
+            return [self._illegal(seat, judged.code, judged.why, **judged.args)]
         following = phase == ACE_FOLLOW
         rest, from_pool = judged
         self._hands[seat] = rest
@@ -1220,16 +1174,11 @@ class Vandatta:
             if refusal is not None:
                 return [refusal]
         if phase in (PLAY, SPECIAL_FINISH) and self._draws >= MAX_DRAWS:
-            more = "pass" if phase == PLAY else "pass: the turn goes on"
             return [self._illegal(seat, "draw_limit",
-                                  f"{seat_name((), seat)} has drawn {MAX_DRAWS} cards this turn; "
-                                  f"lay a card or {more}")]
+                                  "draw_limit" if phase == PLAY else "draw_limit_finish",
+                                  max=MAX_DRAWS)]
         if not self._stock:
-            if self._can_reshuffle():
-                why = ("the stock is empty: reshuffle the discard pile (all but its top card) "
-                       "into a new stock first")
-            else:
-                why = "the stock is empty and nothing can be drawn; the player may pass"
+            why = "reshuffle_first" if self._can_reshuffle() else "nothing_to_draw"
             return [self._illegal(seat, "stock_empty", why)]
         top = self._stock[-1]
         got = inp.card
@@ -1283,14 +1232,13 @@ class Vandatta:
         if self._phase in (PLAY, SPECIAL_FINISH) and self._draws < MAX_DRAWS and can_draw:
             if self._phase == SPECIAL_FINISH:
                 last = self._discard[-1]
-                what = "a special card" if last is None else f"the {last.name()}"
-                return [self._illegal(seat, "special_finish",
-                                      f"{seat_name((), seat)} may not go out on {what} and must "
-                                      f"draw up to {MAX_DRAWS} cards before passing "
-                                      f"({self._draws} of {MAX_DRAWS} drawn)")]
-            return [self._illegal(seat, "must_draw",
-                                  f"{seat_name((), seat)} must draw ({self._draws} of {MAX_DRAWS} "
-                                  "drawn) before passing")]
+                if last is None:
+                    return [self._illegal(seat, "special_finish", "special_finish_unseen",
+                                          max=MAX_DRAWS, drawn=self._draws)]
+                return [self._illegal(seat, "special_finish", "special_finish", card=last,
+                                      max=MAX_DRAWS, drawn=self._draws)]
+            return [self._illegal(seat, "must_draw", "draw_before_pass", drawn=self._draws,
+                                  max=MAX_DRAWS)]
         if can_draw:
             self._passes = 0
         else:
@@ -1303,8 +1251,7 @@ class Vandatta:
     def _on_call(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
         if inp.call is None or inp.call.strip().lower() != "lappen":
-            return [self._illegal(seat, "bad_call",
-                                  f"unknown call {inp.call!r}; the only call is 'lappen'")]
+            return [self._illegal(seat, "bad_call", "unknown_call", call=inp.call)]
         if self._phase == ROUND_OVER:
             return []  # calls do not carry into the next round
         if self._phase == LAPPEN_PENALTY and seat == self._turn:
@@ -1315,27 +1262,22 @@ class Vandatta:
     def _on_reshuffle(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
         if self._phase == ROUND_OVER:
-            return [self._illegal(seat, "no_reshuffle", "no round is being played")]
+            return [self._illegal(seat, "no_reshuffle", "no_round")]
         if not self.options.reshuffle_discards:
-            return [self._illegal(seat, "no_reshuffle",
-                                  "this table does not reshuffle the discard pile "
-                                  "(reshuffle_discards is off)")]
+            return [self._illegal(seat, "no_reshuffle", "reshuffle_off")]
         if self._stock:
-            return [self._illegal(seat, "no_reshuffle",
-                                  f"the stock still holds {len(self._stock)} cards")]
+            return [self._illegal(seat, "no_reshuffle", "stock_not_empty", n=len(self._stock))]
         below = self._discard[:-1]
         if not below:
-            return [self._illegal(seat, "no_reshuffle",
-                                  "the discard pile holds only its top card: nothing to reshuffle")]
+            return [self._illegal(seat, "no_reshuffle", "discard_only_top")]
         if inp.stock is None:
             self._stock = [None] * len(below)
             self._bag |= {c for c in below if c is not None}
         else:
             given = list(inp.stock)
             if len(given) != len(below):
-                return [self._illegal(seat, "no_reshuffle",
-                                      f"the new stock must be the {len(below)} cards under the "
-                                      f"top of the discard pile, not {len(given)}")]
+                return [self._illegal(seat, "no_reshuffle", "stock_count", below=len(below),
+                                      given=len(given))]
             if _same_cards(below, given):  # each discard once, nothing else: left is empty
                 self._stock = list(reversed(given))
                 self._discard = self._discard[-1:]
@@ -1345,14 +1287,11 @@ class Vandatta:
                 if c is None:
                     continue
                 if c not in left:
-                    return [self._illegal(seat, "no_reshuffle",
-                                          f"the new stock lacks the {c.name()} from the discard "
-                                          "pile")]
+                    return [self._illegal(seat, "no_reshuffle", "stock_lacks", card=c)]
                 left.remove(c)
             if len(set(left)) != len(left) or any(c not in self._pool for c in left):
                 bad = next(c for c in left if c not in self._pool or left.count(c) > 1)
-                return [self._illegal(seat, "no_reshuffle",
-                                      f"the {bad.name()} is not in the discard pile")]
+                return [self._illegal(seat, "no_reshuffle", "not_in_discards", card=bad)]
             self._pool.difference_update(left)
             self._stock = list(reversed(given))
         self._discard = self._discard[-1:]
@@ -1361,11 +1300,10 @@ class Vandatta:
     def _on_deal(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
         if self._phase != ROUND_OVER:
-            return [self._illegal(seat, "round_not_over",
-                                  "a round is being played: the next deal comes after it")]
+            return [self._illegal(seat, "round_not_over", "round_being_played")]
         prepared = self._prepare(inp.hands, inp.stock, inp.upcard)
-        if isinstance(prepared, str):
-            return [self._illegal(seat, "bad_deal", prepared)]
+        if isinstance(prepared, _Refusal):
+            return [self._illegal(seat, prepared.code, prepared.why, **prepared.args)]
         self.dealer = self._next_seat(self.dealer)
         self._start_round(*prepared)
         return []

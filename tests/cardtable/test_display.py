@@ -104,9 +104,16 @@ def test_the_pile_won_leads_the_late_slaps_that_follow_it() -> None:
     assert "» Anna slapped falsely" in text
 
 
-def test_render_uses_the_feeds_words_when_given() -> None:
+def test_render_words_verdicts_itself_and_the_feeds_words_only_for_what_it_does_not_know(
+) -> None:
+    """A display words each verdict from its codes, in its own language (issue 35); the feed's
+    English ``text`` is shown only for a kind this display cannot word."""
     text = text_of(render(banka(), [{"verdict": "out", "seat": 0, "text": "Anna leaves"}], None))
-    assert "Anna leaves" in text and "referee status unknown" in text
+    assert "Anna is out of the game" in text and "Anna leaves" not in text
+    assert "referee status unknown" in text
+    text = text_of(render(banka(), [{"verdict": "new_kind", "seat": 0, "text": "Anna flies"}],
+                          None))
+    assert "Anna flies" in text
 
 
 def test_render_offline_banner_and_lost_broker() -> None:

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cardtable.cli import main
+from cardtable.i18n import ENGLISH_LANGUAGE
 from cardtable.simulate import Simulation
 from referee.journal import dump_journal, read_journal
 from referee.table import replay
@@ -305,9 +306,11 @@ def test_a_live_game_starts_with_what_it_is_and_how_long_it_takes() -> None:
     sim = Simulation("banka-bever", 4, 7)
     sim.run()
     seconds = sim.table.verdicts[-1].t / 1e9
-    text = _header(argparse.Namespace(seed=7, speed=1.0), Simulation("banka-bever", 4, 7))
+    text = _header(argparse.Namespace(seed=7, speed=1.0), Simulation("banka-bever", 4, 7),
+                   ENGLISH_LANGUAGE)
     assert text.startswith("Banka bäver: Anna, Bo, Cia, Dan (seed 7), shown as it is played: "
                            f"about {round(seconds)} seconds.")
     assert "--fast" in text and "Ctrl-C" in text
-    text = _header(argparse.Namespace(seed=7, speed=0.25), Simulation("banka-bever", 4, 7))
+    text = _header(argparse.Namespace(seed=7, speed=0.25), Simulation("banka-bever", 4, 7),
+                   ENGLISH_LANGUAGE)
     assert f"about {round(seconds * 4 / 60)} minutes" in text

@@ -13,56 +13,62 @@ function hel(tag, cls, text) {
   return e;
 }
 
-function tileEl(t) {
+function tileEl(tile) {
   const a = hel("a", "tile");
-  a.href = "table/" + encodeURIComponent(t.table) + "/";
-  a.dataset.table = t.table;
-  a.dataset.seq = String(t.seq);
-  a.dataset.status = t.status || "";
-  if (t.stale) a.classList.add("stale");
-  if (t.status === "offline") a.classList.add("offline");
+  a.href = withLanguage("table/" + encodeURIComponent(tile.table) + "/");
+  a.dataset.table = tile.table;
+  a.dataset.seq = String(tile.seq);
+  a.dataset.status = tile.status || "";
+  if (tile.stale) a.classList.add("stale");
+  if (tile.status === "offline") a.classList.add("offline");
   const head = hel("div", "tile-head");
-  const status = t.status === "online" ? "online" : t.status === "offline" ? "OFFLINE" : "?";
-  head.append(hel("span", "tile-name", t.table),
-    hel("span", "tile-status " + (t.status || "unknown"), status));
-  const game = hel("div", "tile-game", (t.title || "") + (t.round != null ? " · round " + t.round : ""));
-  const now = hel("div", "tile-now", t.headline);
+  const status = tile.status === "online" ? t("online") : tile.status === "offline" ? t("OFFLINE") : "?";
+  head.append(hel("span", "tile-name", tile.table),
+    hel("span", "tile-status " + (tile.status || "unknown"), status));
+  const game = hel("div", "tile-game", (tile.title || "")
+    + (tile.round != null ? " · " + t("round {n}").replace("{n}", tile.round) : ""));
+  const now = hel("div", "tile-now", tile.headline);
   const seats = hel("div", "tile-seats");
-  for (const s of t.seats) {
+  for (const s of tile.seats) {
     const seat = hel("span", "tile-seat" + (s.turn ? " turn" : "") + (s.out ? " out" : "")
       + (s.winner ? " won" : ""), s.name + " " + (s.count == null ? "?" : s.count));
     seats.append(seat);
   }
   const parts = [head, game, now, seats];
-  for (const alert of t.alerts) parts.push(hel("div", "tile-alert", alert));
-  parts.push(hel("div", "tile-last", t.last || ""));
+  for (const alert of tile.alerts) parts.push(hel("div", "tile-alert", alert));
+  parts.push(hel("div", "tile-last", tile.last || ""));
   a.append(...parts);
   return a;
 }
 
 function drawHall(sc) {
   const banners = [];
-  if (hall.link !== "open") banners.push("No connection to the hall (referee display --hall --web): reconnecting…");
-  if (sc && !sc.connected) banners.push("No connection to the broker" + (sc.error ? " (" + sc.error + ")" : "") + ": reconnecting…");
+  if (hall.link !== "open") banners.push(t("No connection to the hall (referee display --hall --web): reconnecting…"));
+  if (sc && !sc.connected) {
+    banners.push(sc.error ? t("No connection to the broker ({error}): reconnecting…").replace("{error}", sc.error)
+      : t("No connection to the broker: reconnecting…"));
+  }
   document.getElementById("banners").replaceChildren(...banners.map((b) => hel("div", "banner", b)));
   if (!sc) return;
   document.body.dataset.count = String(sc.count);
-  document.getElementById("summary").textContent =
-    sc.count + (sc.count === 1 ? " table, " : " tables, ") + sc.online + " online";
+  if (sc.lang && sc.lang !== I18N.lang) {
+    loadLanguage(sc.lang).then((changed) => { if (changed) { hall.drawn.clear(); drawHall(sc); } });
+  }
+  document.getElementById("summary").textContent = sc.words ? sc.words.summary : "";
   const box = document.getElementById("tiles");
   const seen = new Set();
   let before = null;
   // Tiles in the scene's order; a tile is rebuilt only when its content changed.
   for (let i = sc.tables.length - 1; i >= 0; i--) {
-    const t = sc.tables[i];
-    const key = JSON.stringify(t);
-    seen.add(t.table);
-    let entry = hall.drawn.get(t.table);
+    const tile = sc.tables[i];
+    const key = JSON.stringify(tile);
+    seen.add(tile.table);
+    let entry = hall.drawn.get(tile.table);
     if (!entry || entry.key !== key) {
-      const fresh = tileEl(t);
+      const fresh = tileEl(tile);
       if (entry) entry.el.replaceWith(fresh);
       entry = { key: key, el: fresh };
-      hall.drawn.set(t.table, entry);
+      hall.drawn.set(tile.table, entry);
     }
     if (entry.el.nextSibling !== before || entry.el.parentNode !== box) box.insertBefore(entry.el, before);
     before = entry.el;
@@ -73,8 +79,9 @@ function drawHall(sc) {
 }
 
 function startHall() {
+  if (new URLSearchParams(location.search).get("theme") === "light") document.body.classList.add("light");
   let last = null;
-  const stream = new EventSource("events");
+  const stream = new EventSource(withLanguage("events"));
   stream.onopen = () => { hall.link = "open"; drawHall(last); };
   stream.onerror = () => { hall.link = "lost"; drawHall(last); };
   stream.onmessage = (msg) => {

@@ -5,7 +5,8 @@
 // that card and labelled with the seat, the offset and the margin to the winner; a photo
 // finish (decided by under 1 ms) gets a badge. One lane per slap, so slaps microseconds apart
 // stay apart.
-// display.js calls drawRace(scene) after each scene.
+// display.js calls drawRace(scene) after each scene. Its words are the scene's (race.words,
+// in the scene's language).
 "use strict";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -31,10 +32,21 @@ function svgEl(tag, attrs, text) {
   return e;
 }
 
-function raceCard(code) {
-  if (!code) return "a card";
+function raceCard(code, words) {
+  if (!code) return words.a_card;
   const suit = code.slice(-1);
   return code.slice(0, -1) + ({ C: "♣", D: "♦", H: "♥", S: "♠" }[suit] || suit);
+}
+
+// The card that opened the race, in words: "5♠ laid", "5♠ burned".
+function raceOpened(race) {
+  const w = race.words;
+  return w.opened.replace("{card}", raceCard(race.card, w));
+}
+
+// A slap's mark: WON, false slap, refused (or its margin).
+function raceMark(race, s) {
+  return race.words.marks[s.kind] || "";
 }
 
 function drawTimeline(race, lanesMax) {
@@ -52,16 +64,17 @@ function drawTimeline(race, lanesMax) {
   const width = marginX + RACE.marginWidth;
   const bottom = RACE.top + lanes * RACE.lane;
   const svg = svgEl("svg", { viewBox: `0 0 ${width} ${bottom + 12}`, class: "timeline",
-    preserveAspectRatio: "xMinYMin meet", role: "img", "data-span-ns": span,
+    preserveAspectRatio: "xMinYMin meet", role: "img", "aria-label": race.line || "",
+    "data-span-ns": span,
     "data-x0": RACE.x0, "data-x1": RACE.x1 });
   // The card that opened the race: a mark across every lane.
   svg.append(svgEl("rect", { class: "lay", x: RACE.x0 - 6, y: RACE.top - 8, width: 12,
     height: bottom - RACE.top + 16, rx: 4 }));
   svg.append(svgEl("text", { class: "lay-label", x: RACE.x0 - 6, y: RACE.top - 16 },
-    raceCard(race.card) + (race.opened === "burn" ? " burned" : " laid")));
+    raceOpened(race)));
   svg.append(svgEl("text", { class: "scale", x: RACE.x1, y: RACE.top - 16 },
     order[order.length - 1].offset));
-  svg.append(svgEl("text", { class: "heading", x: marginX, y: RACE.top - 16 }, "margin"));
+  svg.append(svgEl("text", { class: "heading", x: marginX, y: RACE.top - 16 }, race.words.margin));
   const tick = (s, mid) => svgEl("line", { class: "tick", x1: xOf(s.offset_ns),
     y1: mid - RACE.lane / 2 + 6, x2: xOf(s.offset_ns), y2: mid + RACE.lane / 2 - 6,
     "data-seat": s.seat, "data-name": s.name, "data-offset-ns": s.offset_ns,
@@ -76,8 +89,7 @@ function drawTimeline(race, lanesMax) {
     const y = mid + 13;
     g.append(svgEl("text", { class: "label who", x: RACE.name, y: y }, s.name));
     g.append(svgEl("text", { class: "label when", x: offsetX, y: y }, s.offset));
-    const mark = { won: "WON", false: "false slap", refused: "refused" }[s.kind]
-      || (s.margin || "");
+    const mark = raceMark(race, s) || (s.margin || "");
     g.append(svgEl("text", { class: "label mark", x: marginX, y: y }, mark));
     svg.append(g);
   });
@@ -87,7 +99,7 @@ function drawTimeline(race, lanesMax) {
     lane(g, mid);
     for (const s of later) g.append(tick(s, mid));
     g.append(svgEl("text", { class: "label who", x: RACE.name, y: mid + 13 },
-      "later: " + later.map((s) => s.name).join(", ")));
+      race.words.later.replace("{names}", later.map((s) => s.name).join(", "))));
     svg.append(g);
   }
   return svg;
@@ -107,15 +119,11 @@ function drawRace(s) {
   }
   const head = document.createElement("div");
   head.className = "race-head";
-  const why = race.ruling === "won"
-    ? (race.winner + " won" + (race.reason ? " · " + race.reason.replace("_", " ") : "")
-      + (race.tie ? " · tie rule" : "") + (race.deciding ? " · by " + race.deciding : ""))
-    : race.ruling === "false_slap" ? "false slap: nothing to slap" : "refused";
-  head.textContent = "Race · " + why;
+  head.textContent = race.words.head;
   if (race.photo_finish) {
     const badge = document.createElement("span");
     badge.className = "photo";
-    badge.textContent = "Photo finish";
+    badge.textContent = race.words.photo;
     head.append(" ", badge);
   }
   box.replaceChildren(head);
@@ -130,7 +138,7 @@ function fitTimeline() {
   const race = raceScene && !raceScene.waiting ? raceScene.race : null;
   if (!box || box.hidden || !race || raceScene.timing) return;
   for (const old of box.querySelectorAll("svg.timeline, .race-line")) old.remove();
-  const main = box.closest("main");
+  const main = box.closest(".race-room, main");  // the room the page gives the race
   const timedSlaps = race.slaps.filter((s) => s.offset_ns != null).length;
   for (let lanes = LANES; timedSlaps && lanes >= 1; lanes -= 1) {
     const svg = drawTimeline(race, lanes);
@@ -154,11 +162,9 @@ function fitTimeline() {
   words.className = "race-line";
   const first = race.slaps.slice().sort((a, b) => (a.offset_ns ?? 0) - (b.offset_ns ?? 0));
   const said = first.slice(0, 2).map((s) => s.name + (s.offset ? " " + s.offset : "")
-    + ({ won: " WON", false: " false slap", refused: " refused" }[s.kind]
-      || (s.margin ? " (" + s.margin + ")" : "")));
-  if (first.length > 2) said.push((first.length - 2) + " later");
-  words.textContent = raceCard(race.card) + (race.opened === "burn" ? " burned" : " laid")
-    + " · " + said.join(" · ");
+    + (raceMark(race, s) ? " " + raceMark(race, s) : (s.margin ? " (" + s.margin + ")" : "")));
+  if (first.length > 2) said.push(race.words.later_count.replace("{n}", String(first.length - 2)));
+  words.textContent = raceOpened(race) + " · " + said.join(" · ");
   box.append(words);
 }
 
@@ -173,7 +179,7 @@ function drawTiming(s) {
   if (!t) return;
   const table = document.createElement("table");
   const caption = document.createElement("caption");
-  caption.textContent = "Slap statistics";
+  caption.textContent = t.title || "Slap statistics";
   table.append(caption);
   const row = (cells, tag) => {
     const tr = document.createElement("tr");

@@ -18,7 +18,7 @@ function drawStandings(s) {
     const line = document.createElement("div");
     line.className = "standings-line";
     const head = document.createElement("b");
-    head.textContent = "Tonight (" + st.games + (st.games === 1 ? " game" : " games") + "): ";
+    head.textContent = st.words.tonight;
     line.append(head, document.createTextNode(
       st.players.map((p) => p.name + " " + p.text).join(" · ")));
     parts.push(line);
@@ -28,7 +28,7 @@ function drawStandings(s) {
     const table = document.createElement("table");
     table.className = "points";
     const caption = document.createElement("caption");
-    caption.textContent = "Points, round by round: hand (total)" + (pts.over ? "" : " so far");
+    caption.textContent = st.words.caption;
     table.append(caption);
     const row = (cells, tag) => {
       const tr = document.createElement("tr");
@@ -39,10 +39,13 @@ function drawStandings(s) {
       }
       return tr;
     };
-    table.append(row(["Round", "Won by"].concat(pts.seats), "th"));
+    table.append(row([st.words.round, st.words.won_by].concat(pts.seats), "th"));
     const shown = pts.rounds.slice(-STANDINGS_ROUNDS);
     const earlier = pts.hidden + pts.rounds.length - shown.length;
-    if (earlier) table.append(row(["…", earlier + " earlier"].concat(pts.seats.map(() => "")), "td"));
+    if (earlier) {
+      table.append(row(["…", st.words.earlier.replace("{n}", String(earlier))]
+        .concat(pts.seats.map(() => "")), "td"));
+    }
     for (const r of shown) table.append(row([String(r.round), r.winner].concat(r.cells), "td"));
     parts.push(table);
   }

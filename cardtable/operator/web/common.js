@@ -5,20 +5,25 @@
 
 const session = { csrf: null };
 
-// The words of what both pages show (one place for a translation to replace).
+// The words of what both pages show, in the page's language (i18n.js).
 const COMMON_WORDS = {
-  pairTitle: "Pair this phone",
-  pairHow: "Type the code the table's display shows (or scan its QR code with the camera).",
-  code: "Code",
-  phoneName: "This phone's name",
-  phoneNameExample: "e.g. Anna's phone",
-  pair: "Pair",
-  showCode: "Show the code on the table's display",
-  codeShown: "The table's display shows the code now.",
-  ownScreen: "This is the table's own screen. Code: ",
-  qr: "QR code of the pairing link",
-  seat: (k) => "Seat " + k,
+  get pairTitle() { return t("Pair this phone"); },
+  get pairHow() { return t("Type the code the table's display shows (or scan its QR code with the camera)."); },
+  get code() { return t("Code"); },
+  get phoneName() { return t("This phone's name"); },
+  get phoneNameExample() { return t("e.g. Anna's phone"); },
+  get pair() { return t("Pair"); },
+  get showCode() { return t("Show the code on the table's display"); },
+  get codeShown() { return t("The table's display shows the code now."); },
+  get ownScreen() { return t("This is the table's own screen. Code: "); },
+  get qr() { return t("QR code of the pairing link"); },
+  seat: (k) => fmt(t("Seat {n}"), { n: k }),
 };
+
+// The page's language: the one its address asks for, else the table's (the session says).
+async function pageLanguage(session) {
+  return loadLanguage(askedLanguage() || (session && session.lang) || "en");
+}
 
 function $(id) { return document.getElementById(id); }
 
@@ -51,15 +56,15 @@ async function api(path, body) {
   }
   let response;
   try {
-    response = await fetch(path.startsWith("/") ? path : "api/" + path, options);
+    response = await fetch(withLanguage(path.startsWith("/") ? path : "api/" + path), options);
   } catch (err) {
-    return { ok: false, text: "no answer from the referee: is it running?" };
+    return { ok: false, text: t("no answer from the referee: is it running?") };
   }
   let answer;
   try {
     answer = await response.json();
   } catch (err) {
-    answer = { ok: false, text: "the referee answered " + response.status };
+    answer = { ok: false, text: fmt(t("the referee answered {status}"), { status: response.status }) };
   }
   if (response.status === 401 && typeof onUnpaired === "function") onUnpaired();
   if (!response.ok && answer.ok === undefined) answer.ok = false;

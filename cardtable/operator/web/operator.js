@@ -8,43 +8,45 @@
 "use strict";
 
 const WORDS = {
-  title: "Card table",
-  table: "table",
-  paired: "paired",
-  notPaired: "this phone is not paired with the table",
-  pause: "Pause",
-  resume: "Resume",
-  paused: "Paused: inputs are ignored until you resume",
-  toPlay: " to play",
-  winner: "Winner: ",
-  sharedWin: "Shared win: ",
-  gameOver: "Game over",
-  waiting: "Waiting for the referee…",
-  pile: "Pile",
-  cards: (n) => n + (n === 1 ? " card" : " cards"),
-  bottom: "bottom",
-  lastCard: (c) => c.name + "'s " + c.act + " (journal line " + c.line + "): read as ",
-  bySource: { camera: " by the camera", board: " by the card reader", console: " at the console",
-    virtual: "" },
-  noCard: "No card has been read in this game yet.",
-  pickRankSuit: "Pick the card it really was.",
-  endAsk: "End this game? It is kept in the evening's games, as it stands.",
-  newAsk: "A game is being played. End it and deal the new one?",
-  seat: (k) => "Seat " + k,
-  dealer: "Who deals",
-  optionDefault: "default",
-  noneValue: "none",
-  noGames: "No game has been played tonight yet.",
+  get table() { return t("table"); },
+  get pause() { return t("Pause"); },
+  get resume() { return t("Resume"); },
+  get paused() { return t("Paused: inputs are ignored until you resume"); },
+  get waiting() { return t("Waiting for the referee…"); },
+  get pile() { return t("Pile"); },
+  cards: (n) => fmt(tn("{n} card", "{n} cards", n), { n: n }),
+  get bottom() { return t("bottom"); },
+  onTop: (card) => fmt(t("{card} on top"), { card: card }),
+  lastCard: (c, card) => fmt(c.act === "draw"
+    ? ({ camera: t("{name}'s draw (journal line {line}): read as {card} by the camera"),
+      board: t("{name}'s draw (journal line {line}): read as {card} by the card reader"),
+      console: t("{name}'s draw (journal line {line}): read as {card} at the console") }[c.source]
+      || t("{name}'s draw (journal line {line}): read as {card}"))
+    : ({ camera: t("{name}'s lay (journal line {line}): read as {card} by the camera"),
+      board: t("{name}'s lay (journal line {line}): read as {card} by the card reader"),
+      console: t("{name}'s lay (journal line {line}): read as {card} at the console") }[c.source]
+      || t("{name}'s lay (journal line {line}): read as {card}")),
+  { name: c.name, line: c.line, card: card }),
+  get noCard() { return t("No card has been read in this game yet."); },
+  get pickRankSuit() { return t("Pick the card it really was."); },
+  get endAsk() { return t("End this game? It is kept in the evening's games, as it stands."); },
+  get newAsk() { return t("A game is being played. End it and deal the new one?"); },
+  seat: (k) => fmt(t("Seat {n}"), { n: k }),
+  get optionDefault() { return t("default"); },
+  get noneValue() { return t("none"); },
+  get noGames() { return t("No game has been played tonight yet."); },
   gameRow: (g) => g.title + " · " + g.seats.join(", ") + " · "
-    + (g.winners.length ? "won by " + g.winners.join(" and ") : g.status),
-  you: " (this phone)",
-  unpair: "Unpair",
-  unpairAsk: (name) => "Unpair " + name + "? It must pair again to use this page.",
-  seen: "last seen ",
-  lightLed: "Light its LED",
+    + (g.winners.length ? fmt(t("won by {names}"), { names: g.winners.join(", ") })
+      : ({ finished: t("finished"), "in progress": t("in progress"), ended: t("ended"),
+        unreadable: t("unreadable") }[g.status] || g.status)),
+  get you() { return t(" (this phone)"); },
+  get unpair() { return t("Unpair"); },
+  unpairAsk: (name) => fmt(t("Unpair {name}? It must pair again to use this page."), { name: name }),
+  get lightLed() { return t("Light its LED"); },
 };
 
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+const SUIT_NAMES = { C: N_("clubs"), D: N_("diamonds"), H: N_("hearts"), S: N_("spades") };
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 
 const page = { csrf: null, following: false, name: null, id: null, games: null, table: null, view: "table",
@@ -105,12 +107,12 @@ async function refresh() {
   }
   page.fetching = true;
   try {
-    const t = await api("table");
-    if (t.table !== undefined) {
+    const got = await api("table");
+    if (got.table !== undefined) {
       const over = page.table ? page.table.scene.seq : null;
-      page.table = t;
+      page.table = got;
       drawTable();
-      if (page.view === "evening" && over !== t.scene.seq) drawEvening();
+      if (page.view === "evening" && over !== got.scene.seq) drawEvening();
     }
   } finally {
     page.fetching = false;
@@ -122,23 +124,20 @@ async function refresh() {
 }
 
 function drawTable() {
-  const t = page.table;
-  const s = t.scene;
-  $("title").textContent = t.title + " · " + WORDS.table + " " + t.table;
-  document.title = t.title + " · " + WORDS.table + " " + t.table;
-  document.body.dataset.paused = String(t.paused);
-  document.body.dataset.running = String(t.running);
+  const tb = page.table;
+  const s = tb.scene;
+  $("title").textContent = tb.title + " · " + WORDS.table + " " + tb.table;
+  document.title = tb.title + " · " + WORDS.table + " " + tb.table;
+  document.body.dataset.paused = String(tb.paused);
+  document.body.dataset.running = String(tb.running);
   document.body.dataset.seq = String(s.seq || 0);
   const banners = (s.banners || []).map((b) => el("div", "banner " + b.kind, b.text));
-  if (t.other_game) banners.push(el("div", "banner alert", t.other_game));
+  if (tb.other_game) banners.push(el("div", "banner alert", tb.other_game));
   $("banners").replaceChildren(...banners);
   const head = s.headline;
-  $("headline").textContent = s.waiting ? WORDS.waiting : !head ? ""
-    : head.kind === "winner" ? (head.names.length === 1 ? WORDS.winner : WORDS.sharedWin)
-      + head.names.join(" and ")
-    : head.kind === "turn" ? head.names[0] + WORDS.toPlay : WORDS.gameOver;
-  $("game-line").textContent = t.title + (s.round != null ? " · round " + s.round : "")
-    + (t.paused ? " · " + WORDS.paused : "");
+  $("headline").textContent = s.waiting ? WORDS.waiting : !head ? "" : (s.words || {}).turn || "";
+  $("game-line").textContent = tb.title + ((s.words || {}).round ? " · " + s.words.round : "")
+    + (tb.paused ? " · " + WORDS.paused : "");
   $("seats").replaceChildren(...(s.seats || []).map((seat) => {
     const box = el("div", "seat");
     box.classList.toggle("turn", Boolean(seat.turn));
@@ -151,13 +150,14 @@ function drawTable() {
   const pile = s.pile || { cards: [], count: 0 };
   const top = pile.cards.length ? cardWords(pile.cards[pile.cards.length - 1]) : "";
   $("pile-line").textContent = WORDS.pile + ": " + WORDS.cards(pile.count || 0)
-    + (top ? " · " + top + " on top" : "")
+    + (top ? " · " + WORDS.onTop(top) : "")
     + (s.bottom && s.bottom.card ? " · " + WORDS.bottom + " " + cardWords(s.bottom.card) : "");
   $("verdicts").replaceChildren(...(s.verdicts || []).slice(0, 5).map((v) => el("li", "", v)));
-  $("pause").textContent = t.paused ? WORDS.resume : WORDS.pause;
-  $("pause").classList.toggle("on", t.paused);
-  $("deal").hidden = !t.can_deal;
-  $("end").disabled = !t.running;
+  $("pause").textContent = tb.paused ? WORDS.resume : WORDS.pause;
+  $("pause").classList.toggle("on", tb.paused);
+  $("pause").setAttribute("aria-pressed", String(tb.paused));
+  $("deal").hidden = !tb.can_deal;
+  $("end").disabled = !tb.running;
   if (typeof drawRace === "function") drawRace(s);  // race.js, as on the display
   $("no-race").hidden = Boolean(s.race);
   drawCorrect();
@@ -182,6 +182,10 @@ function buildPickers() {
   };
   pick($("ranks"), RANKS, (r) => r, "rank");
   pick($("suits"), Object.keys(SUITS), (s) => SUITS[s], "suit");
+  for (const b of $("suits").children) {
+    b.setAttribute("aria-label", t(SUIT_NAMES[b.dataset.value]));
+    b.classList.add("suit-" + b.dataset.value);
+  }
 }
 
 function drawCorrect() {
@@ -191,8 +195,8 @@ function drawCorrect() {
     $("correct-what").textContent = WORDS.noCard;
     return;
   }
-  $("correct-what").textContent = WORDS.lastCard(c) + cardWords(c.card)
-    + (WORDS.bySource[c.source] || "") + ". " + WORDS.pickRankSuit;
+  $("correct-what").textContent = WORDS.lastCard(c, cardWords(c.card)) + ". "
+    + WORDS.pickRankSuit;
 }
 
 function openCorrect() {
@@ -408,8 +412,10 @@ async function drawCheck() {
     box.append(el("div", "name", seat.name));
     for (const act of ["slap", "call"]) {
       const p = seat[act];
-      box.append(el("div", "press", p ? act + ": " + p.at + " · reached the referee "
-        + p.delay_ms + " ms after the edge" : act + ": not pressed yet"));
+      const words = act === "slap"
+        ? (p ? t("slap: {at} · reached the referee {ms} ms after the edge") : t("slap: not pressed yet"))
+        : (p ? t("call: {at} · reached the referee {ms} ms after the edge") : t("call: not pressed yet"));
+      box.append(el("div", "press", fmt(words, p ? { at: p.at, ms: p.delay_ms } : {})));
     }
     if (c.leds.gpio || c.leds.board) {
       const b = el("button", "", WORDS.lightLed);
@@ -425,21 +431,25 @@ async function drawCheck() {
   const parts = [];
   const part = (good, text) => parts.push(el("li", good ? "good" : "bad", text));
   if (c.board) {
-    part(c.board.online, "Table board on " + c.board.port + ": "
-      + (c.board.online ? "online" + (c.board.name ? " (" + c.board.name + ")" : "")
-        + (c.board.synced ? ", clock synced ±" + c.board.error_us + " µs, drift "
-          + c.board.drift_ppm + " ppm" : ", clock not synced yet") : "OFFLINE"));
+    const b = c.board;
+    part(b.online, fmt(!b.online ? t("Table board on {port}: OFFLINE")
+      : b.synced ? t("Table board on {port}: online{name}, clock synced ±{error} µs, drift {drift} ppm")
+        : t("Table board on {port}: online{name}, clock not synced yet"),
+    { port: b.port, name: b.name ? " (" + b.name + ")" : "", error: b.error_us, drift: b.drift_ppm }));
   }
   if (c.camera) {
-    part(c.camera.frames > 0, "Camera: " + c.camera.frames + " frames read"
-      + (c.camera.card ? ", reads " + c.camera.card + " (" + c.camera.confidence + ")"
-        : c.camera.outline ? ", sees a card it cannot read" : ", sees no card"));
+    const cam = c.camera;
+    part(cam.frames > 0, fmt(cam.card ? t("Camera: {n} frames read, reads {card} ({confidence})")
+      : cam.outline ? t("Camera: {n} frames read, sees a card it cannot read")
+        : t("Camera: {n} frames read, sees no card"),
+    { n: cam.frames, card: cam.card, confidence: cam.confidence }));
   }
-  part(true, "Cards: " + c.card_source);
-  if (c.broker) part(c.broker.connected, "Broker " + c.broker.url + ": "
-    + (c.broker.connected ? "connected" : "NOT CONNECTED"));
-  else part(true, "Broker: none (the table's own display is served here)");
-  part(true, "Displays following this table now: " + c.displays);
+  part(true, fmt(t("Cards: {source}"), { source: c.card_source }));
+  if (c.broker) {
+    part(c.broker.connected, fmt(c.broker.connected ? t("Broker {url}: connected")
+      : t("Broker {url}: NOT CONNECTED"), { url: c.broker.url }));
+  } else part(true, t("Broker: none (the table's own display is served here)"));
+  part(true, fmt(t("Displays following this table now: {n}"), { n: c.displays }));
   $("check-parts").replaceChildren(...parts);
   const img = $("check-camera");
   img.hidden = !c.camera || !c.camera.frames;
@@ -460,6 +470,10 @@ async function start() {
   const refused = new URLSearchParams(location.search).get("refused");
   if (refused) say(refused, "error");
   const s = await api("/operator/api/session");
+  if (await pageLanguage(s) !== false) {
+    wirePairing(start);
+    buildPickers();
+  }
   if (!s.paired) {
     showPairing();
     return;

@@ -1,21 +1,27 @@
 // The set-up wizard (cardtable/operator/wizard.py): the table, its players, each pad learned
 // by pressing it, the card source, displays elsewhere; then table.toml is written. Text goes
-// into the page as text only; the page's own words are in WORDS.
+// into the page as text only; the page's own words are in WORDS, in the page's language
+// (i18n.js).
 "use strict";
 
 const WORDS = {
-  seat: (k) => "Seat " + k,
-  press: (name, role) => "Press " + name + "'s " + role + " pad now…",
+  seat: (k) => fmt(t("Seat {n}"), { n: k }),
+  press: (name, role) => fmt(role === "call" ? t("Press {name}'s call pad now…")
+    : t("Press {name}'s slap pad now…"), { name: name }),
   learned: (line) => "GPIO " + line,
-  none: "none",
-  learn: "Learn",
-  forget: "Forget",
-  where: (path, exists) => (exists ? "Changing " : "Writing ") + path,
-  noCamera: "no camera found on this machine",
-  sources: { board: "The table board (card reader)", camera: "A camera over the pile",
-    console: "Typed at the console", virtual: "A virtual deck (no cards)" },
-  running: "The table is running: what you save is used when the referee starts again.",
-  starts: "The table starts now…",
+  get none() { return t("none"); },
+  get learn() { return t("Learn"); },
+  get forget() { return t("Forget"); },
+  where: (path, exists) => fmt(exists ? t("Changing {path}") : t("Writing {path}"), { path: path }),
+  get noCamera() { return t("no camera found on this machine"); },
+  get sources() {
+    return { board: t("The table board (card reader)"), camera: t("A camera over the pile"),
+      console: t("Typed at the console"), virtual: t("A virtual deck (no cards)") };
+  },
+  roles: (role) => (role === "call" ? t("call") : t("slap")),
+  get running() { return t("The table is running: what you save is used when the referee starts again."); },
+  get starts() { return t("The table starts now…"); },
+  get systemLanguage() { return t("the system's"); },
 };
 const ROLES = ["slap", "call"];
 
@@ -68,6 +74,14 @@ function draw() {
   }));
   drawSources();
   $("broker").value = a.broker_url || "";
+  $("language").replaceChildren(...[["", WORDS.systemLanguage]].concat(wiz.state.languages || [])
+    .map(([code, name]) => {
+      const o = el("option", "", name);
+      o.value = code;
+      if (code) o.lang = code;
+      o.selected = code === (a.language || "");
+      return o;
+    }));
 }
 
 function drawPads() {
@@ -80,7 +94,7 @@ function drawPads() {
     for (const role of ROLES) {
       const line = a.pads[k][role];
       const cell = el("div", "row");
-      cell.append(el("span", "pad-line", role + ": " + (line == null ? WORDS.none
+      cell.append(el("span", "pad-line", WORDS.roles(role) + ": " + (line == null ? WORDS.none
         : WORDS.learned(line))));
       const b = el("button", "", line == null ? WORDS.learn : WORDS.forget);
       b.type = "button";
@@ -133,7 +147,7 @@ function drawSources() {
 }
 
 async function probe() {
-  say("Asking every serial port…", "ok");
+  say(t("Asking every serial port…"), "ok");
   const answer = await api("probe", {});
   say(answer.text, answer.ok ? "ok" : "error");
   wiz.ports = (answer.boards || []).map((b) => b.port);
@@ -147,6 +161,7 @@ async function save(event) {
   a.table_id = $("table-id").value.trim();
   a.game = $("game").value;
   a.broker_url = $("broker").value.trim() || null;
+  a.language = $("language").value || null;
   if (a.card_source === "board") a.board_port = $("board-port").value || null;
   if (a.card_source === "camera") a.camera_source = $("camera").value || null;
   const body = Object.assign({}, a, { pads: a.pads.slice(0, a.seats.length) });
@@ -161,6 +176,7 @@ async function save(event) {
 
 async function start() {
   const s = await api("/operator/api/session");
+  if (await pageLanguage(s) !== false) wirePairing(start);
   if (!s.paired) {
     onUnpaired();
     return;

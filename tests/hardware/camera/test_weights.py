@@ -87,3 +87,10 @@ def test_the_wheel_ships_the_weights_and_no_training_code(tmp_path: Path) -> Non
     assert web
     for name in web:
         assert f"cardtable/display/web/{name}" in names, name
+    # The compiled catalogs of every language (issue 35); the sources (.po, .pot) need not ship.
+    catalogs = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cardtable" / "locale").glob(
+        "*/LC_MESSAGES/*.mo"))
+    assert "cardtable/locale/sv/LC_MESSAGES/referee.mo" in catalogs
+    assert "cardtable/locale/sv/LC_MESSAGES/pages.mo" in catalogs
+    for name in catalogs:
+        assert name in names, name

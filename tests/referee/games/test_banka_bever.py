@@ -74,12 +74,13 @@ def slap(e: BankaBever, ms: float, *seats: int) -> list[Verdict]:
 
 
 def vs(verdicts: list[Verdict]) -> list[tuple]:
-    """Verdicts as (kind, fields) without ``reason`` texts of refusals and without the timing
-    fields (tested on their own in tests/referee/games/test_slap_timing.py)."""
+    """Verdicts as (kind, fields) without the words of refusals (``reason``, and its sentence
+    ``why`` and ``args``: tests/referee/test_describe.py) and without the timing fields
+    (tested on their own in tests/referee/games/test_slap_timing.py)."""
     out = []
     for v in verdicts:
         data = {k: x for k, x in without_timing(v.data).items()
-                if not (v.verdict == "illegal" and k == "reason")}
+                if not (v.verdict == "illegal" and k in ("reason", "why", "args"))}
         out.append((v.verdict, data))
     return out
 

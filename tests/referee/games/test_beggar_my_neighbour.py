@@ -327,7 +327,7 @@ def test_refusals_after_game_over_and_for_seats_out():
     before = table.eng.state()
     assert strip_t(table.lay(1)) == [
         {"verdict": "illegal", "seat": 1, "code": "out_of_game",
-         "reason": "seat 1 is out of the game"}
+         "reason": "seat 1 is out of the game", "why": "seat_out", "args": {}}
     ]
     assert table.eng.state() == before
     over = Table(engine("JH", "2C"))
@@ -372,7 +372,7 @@ def test_time_limit_shared_win_and_input_after_limit_is_not_judged():
     assert verdicts == [
         {"t": 3_500_000_000, "verdict": "game_over", "winners": [0, 1], "reason": "time_limit"},
         {"t": 4 * SECOND, "verdict": "illegal", "seat": 0, "code": "game_over",
-         "reason": "the game is over"},
+         "reason": "the game is over", "why": "game_over", "args": {}},
     ]
     assert table.eng.state()["cards_played"] == 2
     assert table.eng.state()["pile"] == ["2H", "2C"]

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cardtable.cli import main
+from referee.describe import REFUSALS
 from referee.model import TIMING_FIELDS, without_timing
 
 DIR = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "banka_bever"
@@ -167,9 +168,12 @@ def test_scenario(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     if not any(k in w for w in expected for k in TIMING_FIELDS):  # worked out before them
         shown = [without_timing(v) for v in shown]
     for v, w in zip(shown, expected, strict=False):
-        if v.get("verdict") == "illegal" and "reason" not in w:
-            assert isinstance(v.get("reason"), str) and v["reason"], v
-            del v["reason"]
+        if v.get("verdict") == "illegal":
+            assert v.get("why") in REFUSALS and isinstance(v.get("args"), dict), v
+            for key in ("reason", "why", "args"):  # words for a person, and their sentence
+                if key not in w:
+                    assert key != "reason" or isinstance(v.get("reason"), str) and v["reason"]
+                    del v[key]
     assert shown == expected, WHY[name]
     if want_state is not None:
         assert {k: state.get(k) for k in want_state} == want_state, WHY[name]

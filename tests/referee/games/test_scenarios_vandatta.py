@@ -8,7 +8,9 @@ Comparison rules:
 
 * every verdict line must match exactly, except the ``reason`` of an ``illegal`` verdict: it is
   plain words for a person (not a stable contract), so it is only required to be non-empty text
-  (and compared exactly where an expected line gives one);
+  (and compared exactly where an expected line gives one); likewise its ``why`` and ``args``
+  (the sentence of the words and its arguments, issue 35), which must name a sentence of
+  ``referee.describe.REFUSALS``;
 * the optional last expected line ``{"state": {...}}`` is compared only on the keys it lists.
 
 Scenarios that pin a reading of a point the original texts leave open (the engine's documented
@@ -35,6 +37,7 @@ from pathlib import Path
 import pytest
 
 from cardtable.cli import main
+from referee.describe import REFUSALS
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "vandatta"
 JOURNALS = sorted(p for p in SCENARIOS.glob("*.jsonl") if not p.name.endswith(".expected.jsonl"))
@@ -78,8 +81,10 @@ def test_scenario(journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
         if v.get("verdict") == "illegal":
             reason = v.get("reason")
             assert isinstance(reason, str) and reason.strip(), f"illegal without a reason: {v}"
-            if not any("reason" in e and e.get("t") == v["t"] for e in expected):
-                del v["reason"]
+            assert v.get("why") in REFUSALS and isinstance(v.get("args"), dict), v
+            for key in ("reason", "why", "args"):
+                if not any(key in e and e.get("t") == v["t"] for e in expected):
+                    del v[key]
         got.append(v)
     assert got == expected
 
