@@ -43,12 +43,12 @@ SHARED = ("race.js", "race.css", "standings.js", "standings.css", "i18n.js")
 
 #: The allowed values of an option in words (the registry's ``allowed``, referee/options.py).
 ALLOWED = {"true, false": N_("true, false"),
-           "a whole number of milliseconds, 0 or more": N_("a whole number of milliseconds, "
-                                                           "0 or more"),
-           "a whole number of microseconds, 0 or more": N_("a whole number of microseconds, "
-                                                           "0 or more"),
-           "a number of seconds greater than 0, or none": N_("a number of seconds greater "
-                                                             "than 0, or none")}
+           "a whole number of milliseconds from 0 to 60000": N_(
+               "a whole number of milliseconds from 0 to 60000"),
+           "a whole number of microseconds from 0 to 1000000": N_(
+               "a whole number of microseconds from 0 to 1000000"),
+           "a number of seconds greater than 0 and at most 86400, or none": N_(
+               "a number of seconds greater than 0 and at most 86400, or none")}
 
 
 class OperatorSite(GuardedSite):

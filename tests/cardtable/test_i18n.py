@@ -314,3 +314,16 @@ def test_simulate_tells_the_game_in_swedish_and_journals_nothing_of_it(tmp_path:
     assert len(said["sv"]) == len(said["en"])
     assert (tmp_path / "sv.jsonl").read_bytes() == (tmp_path / "en.jsonl").read_bytes()
     assert "language" not in (tmp_path / "sv.jsonl").read_text().splitlines()[0]
+
+
+def test_every_options_allowed_values_have_words_in_each_language() -> None:
+    """The operator page words an option's allowed values from ``ALLOWED`` by the registry's
+    English text: a registry that words them otherwise (its maximum added) would fall back to
+    English silently."""
+    from cardtable.operator.site import ALLOWED
+    from referee.games import games
+    from referee.options import option_specs
+
+    said = {s.allowed for spec in games.values() for s in option_specs(spec.options)
+            if not s.choices}
+    assert said <= set(ALLOWED), said - set(ALLOWED)

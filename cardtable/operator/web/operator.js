@@ -310,6 +310,7 @@ function optionField(o, f) {
     input.type = "number";
     input.inputMode = o.kind === "whole" ? "numeric" : "decimal";
     input.min = String(o.minimum);
+    if (o.maximum != null) input.max = String(o.maximum);
     input.step = o.kind === "whole" ? "1" : "any";
     input.value = value == null ? "" : String(value);
     if (o.optional) input.placeholder = WORDS.noneValue;
