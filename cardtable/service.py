@@ -392,6 +392,10 @@ class RefereeService:
                 chatter.append(pad)
             if chatter:
                 self.alerts["chatter"] = chatter
+        elif kind == "camera_offline":  # alerts.camera says why, while it lasts
+            self.alerts["camera"] = fields.get("reason")
+        elif kind == "camera_online":
+            self.alerts.pop("camera", None)
         elif kind == "board_link_unusable":  # alerts.board_link says why, while it lasts
             self.alerts["board_link"] = fields.get("reason")
         elif kind == "board_link_usable":

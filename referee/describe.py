@@ -498,6 +498,9 @@ NOTICES = {
     "board_link_unusable": N_("The line to the table board is unusable ({reason}): the game "
                               "waits for it"),
     "board_link_usable": N_("The line to the table board works again"),
+    "camera_offline": N_("The camera over the pile stopped ({reason}): type the cards at the "
+                         "console until it is back"),
+    "camera_online": N_("The camera over the pile sees the table again"),
     "journal_error": N_("The journal cannot be written ({reason}): the game is paused until "
                         "it can"),
     "journal_ok": N_("The journal can be written again: the game goes on"),

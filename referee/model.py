@@ -32,6 +32,7 @@ NoticeKind = Literal[
     "board_online", "board_offline", "board_error", "board_link_unusable", "board_link_usable",
     "unknown_tag", "unknown_button", "ignored", "rejected", "paused", "resumed",
     "ended_by_operator", "journal_error", "journal_ok", "journal_damaged",
+    "camera_offline", "camera_online",
 ]
 NOTICE_KINDS: tuple[NoticeKind, ...] = get_args(NoticeKind)
 

@@ -137,6 +137,7 @@ STATE_FIELDS: dict[str, Field] = {
     "claim": _object(seat=_seat, reason=_text),
     "current": _object(rank=_rank, suit=_suit),
     "alerts": _object(board=_text, board_link=_text, journal=_text, journal_damaged=_text,
+                      camera=_text,
                       stuck=_list(_object(seat=_seat, button=_text)),
                       chatter=_list(_object(seat=_seat, button=_text))),
 }

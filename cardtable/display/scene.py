@@ -77,6 +77,9 @@ def table_alerts(state: Mapping[str, Any] | None,
     if alerts.get("board_link"):
         out.append(lang.gettext("TABLE BOARD LINK UNUSABLE: {why}").format(
             why=alerts["board_link"]))
+    if alerts.get("camera"):
+        out.append(lang.gettext("CAMERA STOPPED ({why}): type the cards at the console").format(
+            why=alerts["camera"]))
     if state.get("paused"):
         out.append(lang.gettext("PAUSED by the referee"))
     for stuck in alerts.get("stuck") or []:

@@ -7,8 +7,9 @@ card (on the table clock): a ``lay`` of the seat the card came from when the ref
 else of the seat whose turn it is (the pile games), a one-card ``play`` in Vändåtta (the
 camera films the discard pile). A top card that stays unreadable for ``unclear_s`` while
 something new seems to lie there is reported once as an ``ignored`` notice asking the operator
-to type the card at the console. A source that fails (unplugged, the video ended) is logged;
-a device is opened again every second.
+to type the card at the console. A source that fails (unplugged, the video ended) is logged
+and said once to the table (``camera_offline`` with the reason, ``alerts.camera`` on every
+display, until a frame comes again: ``camera_online``); it is opened again every second.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class CameraEdge:
         self._thread: threading.Thread | None = None
         self._source: FrameSource | None = None
         self._unclear_since: int | None = None
+        self._gone = False  # camera_offline was said, and no frame came since
         self._asked = False
         self._progress: int | None = None
         #: (capture time, lay) of each lay seen, and delivery delay in ns (for benches)
@@ -89,6 +91,7 @@ class CameraEdge:
                 self._source = self.open_source()
             except (SourceError, OSError) as exc:
                 log.warning("the camera cannot be opened: %s", exc)
+                self._offline(str(exc))
                 if self._stop.wait(self.retry_s):
                     return
                 continue
@@ -96,14 +99,31 @@ class CameraEdge:
                 for frame in self._source.frames():
                     if self._stop.is_set():
                         break
+                    self._online()
                     self.process(frame, self.recogniser.read(frame.image))
+                else:
+                    if not self._stop.is_set():
+                        self._offline("no more frames")
             except Exception as exc:  # a camera failing mid-stream: log it, open it again
                 log.warning("the camera stopped: %s", exc)
+                self._offline(str(exc) or type(exc).__name__)
             finally:
                 with contextlib.suppress(Exception):
                     self._source.close()
             if self._stop.wait(self.retry_s):
                 return
+
+    def _offline(self, reason: str) -> None:
+        """Tell the table once that the camera stopped (every display's alerts say so until it
+        is back): the cards can be typed at the console meanwhile."""
+        if not self._gone and self.service is not None:
+            self._gone = True
+            self._call(self.service.notice, "camera_offline", reason=reason)
+
+    def _online(self) -> None:
+        if self._gone:
+            self._gone = False
+            self._call(self.service.notice, "camera_online")
 
     def process(self, frame: Frame, read: Read) -> Lay | None:
         """One frame's read; hands a completed lay to the service's loop."""

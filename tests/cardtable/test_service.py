@@ -377,13 +377,17 @@ def test_alerts_stay_in_the_state_for_displays_that_join_later(tmp_path) -> None
     svc = service(config(tmp_path), FakeTime())
     svc.notice("button_stuck", seat=1, button="slap")
     svc.notice("board_offline", reason="no frame for 1.2 s")
+    svc.notice("camera_offline", reason="no more frames")
     svc.pause()
     state = svc.state()
-    assert state["alerts"] == {"board": "offline", "stuck": [{"seat": 1, "button": "slap"}]}
+    assert state["alerts"] == {"board": "offline", "stuck": [{"seat": 1, "button": "slap"}],
+                               "camera": "no more frames"}
     console = Console(record=True, width=100)
     console.print(render(state, [], "online"))
     text = console.export_text()
     assert "BOARD OFFLINE" in text and "PAUSED" in text and "Bo's slap button is stuck" in text
+    assert "CAMERA STOPPED (no more frames)" in text
+    svc.notice("camera_online")
     svc.notice("button_released", seat=1, button="slap")
     svc.notice("board_online", reason="")
     svc.resume()

@@ -65,7 +65,13 @@ def test_a_camera_that_fails_mid_game_is_opened_again_and_read_on(
     edge.retry_s = 0.05
     delivered: list[Any] = []
     edge._deliver = delivered.append  # type: ignore[method-assign]
-    edge.service = object()
+    notices: list[tuple[str, dict[str, Any]]] = []
+
+    class Service:
+        def notice(self, kind: str, **fields: Any) -> None:
+            notices.append((kind, fields))
+
+    edge.service = Service()
     thread = threading.Thread(target=edge._run, daemon=True)
     with caplog.at_level("WARNING", logger="hardware.camera.edge"):
         thread.start()
@@ -81,3 +87,15 @@ def test_a_camera_that_fails_mid_game_is_opened_again_and_read_on(
     assert any("the camera stopped: [Errno 5] Input/output error" in s for s in said), said
     assert sum("the camera cannot be opened: /dev/video0: no such device" in s
                for s in said) == 2, said
+    # the table is told once each way, not at every attempt
+    assert notices[:2] == [("camera_offline", {"reason": "[Errno 5] Input/output error"}),
+                           ("camera_online", {})]
+
+
+def test_the_camera_stopping_is_on_every_display_until_it_is_back() -> None:
+    from cardtable.display.scene import table_alerts
+
+    state = {"game": "banka-bever", "seats": ["Anna", "Bo"],
+             "alerts": {"camera": "[Errno 19] No such device"}}
+    assert table_alerts(state) == [
+        "CAMERA STOPPED ([Errno 19] No such device): type the cards at the console"]
