@@ -81,6 +81,8 @@ class Code:
     token: str
     until: float
     wrong: int = 0
+    #: Whether the code is in the log already.
+    logged: bool = False
 
 
 def clean_name(name: Any, fallback: str) -> str:
@@ -122,8 +124,18 @@ class Pairing:
         """The code of now (a new one once the old one expired)."""
         if now >= self.code.until:
             self.code = self._new_code(now)
-            log.info("operator: a new pairing code: %s", self.code.code)
+            self.log_code(now, "the one before expired", logging.INFO)
         return self.code
+
+    def log_code(self, now: float, why: str, level: int = logging.WARNING) -> bool:
+        """Write the code of now to the log, saying ``why``, unless it was written already (a
+        code is logged once however often it is asked for). Whether it was written now."""
+        code = self.current(now)
+        if code.logged:
+            return False
+        code.logged = True
+        log.log(level, "operator: pairing code %s (%s)", code.code, why)
+        return True
 
     def renew(self, now: float) -> Code:
         """Replace the code and token now."""
