@@ -33,7 +33,14 @@ from cardtable.display.web import asked_language
 from cardtable.errors import PairingRefused
 from cardtable.i18n import Language, language, said
 from cardtable.operator.pairing import SESSION_TTL_S, Device, Pairing
-from cardtable.webserver import StaticFiles, WebServer, new_app
+from cardtable.webserver import (
+    StaticFiles,
+    WebServer,
+    client_of,
+    is_loopback,
+    new_app,
+    proxied,
+)
 
 log = logging.getLogger("cardtable.operator")
 
@@ -74,55 +81,10 @@ def host_names() -> set[str]:
     return {"localhost", name, f"{name}.local"}
 
 
-def is_loopback(remote: str | None) -> bool:
-    """Whether a client connects from this very machine."""
-    try:
-        return remote is not None and ipaddress.ip_address(remote).is_loopback
-    except ValueError:
-        return False
-
-
-#: Headers a reverse proxy adds: a request that carries one came through a proxy, whatever
-#: address it comes from (a proxy on this machine makes every client look like 127.0.0.1).
-PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-IP")
-
-#: The longest client name kept from a proxy's header (wrong codes are counted per name).
-MAX_CLIENT_NAME = 64
-
-
-def proxied(request: web.Request) -> bool:
-    """Whether ``request`` carries a header a reverse proxy adds."""
-    return any(name in request.headers for name in PROXY_HEADERS)
-
-
 def is_table_screen(request: web.Request) -> bool:
     """Whether ``request`` comes from the table's own screen: a browser on this very machine,
     not a client of a reverse proxy on it."""
     return is_loopback(request.remote) and not proxied(request)
-
-
-def client_of(request: web.Request) -> str:
-    """Whom wrong codes and requests are counted against: the client's address, or, for a
-    request from a proxy on this machine, the client the proxy names (the last hop of
-    ``X-Forwarded-For`` or ``Forwarded``, which the proxy adds itself; ``X-Real-IP``), so that
-    one client behind the proxy cannot lock out the others or the table's own screen. A
-    client elsewhere that sends such headers itself is counted by its own address."""
-    remote = request.remote or "?"
-    if not (is_loopback(remote) and proxied(request)):
-        return remote
-    headers = request.headers
-    named = ""
-    if "X-Forwarded-For" in headers:
-        named = ",".join(headers.getall("X-Forwarded-For")).rsplit(",", 1)[-1]
-    elif "Forwarded" in headers:
-        last = ",".join(headers.getall("Forwarded")).rsplit(",", 1)[-1]
-        for pair in last.split(";"):
-            key, _, value = pair.strip().partition("=")
-            if key.lower() == "for":
-                named = value.strip('"')
-    elif "X-Real-IP" in headers:
-        named = headers["X-Real-IP"]
-    return f"proxied:{named.strip()[:MAX_CLIENT_NAME]}"
 
 
 def refusal(status: int, text: str) -> web.Response:

@@ -5,14 +5,19 @@ fails, the wizard's camera, pads, folder and broker, and guessing from many addr
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
 import pytest
 
+import cardtable.webserver as webserver
+from cardtable.display.view import TableView
+from cardtable.display.web import WebDisplay
 from cardtable.operator.pairing import WRONG_PER_CLIENT
 from cardtable.operator.site import OperatorSite
 from tests.cardtable.test_operator_site import client, fetch, with_site
+from tests.cardtable.test_service import FakeTime, config, service
 
 #: What a reverse proxy adds (one of them is enough to say "not the table's own screen").
 PROXY_HEADERS = ({"X-Forwarded-For": "203.0.113.5"}, {"Forwarded": "for=203.0.113.5"},
@@ -125,3 +130,94 @@ def test_the_pairing_routes_answer_the_tables_own_names_only(tmp_path: Path) -> 
 
     with_site(tmp_path, check)
 
+
+
+# --------------------------------------------------------------- 3: streams per client
+
+
+async def _open_stream(port: int, headers: str = "") -> tuple[int, asyncio.StreamWriter]:
+    """Ask for the display's stream on a connection of its own: the answer's status and the
+    connection (kept open, as a page keeps it)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n".encode())
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+    return int(head.split()[1]), writer
+
+
+def test_one_client_cannot_take_every_stream_or_the_operator_page(tmp_path: Path) -> None:
+    """The audit's flood (a thousand streams and keep-alive connections from one client) made
+    small: one client gets MAX_STREAMS_PER_CLIENT streams, the streams of all clients leave
+    STREAM_RESERVE connections free, and the operator page and the wizard are served. (This
+    machine's own browsers, the table's screen and the benchmarks, are not capped per client.)"""
+    svc = service(config(tmp_path, game="banka-bever"), FakeTime())
+    site = OperatorSite(svc, port=0, pairing_folder=svc.journal_dir,
+                        config_path=tmp_path / "table.toml")
+    site.server.max_connections = webserver.STREAM_RESERVE + 2 * webserver.MAX_STREAMS_PER_CLIENT
+    svc.outputs.append(site)
+
+    async def go() -> None:
+        await site.start(svc)
+        port = site.server.port
+        kept: list[asyncio.StreamWriter] = []
+        try:
+            one = []  # one client behind a proxy on this machine (its address in the header)
+            for _ in range(webserver.MAX_STREAMS_PER_CLIENT + 8):
+                status, writer = await _open_stream(port, "X-Forwarded-For: 203.0.113.5\r\n")
+                one.append(status)
+                (kept.append(writer) if status == 200 else writer.close())
+            assert one.count(200) == webserver.MAX_STREAMS_PER_CLIENT
+            assert set(one[webserver.MAX_STREAMS_PER_CLIENT:]) == {503}
+            # Others (each its own client) take the rest, up to the reserve.
+            others = []
+            for k in range(webserver.MAX_STREAMS_PER_CLIENT + 8):
+                status, writer = await _open_stream(port, f"X-Forwarded-For: 10.0.{k}.1\r\n")
+                others.append(status)
+                (kept.append(writer) if status == 200 else writer.close())
+            assert others.count(200) == webserver.MAX_STREAMS_PER_CLIENT, others
+            assert site.budget.open == 2 * webserver.MAX_STREAMS_PER_CLIENT
+            # The pages that change the table are served: the reserve is theirs.
+            async with client() as s:
+                for path in ("operator/", "setup/", "operator/api/session"):
+                    assert (await fetch(s, "GET", site.url + path))[0] == 200, path
+            for writer in kept:
+                writer.close()
+            kept.clear()
+            await asyncio.sleep(0.3)
+            assert site.budget.open == 0 and not site.budget.clients
+        finally:
+            for writer in kept:
+                writer.close()
+            await site.stop()
+            svc.close()
+
+    asyncio.run(go())
+
+
+def test_a_client_holds_at_most_its_share_of_the_connections() -> None:
+    """Idle keep-alive connections from one address stop at MAX_CONNECTIONS_PER_CLIENT (a
+    reverse proxy on this machine is exempt: its clients are told apart per request)."""
+    view = TableView("t1")
+
+    async def go() -> tuple[int, int, int]:
+        display = WebDisplay(view)
+        display.server.exempt = lambda _address: False  # the test's client is 127.0.0.1
+        async with display:
+            port = display.server.port
+            socks = []
+            for _ in range(webserver.MAX_CONNECTIONS_PER_CLIENT + 10):
+                _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                socks.append(writer)
+            await asyncio.sleep(0.3)
+            guard = display.server.guard
+            assert guard is not None
+            held, refused = guard.open, guard.refused
+            for writer in socks:
+                writer.close()
+            await asyncio.sleep(0.3)
+            return held, refused, guard.open
+
+    held, refused, after = asyncio.run(go())
+    assert held == webserver.MAX_CONNECTIONS_PER_CLIENT and refused == 10 and after == 0
+    from cardtable.webserver import is_loopback
+
+    assert is_loopback("127.0.0.1") and not is_loopback("192.168.1.9")
