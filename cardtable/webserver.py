@@ -278,7 +278,8 @@ def _secure(response: web.StreamResponse) -> None:
 @web.middleware
 async def security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Add :data:`SECURITY_HEADERS` to every answer, errors included (a stream gets them before
-    its headers are sent: see :func:`prepared`)."""
+    its headers are sent: see :func:`prepared`); a handler's unexpected exception is logged and
+    answered with a JSON refusal (500), as every refusal of the pages is shaped."""
     guard = request.config_dict.get(GUARD)
     if guard is not None:
         guard.served(request.transport)
@@ -287,6 +288,11 @@ async def security_headers(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException as exc:
         _secure(exc)
         raise
+    except Exception:  # a bug: said in the log, answered as a refusal (not aiohttp's page)
+        log.exception("web: %s %s failed", request.method, request.path)
+        response = web.json_response(
+            {"ok": False, "text": "the referee could not answer this (its log says why)"},
+            status=500)
     if not response.prepared:
         _secure(response)
     return response

@@ -6,16 +6,19 @@ fails, the wizard's camera, pads, folder and broker, and guessing from many addr
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 import cardtable.webserver as webserver
 from cardtable.display.view import TableView
 from cardtable.display.web import WebDisplay
 from cardtable.operator.pairing import WRONG_PER_CLIENT
 from cardtable.operator.site import OperatorSite
+from cardtable.webserver import SECURITY_HEADERS
 from tests.cardtable.test_operator_site import client, fetch, with_site
 from tests.cardtable.test_service import FakeTime, config, service
 
@@ -221,3 +224,34 @@ def test_a_client_holds_at_most_its_share_of_the_connections() -> None:
     from cardtable.webserver import is_loopback
 
     assert is_loopback("127.0.0.1") and not is_loopback("192.168.1.9")
+
+
+# --------------------------------------------------------------- 11: a handler that fails
+
+
+def test_a_handler_that_fails_answers_a_json_refusal_with_the_headers(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def broken(request: web.Request) -> web.StreamResponse:
+        raise RuntimeError("a bug in a handler")
+
+    async def go() -> tuple[int, bytes, dict[str, str]]:
+        app = webserver.new_app()
+        app.router.add_get("/broken", broken)
+        server = await webserver.WebServer(app).start()
+        try:
+            async with client() as s, s.get(server.url + "broken") as r:
+                return r.status, await r.read(), dict(r.headers)
+        finally:
+            await server.stop()
+
+    with caplog.at_level(logging.ERROR, logger="cardtable.web"):
+        status, body, headers = asyncio.run(go())
+    assert status == 500
+    answer = json.loads(body)
+    assert answer["ok"] is False and "log" in answer["text"]
+    assert "a bug in a handler" not in answer["text"]  # the why goes to the log only
+    for name, value in SECURITY_HEADERS.items():
+        assert headers.get(name) == value, name
+    assert headers["Cache-Control"] == "no-store"
+    assert any("a bug in a handler" in r.getMessage() or (
+        r.exc_info and "a bug in a handler" in str(r.exc_info[1])) for r in caplog.records)
