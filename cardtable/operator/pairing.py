@@ -110,7 +110,8 @@ class Pairing:
                 log.warning("operator: cannot keep the paired phones in %s (%s): they are "
                             "kept until the referee stops", folder, exc.strerror or exc)
                 self.folder = None
-        self.signer = TimestampSigner(key or secrets.token_bytes(32), salt="operator-session")
+        self._key = key or secrets.token_bytes(32)
+        self.signer = TimestampSigner(self._key, salt="operator-session")
         self.code = self._new_code(now)
         self._wrong: dict[str, deque[float]] = {}
 
@@ -237,6 +238,21 @@ class Pairing:
         self._save()
 
     # -- kept on disk --------------------------------------------------------------------------
+    def keep_in(self, folder: Path) -> None:
+        """Keep the secret key and the paired phones in ``folder`` from now on (the set-up
+        wizard's phones follow the table to the journal folder its file names)."""
+        if self.folder is not None and folder.resolve() == self.folder.resolve():
+            return
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_private(folder / SECRET_FILE, self._key)
+        except OSError as exc:
+            log.warning("operator: cannot keep the paired phones in %s (%s)", folder,
+                        exc.strerror or exc)
+            return
+        self.folder = folder
+        self._save()
+
     def _load(self, folder: Path, now: float) -> bytes:
         secret = folder / SECRET_FILE
         try:
@@ -245,11 +261,7 @@ class Pairing:
             key = b""
         if len(key) < 32:
             key = secrets.token_bytes(32)
-            tmp = secret.with_suffix(".tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(key)
-            os.replace(tmp, secret)
+            _write_private(secret, key)
         try:
             raw = json.loads((folder / DEVICES_FILE).read_text(encoding="utf-8"))
             for item in raw if isinstance(raw, list) else []:
@@ -278,3 +290,12 @@ class Pairing:
                 tmp.unlink()
             log.warning("operator: cannot keep the paired phones in %s (%s)", path,
                         exc.strerror or exc)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` readable by this user only (0600), whole or not at all."""
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)

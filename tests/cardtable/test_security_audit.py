@@ -8,18 +8,25 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from aiohttp import web
 
+import cardtable.operator.setup as setup
+import cardtable.operator.wizard as wizard
 import cardtable.webserver as webserver
+from cardtable.config import load_config
 from cardtable.display.view import TableView
 from cardtable.display.web import WebDisplay
-from cardtable.operator.pairing import WRONG_PER_CLIENT
+from cardtable.errors import ConfigError
+from cardtable.operator.pairing import WRONG_PER_CLIENT, Pairing
+from cardtable.operator.setup import Answers, answers_of, write_table
 from cardtable.operator.site import OperatorSite
 from cardtable.webserver import SECURITY_HEADERS
-from tests.cardtable.test_operator_site import client, fetch, with_site
+from tests.cardtable.test_operator_site import client, fetch, paired, with_site
 from tests.cardtable.test_service import FakeTime, config, service
 
 #: What a reverse proxy adds (one of them is enough to say "not the table's own screen").
@@ -255,3 +262,170 @@ def test_a_handler_that_fails_answers_a_json_refusal_with_the_headers(
     assert headers["Cache-Control"] == "no-store"
     assert any("a bug in a handler" in r.getMessage() or (
         r.exc_info and "a bug in a handler" in str(r.exc_info[1])) for r in caplog.records)
+
+
+# --------------------------------------------------------------- the wizard: 4, 6, 7, 14
+
+
+def with_table_site(tmp_path: Path, check: Callable[[OperatorSite, str], Awaitable[None]],
+                    extra: str = "") -> None:
+    """A table's site whose wizard rewrites the table's own ``table.toml``."""
+    svc = service(config(tmp_path, game="banka-bever", extra=extra), FakeTime())
+    site = OperatorSite(svc, port=0, pairing_folder=svc.journal_dir,
+                        config_path=tmp_path / "table.toml")
+    svc.outputs.append(site)
+
+    async def go() -> None:
+        await site.start(svc)
+        try:
+            await check(site, site.url)
+        finally:
+            await site.stop()
+            svc.close()
+
+    asyncio.run(go())
+
+
+def test_the_camera_preview_opens_this_machines_cameras_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audit saved an http:// URL and a private PNG as the camera and had the preview
+    open them (ffmpeg fetched the URL; the PNG came back; a file's existence could be told).
+    Now the preview opens a camera of this machine's list, the Pi camera or a device number,
+    never what the file names, and the wizard saves nothing else from the web."""
+    secret = tmp_path / "private.png"
+    secret.write_bytes(b"\x89PNG\r\n\x1a\n private")
+    opened: list[str] = []
+    monkeypatch.setattr(setup, "cameras", lambda: ["/dev/video3"])
+    monkeypatch.setattr(wizard, "camera_frame", lambda source: opened.append(source) or b"JPG")
+
+    async def check(site: OperatorSite, base: str) -> None:
+        async with client() as s:
+            csrf = await paired(s, site, base)
+            url = base + "setup/api/camera.jpg?source="
+            for source in (str(secret), "http://127.0.0.1:9/x", "/dev/video9", "/etc/passwd",
+                           "/dev/video3/../../etc/passwd", "rtsp://10.0.0.1/x", "007", ""):
+                status, _, _ = await fetch(s, "GET", url + quote(source))
+                assert status == 400, source
+            assert opened == []
+            for source in ("/dev/video3", "picamera", "0"):
+                status, body, _ = await fetch(s, "GET", url + quote(source))
+                assert status == 200 and body == b"JPG", source
+            assert opened == ["/dev/video3", "picamera", "0"]
+            # Saving a source that is not one of those is refused, and nothing is written.
+            text = (tmp_path / "table.toml").read_text()
+            for source in (str(tmp_path / "other.png"), "http://127.0.0.1:9/x", "/dev/video9"):
+                status, answer, _ = await fetch(
+                    s, "POST", base + "setup/api/save",
+                    json={"answers": {"card_source": "camera", "camera_source": source}},
+                    headers={"Origin": base.rstrip("/"), "X-CSRF-Token": csrf})
+                assert status == 400 and "camera_source" in answer["text"], answer
+                assert (tmp_path / "table.toml").read_text() == text
+
+    extra = f'[camera]\nsource = "{secret}"\n'
+    with_table_site(tmp_path, check, extra)
+    # A source a person wrote in the file is kept when the page sends it back unchanged.
+    saved = answers_of(tmp_path / "table.toml")
+    assert saved.camera_source == str(secret)
+    assert Answers.from_json({"camera_source": str(secret)}, saved=saved).camera_source == str(
+        secret)
+    with pytest.raises(ValueError, match="camera_source"):
+        Answers.from_json({"camera_source": str(secret)})
+
+
+@pytest.mark.parametrize("pads", [[{"slap": {"x": [1]}}], [{"slap": 1e400}], [{"slap": True}],
+                                  [{"slap": "17"}], [{"slap": 17, "led": [4]}], ["17"],
+                                  [{"slap": 17, "extra": 4}]])
+def test_pads_from_the_web_are_whole_numbers(pads: list[object]) -> None:
+    with pytest.raises(ValueError, match="pads"):
+        Answers.from_json({"seats": ["Anna"], "pads": pads})
+
+
+@pytest.mark.parametrize("answers", [{"table_id": 1e400}, {"game": ["x"]}, {"seats": "Anna"},
+                                     {"language": 7}, {"broker_url": {"a": 1}},
+                                     {"board_port": 3}, {"pin_factory": None}])
+def test_every_answer_from_the_web_has_its_kind(answers: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match=next(iter(answers))):
+        Answers.from_json(answers)
+
+
+def test_the_wizard_writes_nothing_referee_run_refuses(tmp_path: Path) -> None:
+    """The file is checked as `referee run` checks it, the pads as the GPIO edge reads them,
+    before anything is written (the audit's saved pads made `referee run` refuse to start)."""
+    path = tmp_path / "table.toml"
+    for pads in ([{"slap": 99}, {"slap": 5}], [{"slap": 17}, {"slap": 17}], [{"slap": 17}]):
+        answers = Answers.from_json({"seats": ["Anna", "Bo"], "pads": pads,
+                                     "pin_factory": "mock"})
+        with pytest.raises(ConfigError) as refused:
+            write_table(path, answers)
+        assert "seats" in str(refused.value), pads
+        assert not path.exists()
+    write_table(path, Answers.from_json({"seats": ["Anna", "Bo"], "pin_factory": "mock",
+                                         "pads": [{"slap": 17}, {"slap": 5, "led": 6}]}))
+    cfg = load_config(path)
+    assert cfg.seats == ("Anna", "Bo")
+    from cardtable.wiring import pad_config
+
+    hw = pad_config(cfg)
+    assert hw is not None and [s.slap for s in hw.seats] == [17, 5]
+
+
+@pytest.mark.parametrize("folder", ["../../../tmp/x", "/tmp/x", "a/b", "..", ".", "", ".hidden",
+                                    "a\\b", "x\x00y", 7])
+def test_the_journal_folder_from_the_web_is_a_plain_name(folder: object) -> None:
+    with pytest.raises(ValueError, match="journal_dir"):
+        Answers.from_json({"journal_dir": folder})
+
+
+def test_the_journal_folder_stays_in_the_configurations_folder(tmp_path: Path) -> None:
+    assert Answers.from_json({"journal_dir": "games-2026"}).journal_dir == "games-2026"
+    saved = Answers(journal_dir="/var/lib/referee/journals")  # a person wrote it: kept
+    assert Answers.from_json({"journal_dir": "/var/lib/referee/journals"},
+                             saved=saved).journal_dir == "/var/lib/referee/journals"
+    path = tmp_path / "table.toml"
+    write_table(path, Answers.from_json({"journal_dir": "games"}))
+    assert load_config(path).journal_dir == tmp_path / "games"
+
+
+def test_the_brokers_password_never_leaves_and_is_kept(tmp_path: Path) -> None:
+    url = "mqtts://referee:s3cret%21@broker.local:8883?cafile=/etc/cardtable/ca.crt"
+
+    async def check(site: OperatorSite, base: str) -> None:
+        origin = {"Origin": base.rstrip("/")}
+        async with client() as s:
+            csrf = await paired(s, site, base)
+            status, state, _ = await fetch(s, "GET", base + "setup/api/state")
+            shown = state["answers"]["broker_url"]
+            assert status == 200 and "s3cret" not in json.dumps(state)
+            assert shown == "mqtts://referee@broker.local:8883?cafile=/etc/cardtable/ca.crt"
+            # Sent back as shown: the saved password stays.
+            answers = {**state["answers"], "pads": []}
+            status, answer, _ = await fetch(s, "POST", base + "setup/api/save",
+                                            json={"answers": answers},
+                                            headers={**origin, "X-CSRF-Token": csrf})
+            assert status == 200, answer
+            assert load_config(tmp_path / "table.toml").raw["broker"]["url"] == url
+            # Another broker: the password is not carried to it.
+            answers["broker_url"] = "mqtt://referee@other.example:1883"
+            status, answer, _ = await fetch(s, "POST", base + "setup/api/save",
+                                            json={"answers": answers},
+                                            headers={**origin, "X-CSRF-Token": csrf})
+            assert status == 200, answer
+            assert load_config(tmp_path / "table.toml").raw["broker"]["url"] == (
+                "mqtt://referee@other.example:1883")
+
+    with_table_site(tmp_path, check, f'[broker]\nurl = "{url}"\n')
+
+
+def test_the_phone_that_set_the_table_up_stays_paired_in_its_journal_folder(
+        tmp_path: Path) -> None:
+    """The wizard keeps the phones it paired where the table's journals will be: the folder
+    the saved file names (the audit's phone was unpaired once the table ran elsewhere)."""
+    path = tmp_path / "table.toml"
+    site = wizard.SetupSite(path, port=0)
+    phone = site.pairing.pair(code=site.pairing.current(site.clock()).code, client="a",
+                              now=site.clock())
+    cookie = site.pairing.cookie(phone)
+    write_table(path, Answers.from_json({"journal_dir": "games"}))
+    site._saved(path)
+    kept = Pairing(tmp_path / "games", site.clock())
+    assert kept.device(cookie, site.clock()) is not None
