@@ -21,8 +21,8 @@ import cardtable.webserver as webserver
 from cardtable.config import load_config
 from cardtable.display.view import TableView
 from cardtable.display.web import WebDisplay
-from cardtable.errors import ConfigError
-from cardtable.operator.pairing import WRONG_PER_CLIENT, Pairing
+from cardtable.errors import ConfigError, PairingRefused
+from cardtable.operator.pairing import TABLE_WRONG_PER_WINDOW, WRONG_PER_CLIENT, Pairing
 from cardtable.operator.setup import Answers, answers_of, write_table
 from cardtable.operator.site import OperatorSite
 from cardtable.webserver import SECURITY_HEADERS
@@ -429,3 +429,46 @@ def test_the_phone_that_set_the_table_up_stays_paired_in_its_journal_folder(
     site._saved(path)
     kept = Pairing(tmp_path / "games", site.clock())
     assert kept.device(cookie, site.clock()) is not None
+
+
+# --------------------------------------------------------------- 8: guessing from many addresses
+
+
+def test_wrong_codes_from_many_addresses_meet_a_table_wide_budget_with_back_off() -> None:
+    """Many addresses, each under its own limit, kept replacing the code and guessing on: the
+    table now takes TABLE_WRONG_PER_WINDOW wrong codes a window, then refuses every typed code
+    (the right one too) for a while that doubles each time the budget is spent again. The QR
+    code's token (unguessable) and the table's own screen still pair."""
+    pairing = Pairing(None, now=0.0)
+
+    def guess_from_many(now: float, start: int) -> int:
+        """Wrong codes from new addresses until the table refuses: how many were taken."""
+        for k in range(10 * TABLE_WRONG_PER_WINDOW):
+            right = pairing.current(now).code
+            try:
+                pairing.pair(code="000000" if right != "000000" else "111111",
+                             client=f"10.{start}.{k // 250}.{k % 250}", now=now)
+            except PairingRefused as exc:
+                if "at this table" in str(exc):
+                    return k
+        raise AssertionError("never refused")
+
+    assert guess_from_many(0.0, 1) == TABLE_WRONG_PER_WINDOW
+    right = pairing.current(0.0).code
+    with pytest.raises(PairingRefused, match="at this table: try again in 60 s"):
+        pairing.pair(code=right, client="10.200.0.1", now=0.0)  # the right code too
+    # The QR code's token and the table's own screen are not held up.
+    assert pairing.pair(token=pairing.current(2.0).token, client="10.200.0.2", now=2.0)
+    assert pairing.pair(code=pairing.current(3.0).code, client="127.0.0.1", now=3.0)
+    # Once the wait is over, the next spent budget waits twice as long.
+    assert guess_from_many(61.0, 2) == TABLE_WRONG_PER_WINDOW
+    with pytest.raises(PairingRefused, match="try again in 120 s"):
+        pairing.pair(code=pairing.current(61.0).code, client="10.201.0.1", now=61.0)
+    assert guess_from_many(182.0, 3) == TABLE_WRONG_PER_WINDOW
+    with pytest.raises(PairingRefused, match="try again in 240 s"):
+        pairing.pair(code=pairing.current(182.0).code, client="10.202.0.1", now=182.0)
+    # A quiet table forgets: a right code after the wait pairs, and the back-off starts again.
+    assert pairing.pair(code=pairing.current(423.0).code, client="10.203.0.1", now=423.0)
+    assert guess_from_many(2000.0, 4) == TABLE_WRONG_PER_WINDOW
+    with pytest.raises(PairingRefused, match="try again in 60 s"):
+        pairing.pair(code=pairing.current(2000.0).code, client="10.204.0.1", now=2000.0)
