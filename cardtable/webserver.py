@@ -12,20 +12,23 @@ What every page of the project shares is decided here, once:
   names; a request's path is only ever looked up in that table, never joined to a folder, so
   no ``../``, encoded dot, backslash or NUL reaches the file system;
 - :class:`SceneStream`: server-sent events of the newest scene, at most :data:`MAX_STREAMS`
-  pages at once (one more gets 503), each a coroutine, not a thread, each scene written to
-  every page's socket at once; a page that falls :data:`MAX_BEHIND` bytes behind is cut off
-  and reconnects to the newest (it never works through a backlog);
+  pages at once, :data:`MAX_STREAMS_PER_CLIENT` of one client, and never the last
+  :data:`STREAM_RESERVE` connections (one more gets 503), each a coroutine, not a thread,
+  each scene written to every page's socket at once; a page that falls :data:`MAX_BEHIND`
+  bytes behind is cut off and reconnects to the newest (it never works through a backlog);
 - :class:`WebServer`: the listening socket, with the request's size bounded
   (:data:`MAX_FIELD`, :data:`MAX_BODY`) and its connections by :class:`ConnectionGuard`: at
   most :func:`max_connections` at once (never so many that the referee's journal could not
-  open a file), and a connection that has not made its first request within
-  :data:`FIRST_REQUEST_S` is closed (a slow or half-open client holds nothing for long).
+  open a file), :data:`MAX_CONNECTIONS_PER_CLIENT` of one address, and a connection that
+  has not made its first request within :data:`FIRST_REQUEST_S` is closed (a slow or
+  half-open client holds nothing for long).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import mimetypes
 from collections.abc import Awaitable, Callable, Iterable
@@ -66,9 +69,67 @@ MAX_BODY = 64 * 1024
 #: closed: a browser takes milliseconds; a slowloris client or a half-open one takes forever.
 FIRST_REQUEST_S = 10.0
 
+#: Streams one client may follow at once (a client is its address, or behind a reverse proxy
+#: on this machine the client the proxy names: :func:`client_of`); one more gets 503. This
+#: machine's own browsers are not counted per client (the table's screen, the benchmarks).
+MAX_STREAMS_PER_CLIENT = 32
+
+#: Connections one address may hold at once; one more is closed at once (this machine is not
+#: counted: a reverse proxy on it carries every client).
+MAX_CONNECTIONS_PER_CLIENT = 64
+
+#: Connections the streams never take (at most half the limit), so that the operator page and
+#: the wizard can always be reached while the display's pages follow their streams.
+STREAM_RESERVE = 64
+
+#: Headers a reverse proxy adds: a request that carries one came through a proxy, whatever
+#: address it comes from (a proxy on this machine makes every client look like 127.0.0.1).
+PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-IP")
+
+#: The longest client name kept from a proxy's header.
+MAX_CLIENT_NAME = 64
+
 #: File descriptors kept for the rest of the process (the journal, the broker, the pads, the
 #: board, the console socket …) when the connections are bounded by the process's limit.
 RESERVED_FDS = 256
+
+
+def is_loopback(remote: str | None) -> bool:
+    """Whether a client connects from this very machine."""
+    try:
+        return remote is not None and ipaddress.ip_address(remote).is_loopback
+    except ValueError:
+        return False
+
+
+def proxied(request: web.Request) -> bool:
+    """Whether ``request`` carries a header a reverse proxy adds."""
+    return any(name in request.headers for name in PROXY_HEADERS)
+
+
+def client_of(request: web.Request) -> str:
+    """Whom a request is counted against (wrong pairing codes, streams, asking for the code):
+    the client's address, or, for a request from a reverse proxy on this machine, the client
+    the proxy names (the last hop of ``X-Forwarded-For`` or ``Forwarded``, which the proxy adds
+    itself; else ``X-Real-IP``), so that one client behind the proxy cannot use up what the
+    others and the table's own screen are given. A client elsewhere that sends such headers
+    itself is counted by its own address."""
+    remote = request.remote or "?"
+    if not (is_loopback(remote) and proxied(request)):
+        return remote
+    headers = request.headers
+    named = ""
+    if "X-Forwarded-For" in headers:
+        named = ",".join(headers.getall("X-Forwarded-For")).rsplit(",", 1)[-1]
+    elif "Forwarded" in headers:
+        last = ",".join(headers.getall("Forwarded")).rsplit(",", 1)[-1]
+        for pair in last.split(";"):
+            key, _, value = pair.strip().partition("=")
+            if key.lower() == "for":
+                named = value.strip('"')
+    elif "X-Real-IP" in headers:
+        named = headers["X-Real-IP"]
+    return f"proxied:{named.strip()[:MAX_CLIENT_NAME]}"
 
 
 def max_connections() -> int:
@@ -91,10 +152,17 @@ class ConnectionGuard:
     :meth:`served` (called for every request) marks a connection as having made one."""
 
     def __init__(self, factory: Callable[[], asyncio.Protocol], limit: int,
-                 first_request_s: float = FIRST_REQUEST_S) -> None:
+                 first_request_s: float = FIRST_REQUEST_S, *,
+                 per_client: int = MAX_CONNECTIONS_PER_CLIENT,
+                 exempt: Callable[[str | None], bool] = is_loopback) -> None:
         self.factory = factory
         self.limit = limit
         self.first_request_s = first_request_s
+        #: The most connections of one address (``exempt`` addresses are not counted).
+        self.per_client = per_client
+        self.exempt = exempt
+        #: Open connections per counted address.
+        self.by_client: dict[str, int] = {}
         self.open = 0
         #: The most connections open at once, since the start.
         self.peak = 0
@@ -127,13 +195,22 @@ class _Guarded(asyncio.Protocol):
         self.guard = guard
         self.inner = inner
         self.transport: asyncio.BaseTransport | None = None
+        #: The address this connection is counted against (None: not counted).
+        self.counted: str | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         guard = self.guard
-        if guard.open >= guard.limit:
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else None
+        counted = None if guard.exempt(address) else str(address)
+        if guard.open >= guard.limit or (
+                counted is not None and guard.by_client.get(counted, 0) >= guard.per_client):
             guard.refused += 1
             transport.close()
             return
+        if counted is not None:
+            guard.by_client[counted] = guard.by_client.get(counted, 0) + 1
+            self.counted = counted
         guard.open += 1
         guard.peak = max(guard.peak, guard.open)
         self.transport = transport
@@ -145,6 +222,10 @@ class _Guarded(asyncio.Protocol):
         if self.transport is None:
             return  # refused: the server never saw it
         self.guard.open -= 1
+        if self.counted is not None:
+            left = self.guard.by_client.pop(self.counted, 1) - 1
+            if left > 0:
+                self.guard.by_client[self.counted] = left
         self.guard.served(self.transport)  # its timer, if it still had one, goes too
         self.inner.connection_lost(exc)
 
@@ -197,7 +278,8 @@ def _secure(response: web.StreamResponse) -> None:
 @web.middleware
 async def security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Add :data:`SECURITY_HEADERS` to every answer, errors included (a stream gets them before
-    its headers are sent: see :func:`prepared`)."""
+    its headers are sent: see :func:`prepared`); a handler's unexpected exception is logged and
+    answered with a JSON refusal (500), as every refusal of the pages is shaped."""
     guard = request.config_dict.get(GUARD)
     if guard is not None:
         guard.served(request.transport)
@@ -206,6 +288,11 @@ async def security_headers(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException as exc:
         _secure(exc)
         raise
+    except Exception:  # a bug: said in the log, answered as a refusal (not aiohttp's page)
+        log.exception("web: %s %s failed", request.method, request.path)
+        response = web.json_response(
+            {"ok": False, "text": "the referee could not answer this (its log says why)"},
+            status=500)
     if not response.prepared:
         _secure(response)
     return response
@@ -246,15 +333,48 @@ class StaticFiles:
 
 class StreamBudget:
     """How many pages may follow streams at once, shared by the streams of one server (the
-    hall's tables share one): :attr:`limit` (:data:`MAX_STREAMS` when None), :attr:`open`."""
+    hall's tables share one): :attr:`limit` (:data:`MAX_STREAMS` when None), :attr:`open`,
+    and per client (:func:`client_of`) :attr:`per_client`, this machine's own browsers
+    aside."""
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None, *,
+                 per_client: int = MAX_STREAMS_PER_CLIENT) -> None:
         self.limit = limit
+        self.per_client = per_client
         self.open = 0
+        #: Streams open per client (this machine's own browsers are not counted).
+        self.clients: dict[str, int] = {}
 
     def full(self) -> bool:
         """No page more may follow now."""
         return self.open >= (MAX_STREAMS if self.limit is None else self.limit)
+
+    def refuse(self, client: str | None, guard: ConnectionGuard | None) -> str | None:
+        """Why one more stream of ``client`` (None: this machine's own) is refused now, or
+        None: the budget is spent, the client has its share, or the streams would take the
+        connections kept for the other pages (:data:`STREAM_RESERVE`)."""
+        if self.full():
+            return "too many pages follow this display"
+        if guard is not None and self.open >= guard.limit - min(STREAM_RESERVE,
+                                                                guard.limit // 2):
+            return "too many pages follow this display"
+        if client is not None and self.clients.get(client, 0) >= self.per_client:
+            return "this device follows this display too many times"
+        return None
+
+    def take(self, client: str | None) -> None:
+        """One more stream of ``client``."""
+        self.open += 1
+        if client is not None:
+            self.clients[client] = self.clients.get(client, 0) + 1
+
+    def give_back(self, client: str | None) -> None:
+        """A stream of ``client`` ended."""
+        self.open -= 1
+        if client is not None:
+            left = self.clients.pop(client, 1) - 1
+            if left > 0:
+                self.clients[client] = left
 
 
 def _chunk(data: bytes) -> bytes:
@@ -318,8 +438,13 @@ class SceneStream:
 
     async def serve(self, request: web.Request) -> web.StreamResponse:
         """Stream the scenes to one page: the newest at once, then each newer one."""
-        if self.budget.full() or self.closed:
-            raise web.HTTPServiceUnavailable(text="too many pages follow this display")
+        client: str | None = client_of(request)
+        if client is not None and is_loopback(client):
+            client = None  # this machine's own browser (a proxy's clients are named)
+        why = ("the display has closed" if self.closed else
+               self.budget.refuse(client, request.config_dict.get(GUARD)))
+        if why is not None:
+            raise web.HTTPServiceUnavailable(text=why)
         response = web.StreamResponse(headers={
             "Content-Type": "text/event-stream; charset=utf-8", "X-Accel-Buffering": "no"})
         await prepared(response, request)
@@ -328,7 +453,7 @@ class SceneStream:
             return response
         gone = asyncio.Event()
         self._pages[transport] = gone
-        self.budget.open += 1
+        self.budget.take(client)
         try:
             first = f"retry: {RETRY_MS}\n\n".encode()
             if self.version:
@@ -342,7 +467,7 @@ class SceneStream:
                     self._send(transport, gone, _KEEPALIVE)
         finally:
             self._pages.pop(transport, None)
-            self.budget.open -= 1
+            self.budget.give_back(client)
         return response
 
 
@@ -364,6 +489,8 @@ class WebServer:
         #: a connection has for its first request.
         self.max_connections: int | None = None
         self.first_request_s = FIRST_REQUEST_S
+        #: Addresses whose connections are not counted per client (this machine's own).
+        self.exempt: Callable[[str | None], bool] = is_loopback
 
     async def start(self) -> WebServer:
         """Listen (raises :class:`OSError` when the address cannot be used)."""
@@ -372,7 +499,7 @@ class WebServer:
                                max_field_size=MAX_FIELD, max_headers=MAX_HEADERS,
                                keepalive_timeout=KEEPALIVE_IDLE_S)
         guard = ConnectionGuard(asyncio.Protocol, self.max_connections or max_connections(),
-                                self.first_request_s)
+                                self.first_request_s, exempt=self.exempt)
         self.app[GUARD] = guard  # before the application is frozen
         await runner.setup()
         server = runner.server

@@ -85,6 +85,23 @@ def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = Non
                       frames=cam.frames)
 
 
+def pad_config(config: TableConfig) -> hwconfig.HardwareConfig | None:
+    """The GPIO pads ``config`` names (``[hardware]``/``[[seats]]``; None: none), checked as
+    the service is built with them (the set-up wizard checks a file so before writing it)."""
+    raw = config.raw
+    if "seats" not in raw and "hardware" not in raw:
+        return None
+    try:
+        hw = hwconfig.parse_config(raw)
+    except ConfigError as exc:
+        raise ConfigError(config.path, exc.key, exc.reason) from exc
+    if len(hw.seats) < len(config.seats):  # more pads than players: some sit out
+        raise ConfigError(config.path, "seats",
+                          f"{len(hw.seats)} [[seats]] pin entries for "
+                          f"{len(config.seats)} seats in table.seats")
+    return hw
+
+
 def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any = None,
                   deck: Deck | None = None,
                   camera_source: Callable[[], Any] | None = None, web: bool = False,
@@ -102,16 +119,8 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
         outputs.append(typed)  # on a terminal it shows the verdicts in plain words
     if config.console_socket is not None:
         edges.append(SocketConsole(config.console_socket))
-    raw = config.raw
-    if "seats" in raw or "hardware" in raw:
-        try:
-            hw = hwconfig.parse_config(raw)
-        except ConfigError as exc:
-            raise ConfigError(config.path, exc.key, exc.reason) from exc
-        if len(hw.seats) < len(config.seats):  # more pads than players: some sit out
-            raise ConfigError(config.path, "seats",
-                              f"{len(hw.seats)} [[seats]] pin entries for "
-                              f"{len(config.seats)} seats in table.seats")
+    hw = pad_config(config)
+    if hw is not None:
         try:  # lgpio missing, no /dev/gpiochip yet, no permission, busy: hardware.pins says
             factory = pin_factory or make_pin_factory(hw)
         except ConfigError as exc:  # what a person must fix; the rest may pass (exit 75)

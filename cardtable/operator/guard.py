@@ -3,8 +3,9 @@ who may use it, and how a phone gets to (docs/security.md).
 
 :class:`GuardedSite` holds the table's :class:`~cardtable.operator.pairing.Pairing` and serves
 the pairing routes under ``/operator/api/`` and ``/pairing.json``/``/pairing.svg`` (the code,
-to the table's own screen only). Guards, in order, on every ``/operator`` and ``/setup``
-request: the ``Host`` must name this machine (an IP address, ``localhost``, the machine's name
+to the table's own screen only: a browser on this machine, never a reverse proxy's client).
+Guards, in order, on every ``/operator``, ``/setup`` and ``/pairing.*`` request: the ``Host``
+must name this machine (an IP address, ``localhost``, the machine's name
 or a name of ``[web] hosts``; anything else, as a page of another site that points its name at
 the table by DNS rebinding, gets 421); then, but for pairing itself, a paired session (401);
 and on every change (POST), the page's own origin (``Origin`` as the ``Host``: 403) and the
@@ -19,6 +20,7 @@ import json
 import logging
 import socket
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,14 @@ from cardtable.display.web import asked_language
 from cardtable.errors import PairingRefused
 from cardtable.i18n import Language, language, said
 from cardtable.operator.pairing import SESSION_TTL_S, Device, Pairing
-from cardtable.webserver import StaticFiles, WebServer, new_app
+from cardtable.webserver import (
+    StaticFiles,
+    WebServer,
+    client_of,
+    is_loopback,
+    new_app,
+    proxied,
+)
 
 log = logging.getLogger("cardtable.operator")
 
@@ -42,6 +51,12 @@ COOKIE = "referee_session"
 
 #: How long the table's screen shows the pairing code after it was asked for (seconds).
 SHOW_CODE_S = 300.0
+
+#: How often one client may ask for the code to be shown, per :data:`ASK_WINDOW_S` seconds.
+ASK_PER_CLIENT = 5
+ASK_WINDOW_S = 60.0
+#: Clients whose asking is remembered at once (the oldest is forgotten).
+MAX_ASKING = 1024
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -66,12 +81,10 @@ def host_names() -> set[str]:
     return {"localhost", name, f"{name}.local"}
 
 
-def is_loopback(remote: str | None) -> bool:
-    """Whether a client connects from this very machine (the table's own screen)."""
-    try:
-        return remote is not None and ipaddress.ip_address(remote).is_loopback
-    except ValueError:
-        return False
+def is_table_screen(request: web.Request) -> bool:
+    """Whether ``request`` comes from the table's own screen: a browser on this very machine,
+    not a client of a reverse proxy on it."""
+    return is_loopback(request.remote) and not proxied(request)
 
 
 def refusal(status: int, text: str) -> web.Response:
@@ -120,6 +133,7 @@ class GuardedSite:
         self.allowed_hosts = host_names() | {h.lower() for h in hosts}
         #: The table's screen shows the code until then (wall-clock seconds).
         self.show_code_until = 0.0
+        self._asked: dict[str, deque[float]] = {}
         self.files = StaticFiles(OPERATOR_DIR)
         self.app = new_app()
         self.app.middlewares.append(self._guard)
@@ -160,6 +174,7 @@ class GuardedSite:
                 self.announce(self.error)
             return False
         code = self.pairing.current(self.clock())
+        code.logged = True
         lines = [what.format(base=self.public_base()),
                  f"pairing code {code.code}, or open {self.pairing_url()}"]
         for line in lines:  # said on the terminal already when there is an announce
@@ -194,7 +209,7 @@ class GuardedSite:
     # -- guards --------------------------------------------------------------------------------
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path.startswith(("/operator", "/setup")):
+        if request.path.startswith(("/operator", "/setup", "/pairing.")):
             host = (request.host or "").lower()
             name = host.strip("[]") if host.endswith("]") else host.rsplit(":", 1)[0]
             if not self._host_ok(name.strip("[]")):
@@ -261,7 +276,7 @@ class GuardedSite:
         """The code for the table's own screen: answered to this machine only, while pairing
         is asked for (404 otherwise: a display elsewhere never shows it)."""
         now = self.clock()
-        if not is_loopback(request.remote) or now >= self.show_code_until:
+        if not is_table_screen(request) or now >= self.show_code_until:
             raise web.HTTPNotFound()
         code = self.pairing.current(now)
         return web.json_response({"code": code.code,
@@ -269,7 +284,7 @@ class GuardedSite:
                                   "url": f"{self.public_base()}operator/"})
 
     async def pairing_svg(self, request: web.Request) -> web.StreamResponse:
-        if not is_loopback(request.remote) or self.clock() >= self.show_code_until:
+        if not is_table_screen(request) or self.clock() >= self.show_code_until:
             raise web.HTTPNotFound()
         return web.Response(body=qr_svg(self.pairing_url()),
                             headers={"Content-Type": "image/svg+xml"})
@@ -278,7 +293,7 @@ class GuardedSite:
         """The QR code's address: pair with its one-time token, then on to the page."""
         try:
             device = self.pairing.pair(token=request.query.get("token", ""),
-                                       client=request.remote or "?", now=self.clock())
+                                       client=client_of(request), now=self.clock())
         except PairingRefused as exc:
             why = quote(said(exc, self.lang(request))[:80])
             raise web.HTTPSeeOther(f"/operator/?refused={why}") from None
@@ -305,7 +320,7 @@ class GuardedSite:
         got = await self.body(request)
         try:
             device = self.pairing.pair(code=str(got.get("code", "")), name=got.get("name"),
-                                       client=request.remote or "?", now=self.clock())
+                                       client=client_of(request), now=self.clock())
         except PairingRefused as exc:
             return refusal(403, said(exc, lang))
         self.show_code(0)
@@ -317,11 +332,27 @@ class GuardedSite:
         return response
 
     async def ask_code(self, request: web.Request) -> web.StreamResponse:
-        """An unpaired phone asks the table's screen to show the code (for a while)."""
+        """An unpaired phone asks the table's screen to show the code (for a while): from the
+        page's own origin (another site's page cannot make the screen show it), at most
+        :data:`ASK_PER_CLIENT` times a minute per client; the code goes to the log once."""
+        lang = self.lang(request)
+        if not self._same_origin(request):
+            return refusal(403, lang.gettext(
+                "refused: the request did not come from the operator page"))
+        now = self.clock()
+        client = client_of(request)
+        asked = self._asked.setdefault(client, deque())
+        while asked and asked[0] <= now - ASK_WINDOW_S:
+            asked.popleft()
+        if len(asked) >= ASK_PER_CLIENT:
+            return refusal(429, lang.gettext(
+                "asked too often: the table's display shows the code already"))
+        asked.append(now)
+        if len(self._asked) > MAX_ASKING:
+            self._asked.pop(next(iter(self._asked)))
         self.show_code(SHOW_CODE_S)
-        code = self.pairing.current(self.clock())
-        log.warning("operator: pairing code %s (asked for by %s)", code.code, request.remote)
-        return web.json_response({"ok": True, "text": self.lang(request).gettext(
+        self.pairing.log_code(now, f"asked for by {client}")
+        return web.json_response({"ok": True, "text": lang.gettext(
             "the table's display shows the code")})
 
     async def pairing_for_phone(self, request: web.Request) -> web.StreamResponse:

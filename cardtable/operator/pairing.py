@@ -6,7 +6,10 @@
   cannot be found by trying: at most that many guesses of 10⁶ per code).
 - Wrong codes are rate-limited per client address: after :data:`WRONG_PER_CLIENT` wrong codes
   in :data:`WRONG_WINDOW_S` seconds, every attempt from that address is refused until the
-  window has passed (a right code too).
+  window has passed (a right code too); and for the whole table: after
+  :data:`TABLE_WRONG_PER_WINDOW` from every address together, every typed code is refused for
+  a window, twice as long each time the budget is spent again (the QR code's token and this
+  machine's own screen excepted).
 - A paired phone is a :class:`Device` with a random id and its own CSRF token; its session
   cookie is the id signed with the table's secret key (itsdangerous, with a time stamp) and is
   taken for :data:`SESSION_TTL_S` seconds after it was signed (each visit signs it again).
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -48,6 +52,13 @@ WRONG_WINDOW_S = 60.0
 SESSION_TTL_S = 30 * 24 * 3600
 #: The longest name of a paired phone.
 MAX_NAME = 40
+#: Wrong codes the whole table takes in :data:`WRONG_WINDOW_S` seconds, from every address
+#: together; past them every typed code (the right one too) is refused for a while that
+#: doubles each time the budget is spent again (up to :data:`TABLE_BACKOFF_MAX_S`), and
+#: starts again at a window once the table has been left alone for :data:`TABLE_QUIET_S`.
+TABLE_WRONG_PER_WINDOW = 20
+TABLE_BACKOFF_MAX_S = 16 * 60.0
+TABLE_QUIET_S = 600.0
 #: The most phones paired at once (pairing one more is refused until one is unpaired).
 MAX_DEVICES = 32
 #: Client addresses whose wrong codes are remembered at once (the oldest is forgotten).
@@ -81,6 +92,8 @@ class Code:
     token: str
     until: float
     wrong: int = 0
+    #: Whether the code is in the log already.
+    logged: bool = False
 
 
 def clean_name(name: Any, fallback: str) -> str:
@@ -108,9 +121,15 @@ class Pairing:
                 log.warning("operator: cannot keep the paired phones in %s (%s): they are "
                             "kept until the referee stops", folder, exc.strerror or exc)
                 self.folder = None
-        self.signer = TimestampSigner(key or secrets.token_bytes(32), salt="operator-session")
+        self._key = key or secrets.token_bytes(32)
+        self.signer = TimestampSigner(self._key, salt="operator-session")
         self.code = self._new_code(now)
         self._wrong: dict[str, deque[float]] = {}
+        #: The table's wrong codes of the window, how often its budget was spent in a row,
+        #: and until when typed codes are refused.
+        self._table_wrong: deque[float] = deque()
+        self._strikes = 0
+        self._table_locked_until = 0.0
 
     # -- the code ------------------------------------------------------------------------------
     @staticmethod
@@ -122,8 +141,18 @@ class Pairing:
         """The code of now (a new one once the old one expired)."""
         if now >= self.code.until:
             self.code = self._new_code(now)
-            log.info("operator: a new pairing code: %s", self.code.code)
+            self.log_code(now, "the one before expired", logging.INFO)
         return self.code
+
+    def log_code(self, now: float, why: str, level: int = logging.WARNING) -> bool:
+        """Write the code of now to the log, saying ``why``, unless it was written already (a
+        code is logged once however often it is asked for). Whether it was written now."""
+        code = self.current(now)
+        if code.logged:
+            return False
+        code.logged = True
+        log.log(level, "operator: pairing code %s (%s)", code.code, why)
+        return True
 
     def renew(self, now: float) -> Code:
         """Replace the code and token now."""
@@ -136,6 +165,19 @@ class Pairing:
         seen.append(now)
         if len(self._wrong) > MAX_CLIENTS:
             self._wrong.pop(next(iter(self._wrong)))
+        self._table_wrong.append(now)
+        while self._table_wrong and self._table_wrong[0] <= now - WRONG_WINDOW_S:
+            self._table_wrong.popleft()
+        if len(self._table_wrong) >= TABLE_WRONG_PER_WINDOW:
+            if now >= self._table_locked_until + TABLE_QUIET_S:
+                self._strikes = 0  # left alone long enough: the back-off starts again
+            self._strikes += 1
+            wait = min(TABLE_BACKOFF_MAX_S, WRONG_WINDOW_S * 2 ** (self._strikes - 1))
+            self._table_locked_until = now + wait
+            self._table_wrong.clear()
+            log.warning("operator: %d wrong pairing codes in %g s from every address together: "
+                        "typed codes are refused for %g s", TABLE_WRONG_PER_WINDOW,
+                        WRONG_WINDOW_S, wait)
         self.code.wrong += 1
         if self.code.wrong >= CODE_MAX_WRONG:
             log.warning("operator: %d wrong pairing codes: the code is replaced",
@@ -161,6 +203,13 @@ class Pairing:
         if wait > 0:
             raise PairingRefused(Words(N_("too many wrong codes from this device: try again "
                                           "in {seconds} s"), {"seconds": max(1, round(wait))}))
+        table_wait = self._table_locked_until - now
+        if token is None and table_wait > 0 and not _is_loopback(client):
+            # The token of the QR code cannot be guessed, and the table's own screen is this
+            # machine: neither is held up by guessing from elsewhere.
+            raise PairingRefused(Words(N_(
+                "too many wrong codes at this table: try again in {seconds} s, or scan the QR "
+                "code"), {"seconds": max(1, round(table_wait))}))
         current = self.current(now)
         if token is not None:
             right = isinstance(token, str) and hmac.compare_digest(
@@ -225,6 +274,21 @@ class Pairing:
         self._save()
 
     # -- kept on disk --------------------------------------------------------------------------
+    def keep_in(self, folder: Path) -> None:
+        """Keep the secret key and the paired phones in ``folder`` from now on (the set-up
+        wizard's phones follow the table to the journal folder its file names)."""
+        if self.folder is not None and folder.resolve() == self.folder.resolve():
+            return
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_private(folder / SECRET_FILE, self._key)
+        except OSError as exc:
+            log.warning("operator: cannot keep the paired phones in %s (%s)", folder,
+                        exc.strerror or exc)
+            return
+        self.folder = folder
+        self._save()
+
     def _load(self, folder: Path, now: float) -> bytes:
         secret = folder / SECRET_FILE
         try:
@@ -233,11 +297,7 @@ class Pairing:
             key = b""
         if len(key) < 32:
             key = secrets.token_bytes(32)
-            tmp = secret.with_suffix(".tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(key)
-            os.replace(tmp, secret)
+            _write_private(secret, key)
         try:
             raw = json.loads((folder / DEVICES_FILE).read_text(encoding="utf-8"))
             for item in raw if isinstance(raw, list) else []:
@@ -266,3 +326,20 @@ class Pairing:
                 tmp.unlink()
             log.warning("operator: cannot keep the paired phones in %s (%s)", path,
                         exc.strerror or exc)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` readable by this user only (0600), whole or not at all."""
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+def _is_loopback(client: str) -> bool:
+    """Whether ``client`` is this very machine (a proxy's clients are named otherwise)."""
+    try:
+        return ipaddress.ip_address(client).is_loopback
+    except ValueError:
+        return False

@@ -16,12 +16,15 @@ import contextlib
 import glob
 import logging
 import os
+import re
 import threading
 import time
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import tomlkit
 from tomlkit.items import Table as TomlTable
@@ -57,13 +60,20 @@ class Answers:
     language: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """As the page takes them."""
-        return dict(self.__dict__)
+        """As the page takes them (the broker's password left out: :func:`without_password`)."""
+        out = dict(self.__dict__)
+        if self.broker_url:
+            out["broker_url"] = without_password(self.broker_url)
+        return out
 
     @classmethod
-    def from_json(cls, obj: Any) -> Answers:
-        """The page's answers, checked for their kinds (what they say is checked by
-        :func:`table_document` and the configuration's own checks)."""
+    def from_json(cls, obj: Any, saved: Answers | None = None) -> Answers:
+        """The page's answers, checked for their kinds and for what a web page may ask of this
+        machine (what they say is checked by :func:`write_table` as ``referee run`` checks a
+        file). ``saved``: the answers of the file as it is; what a person wrote there is kept
+        when the page sends it back unchanged (a camera source, the journal folder, the
+        broker's password, which the page is never shown). Raises :class:`ValueError` naming
+        the answer."""
         if not isinstance(obj, dict):
             raise ValueError("the answers: names and values")
         out = cls()
@@ -71,11 +81,66 @@ class Answers:
             if key not in out.__dict__:
                 raise ValueError(f"unknown answer {key!r}")
             setattr(out, key, value)
+        for key in ("table_id", "game", "pin_factory", "card_source"):
+            if not isinstance(getattr(out, key), str):
+                raise ValueError(f"{key}: text")
+        for key in ("board_port", "camera_source", "broker_url", "language"):
+            if getattr(out, key) is not None and not isinstance(getattr(out, key), str):
+                raise ValueError(f"{key}: text, or null")
         if not isinstance(out.seats, list) or not all(isinstance(s, str) for s in out.seats):
             raise ValueError("seats: a list of names")
-        if not isinstance(out.pads, list) or not all(isinstance(p, dict) for p in out.pads):
-            raise ValueError("pads: one set of lines per seat")
+        if not isinstance(out.pads, list) or not all(_pad_ok(p) for p in out.pads):
+            raise ValueError("pads: one set of lines per seat ('slap', 'call', 'led': GPIO "
+                             "numbers, or null)")
+        if (out.camera_source is not None and not web_camera(out.camera_source)
+                and (saved is None or out.camera_source != saved.camera_source)):
+            raise ValueError("camera_source: one of this machine's cameras (/dev/video…), "
+                             "'picamera' or a camera number")
+        if not (plain_folder(out.journal_dir)
+                or (saved is not None and out.journal_dir == saved.journal_dir)):
+            raise ValueError("journal_dir: the name of a folder beside the configuration file "
+                             "(no path)")
+        if saved is not None and saved.broker_url and out.broker_url:
+            if out.broker_url == without_password(saved.broker_url):
+                out.broker_url = saved.broker_url  # the password the page was not shown
         return out
+
+
+def _pad_ok(pad: Any) -> bool:
+    """A pad's lines as the wizard learns them: whole numbers (or null) for its roles."""
+    return isinstance(pad, dict) and set(pad) <= {"slap", "call", "led"} and all(
+        v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in pad.values())
+
+
+#: A camera number a web page may name (OpenCV's device index).
+_CAMERA_NUMBER = re.compile(r"[0-9]{1,2}")
+
+
+def web_camera(source: str) -> bool:
+    """Whether a web page may name ``source`` as the camera (to preview or to save): the Pi
+    camera, a camera number, or one of this machine's video devices (:func:`cameras`); never
+    a file, an address or a device that is not there."""
+    return (source in ("picamera", "picamera2") or _CAMERA_NUMBER.fullmatch(source) is not None
+            and str(int(source)) == source or source in cameras())
+
+
+def plain_folder(name: Any) -> bool:
+    """Whether ``name`` is a folder's plain name (no path, not hidden): a web page may put the
+    journals there, beside the configuration file, and nowhere else."""
+    return (isinstance(name, str) and 0 < len(name) <= 64 and name.isprintable()
+            and not name.startswith(".") and not any(c in name for c in "/\\:")
+            and name.strip() == name)
+
+
+def without_password(url: str) -> str:
+    """``url`` with its password left out (everything else as written: user, host, port,
+    path, ``?cafile=``)."""
+    parts = urlsplit(url.strip() if "://" in url else "mqtt://" + url.strip())
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = netloc[0].split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[1]}"))
 
 
 def answers_of(path: Path) -> Answers:
@@ -184,7 +249,7 @@ def write_table(path: Path, answers: Answers) -> Path | None:
         text = table_document(answers, existing)
     except tomlkit.exceptions.TOMLKitError as exc:  # an existing file that is not TOML
         raise ConfigError(str(path), None, f"not valid TOML: {exc}") from None
-    parse_config(tomlkit.parse(text).unwrap(), str(path))  # what referee run will say
+    check_text(text, path)
     kept = None
     if existing is not None:
         kept = path.with_name(path.name + ".previous")
@@ -196,6 +261,19 @@ def write_table(path: Path, answers: Answers) -> Path | None:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     return kept
+
+
+def check_text(text: str, path: Path) -> None:
+    """Check a configuration's text as ``referee run`` checks its file: read by the same TOML
+    reader, :func:`cardtable.config.parse_config`, and its pads as the GPIO edge reads them
+    (:func:`cardtable.wiring.pad_config`). Raises :class:`ConfigError` naming the key."""
+    from cardtable.wiring import pad_config
+
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), None, f"not valid TOML: {exc}") from None
+    pad_config(parse_config(raw, str(path)))
 
 
 class PadLearner:

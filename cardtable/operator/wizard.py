@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from cardtable.config import load_config
 from cardtable.display.web import catalog, web_files
 from cardtable.errors import ConfigError
 from cardtable.i18n import Language, language_names
@@ -41,6 +42,7 @@ from cardtable.operator.setup import (
     cameras,
     probe_board,
     serial_ports,
+    web_camera,
     write_table,
 )
 from referee.games import games
@@ -205,8 +207,7 @@ class Wizard:
         """A preview frame of one of this machine's cameras (never another file or address)."""
         self.site.paired(request)
         source = request.query.get("source", "")
-        answers = answers_of(self.path) if self.path is not None else Answers()
-        if source not in (*cameras(), "picamera", answers.camera_source or "/dev/video0"):
+        if not web_camera(source):  # never a file or an address, whatever the file says
             return refusal(400, "not a camera of this machine")
         try:
             jpeg = await asyncio.to_thread(camera_frame, source)
@@ -226,7 +227,8 @@ class Wizard:
             return refusal(409, lang.gettext("this table was started without a configuration "
                                              "file: there is none to write"))
         try:
-            answers = Answers.from_json(got.get("answers"))
+            saved = answers_of(self.path)
+            answers = Answers.from_json(got.get("answers"), saved=saved)
             kept = await asyncio.to_thread(write_table, self.path, answers)
         except ConfigError as exc:
             return refusal(400, f"{exc.key}: {exc.reason}" if exc.key else exc.reason)
@@ -273,6 +275,10 @@ class SetupSite(GuardedSite):
         raise web.HTTPSeeOther("/setup/")
 
     def _saved(self, path: Path) -> None:
+        try:  # the phones paired here follow the table to its journal folder
+            self.pairing.keep_in(load_config(path).journal_dir)
+        except ConfigError as exc:  # checked before it was written: not expected
+            log.warning("set-up: %s", exc)
         if self.saved is not None and not self.saved.done():
             self.saved.set_result(path)
 

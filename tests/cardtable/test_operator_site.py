@@ -263,7 +263,7 @@ def test_the_code_is_shown_on_the_tables_own_screen_only_while_asked_for(
             # An unpaired phone asks for it again.
             async with client() as other:
                 status, _, _ = await fetch(other, "POST", base + "operator/api/show-code",
-                                           json={})
+                                           json={}, headers={"Origin": base.rstrip("/")})
                 assert status == 200
             assert (await fetch(s, "GET", base + "pairing.json"))[0] == 200
         # A display elsewhere on the network never gets it.
