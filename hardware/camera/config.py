@@ -19,7 +19,22 @@ from referee.errors import ConfigError, shown
 #: window covers the slowest lay ``bench/camera_latency.py`` measures, on a Pi reading a frame
 #: in about twice the time (docs/camera.md, "Capture times and latency").
 CAMERA_SETTLE_MS = 1000.0
-KEYS = ("source", "deck", "frames")
+KEYS = ("source", "deck", "frames", "index_letters")
+#: The index sets a deck's court cards and aces may print, each glyph with the rank it names
+#: (the numbers print as themselves). A glyph is named by the Latin letter it looks like: the
+#: Russian В and К are ``B`` and ``K``; Д and Т are themselves.
+INDEX_SETS: dict[str, dict[str, int]] = {
+    "english": {"A": 14, "K": 13, "Q": 12, "J": 11},
+    "german": {"A": 14, "K": 13, "D": 12, "B": 11},
+    "french": {"A": 14, "1": 14, "R": 13, "D": 12, "V": 11},
+    "russian": {"Т": 14, "K": 13, "Д": 12, "B": 11},
+    "swedish": {"A": 14, "K": 13, "D": 12, "Kn": 11},
+    "italian": {"A": 14, "R": 13, "D": 12, "F": 11},
+    "dutch": {"A": 14, "H": 13, "V": 12, "B": 11},
+}
+#: The sets read out of the box: every common set whose letters agree (a glyph names one rank
+#: in all of them). Dutch's V (a queen) is the French jack: a Dutch table names its set.
+DEFAULT_INDEX_LETTERS = ("english", "german", "french", "russian", "swedish", "italian")
 
 
 @dataclass(frozen=True)
