@@ -124,6 +124,21 @@ DECKS: dict[str, Deck] = {d.name: d for d in (
 REAL_DECKS = tuple(d.name for d in DECKS.values()
                    if d.source != "drawn" and d.playing and d.french and not d.broken)
 
+#: The leave-decks-out folds of the real decks: decks that share artwork (anglo and its bitmap
+#: and gnomangelo copies, the French-pattern portraits of paris, bellot and ancient_french, the
+#: two dondorf and tigullio decks, oxygen and oxygen-air …) lie in one fold.
+FOLDS: tuple[tuple[str, ...], ...] = (
+    ("anglo", "anglo_bitmap", "gnomangelo", "gnomangelo_bitmap", "slavic_costumes",
+     "kde-penguins", "kde-jolly-royal"),
+    ("paris", "kde-gm-paris", "bellot", "ancient_french", "orell", "kde-konqi-modern"),
+    ("dondorf", "kde-dondorf", "anglo_modern", "anglo_modern_4_color", "tarocco",
+     "kde-ancient-egyptians", "touati"),
+    ("tigullio", "kde-tigullio-international", "berlin", "lattmann", "simplistic",
+     "guyenne-classic"),
+    ("kde-oxygen", "kde-oxygen-air", "atlasnye", "atlasnye_skat", "anglo_poker", "ornamental",
+     "rheinland", "kde-xskat-french"),
+)
+
 
 def deck(name: str) -> Deck:
     """The allowed deck of that name; any other name is refused."""

@@ -377,14 +377,19 @@ def pile(scene: Scene, rng: random.Random, top: Card, length: float, below: int,
     ``squared`` of piles lie almost square on one another). False if no place was found."""
     w, h = scene.size
     angle = rng.uniform(-180, 180)
-    for _ in range(40):
-        cx, cy = rng.uniform(0.1, 0.9) * w, rng.uniform(0.1, 0.9) * h
+    back = np.linalg.inv(camera(scene))  # from the frame to the table
+    for attempt in range(80):
+        room = 0.42 * max(0.0, 1.0 - length / h)  # a long card lies near the middle
+        u, v = (0.5 + rng.uniform(-room, room)) * w, (0.5 + rng.uniform(-room, room)) * h
+        cx, cy = (float(c) for c in cv2.perspectiveTransform(
+            np.array([[[u, v]]], np.float64), back)[0, 0])
         trial = Placed(top, cx, cy, length, angle)
         seen = apparent_length(scene, trial)
         trial = Placed(top, cx, cy, length * length / max(seen, 1.0), angle)
         if in_frame(scene, trial):
             break
-        length *= 0.97  # a card too long for the frame at this tilt: a little shorter
+        if attempt >= 20:
+            length *= 0.98  # a card too long for the frame at this tilt: a little shorter
     else:
         return False
     square = rng.random() < squared

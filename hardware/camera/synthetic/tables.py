@@ -61,7 +61,8 @@ def table_image(number: int, size: tuple[int, int]) -> tuple[Image, int]:
     W, H = w + 2 * margin, h + 2 * margin
     rng = random.Random(f"table-{number}")
     kind = rng.choices(list(KINDS), weights=list(KINDS.values()))[0]
-    nrng = np.random.default_rng(number)
+    # each random field from a generator of its own: the same table at any size
+    nrng = np.random.default_rng((number, 0))
     yy = np.arange(H, dtype=np.float32)[:, None]
     xx = np.arange(W, dtype=np.float32)[None, :]
     img: Image
@@ -118,8 +119,9 @@ def table_image(number: int, size: tuple[int, int]) -> tuple[Image, int]:
         img = canvas + _grain(nrng, H, W, 4 * min(1.0, k))
     else:  # stone or marble: veins of smooth noise
         base = _colour(rng, rng.choice(_LIGHT + ((120, 120, 120), (90, 100, 110))), 20)
-        veins = np.abs(_noise(nrng, H, W, 60 * k) + 0.5 * _noise(nrng, H, W, 15 * k))
+        veins = np.abs(_noise(np.random.default_rng((number, 1)), H, W, 60 * k)
+                       + 0.5 * _noise(np.random.default_rng((number, 2)), H, W, 15 * k))
         img = base * (0.8 + 0.25 * np.tanh(veins)[..., None])
     # the light's slow change across the cloth and its fine texture
-    img = img * (1 + 0.06 * _noise(nrng, H, W, 40 * k))[..., None]
+    img = img * (1 + 0.06 * _noise(np.random.default_rng((number, 3)), H, W, 40 * k))[..., None]
     return np.asarray(np.clip(img, 0, 255), np.uint8), margin
