@@ -371,12 +371,12 @@ def apparent_length(scene: Scene, p: Placed) -> float:
 
 
 def pile(scene: Scene, rng: random.Random, top: Card, length: float, below: int,
-         cards: list[Card], *, squared: float = 0.2) -> bool:
+         cards: list[Card], *, squared: float = 0.2, angle: float | None = None) -> bool:
     """Lay a pile in the scene: the top card ``length`` pixels long (as seen) wholly in the
     frame, ``below`` cards of ``cards`` beneath it at any offset and turn (a share
     ``squared`` of piles lie almost square on one another). False if no place was found."""
     w, h = scene.size
-    angle = rng.uniform(-180, 180)
+    angle = rng.uniform(-180, 180) if angle is None else angle
     back = np.linalg.inv(camera(scene))  # from the frame to the table
     for attempt in range(80):
         room = 0.42 * max(0.0, 1.0 - length / h)  # a long card lies near the middle
@@ -407,15 +407,19 @@ def pile(scene: Scene, rng: random.Random, top: Card, length: float, below: int,
 
 def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int | None = None,
                  hands: bool = True, size: tuple[int, int] | None = None,
-                 length: tuple[float, float] | None = None, tilt: float = 30.0) -> Scene:
+                 length: tuple[float, float] | None = None, tilt: float = 30.0,
+                 angle: float | None = None, table: int | None = None) -> Scene:
     """A random pile photograph within the range the recogniser is held to: a frame of one of
     :data:`SIZES` (or ``size``), the top card (``top`` or random) wholly in view, from 120
     pixels long to 90 % of the frame's height (or ``length``: the least and most), 0 to 4
     cards beneath at any offset and turn, any table, a camera up to ``tilt`` degrees off
-    vertical, sometimes a hand beside the pile. The same arguments, the same scene."""
+    vertical, sometimes a hand beside the pile (``angle``: the top card's turn, ``table``: the
+    table, else drawn). The same arguments, the same scene."""
     rng = random.Random(f"scene-{deck}-{seed}")
     frame = size or rng.choice(SIZES)
-    scene = Scene(deck=deck, background=rng.randrange(100_000), seed=seed, size=frame)
+    number = rng.randrange(100_000)
+    scene = Scene(deck=deck, background=number if table is None else table, seed=seed,
+                  size=frame)
     cards = full_deck()
     rng.shuffle(cards)
     card = top or cards[-1]
@@ -424,9 +428,9 @@ def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int 
     want = math.exp(rng.uniform(math.log(low), math.log(high)))
     random_look(scene, rng, tilt=tilt)
     n_below = rng.choice((0, 1, 1, 2, 2, 3, 4)) if beneath is None else beneath
-    if not pile(scene, rng, card, want, n_below, cards):
+    if not pile(scene, rng, card, want, n_below, cards, angle=angle):
         scene.tilt = (0.0, 0.0)
-        pile(scene, rng, card, min(want, 0.8 * frame[1]), n_below, cards)
+        pile(scene, rng, card, min(want, 0.8 * frame[1]), n_below, cards, angle=angle)
     if hands and rng.random() < 0.25:
         p = scene.cards[-1]
         scene.hands.append(random_hand(rng, frame, (p.cx, p.cy, 0.95 * p.height)))
