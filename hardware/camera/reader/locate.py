@@ -53,10 +53,12 @@ class LocatorError(RefereeError, RuntimeError):
 @dataclass(frozen=True)
 class Spot:
     """A place where the network sees the top card: its corners in the frame (clockwise from
-    one end of a short side) and the mean chance over its blob."""
+    one end of a short side), the mean chance over its blob, and the mean chance inside its
+    outline (an outline that takes in a card beneath, or the table, has less)."""
 
     quad: Array
     score: float
+    on_top: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -116,14 +118,16 @@ class Locator:
             k = np.array([w / chance.shape[1], h / chance.shape[0]], np.float32)
             full = (quad + 0.5) * k - 0.5
             length = float(np.linalg.norm(full[0] - full[3]))
+            top = inside(chance, quad)
             if length * IN_W / w < ZOOM_BELOW:
-                full, score = self._zoom(frame, full, score)
+                full, score, top = self._zoom(frame, full, score, top)
                 length = float(np.linalg.norm(full[0] - full[3]))
             full = refine(frame, full, max(4.0, REACH * length))
-            spots.append(Spot(order_corners(full), score))
+            spots.append(Spot(order_corners(full), score, top))
         return Sight(chance, sorted(spots, key=lambda s: -s.score))
 
-    def _zoom(self, frame: Array, quad: Array, score: float) -> tuple[Array, float]:
+    def _zoom(self, frame: Array, quad: Array, score: float,
+              top: float) -> tuple[Array, float, float]:
         """A small card looked at again: the part of the frame round it (twice its length
         each way, the frame's shape), shrunk to the network's input."""
         h, w = frame.shape[:2]
@@ -137,12 +141,21 @@ class Locator:
         chance = self.chances(part)
         near = [(q, s) for q, s in blobs(chance, 2)]
         if not near:
-            return quad, score
+            return quad, score, top
         k = np.array([part.shape[1] / chance.shape[1], part.shape[0] / chance.shape[0]],
                      np.float32)
         best = min(near, key=lambda qs: float(np.linalg.norm(
             ((qs[0] + 0.5) * k - 0.5).mean(axis=0) + (x0, y0) - centre)))
-        return (best[0] + 0.5) * k - 0.5 + np.array([x0, y0], np.float32), best[1]
+        return ((best[0] + 0.5) * k - 0.5 + np.array([x0, y0], np.float32), best[1],
+                inside(chance, best[0]))
+
+
+def inside(chance: Array, quad: Array) -> float:
+    """The mean chance of a map inside a quad (pixels of the map)."""
+    mask = np.zeros(chance.shape, np.uint8)
+    cv2.fillConvexPoly(mask, np.round((quad.reshape(-1, 2) + 0.5) * 16 - 8).astype(np.int32),
+                       1, cv2.LINE_8, 4)
+    return float(chance[mask > 0].mean()) if mask.any() else 0.0
 
 
 def blobs(chance: Array, most: int) -> list[tuple[Array, float]]:

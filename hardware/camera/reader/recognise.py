@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import numpy.typing as npt
 
 from hardware.camera.config import DEFAULT_INDEX_LETTERS
@@ -50,8 +49,9 @@ INDEX = 0.5
 #: With an enrolled deck: the least margin of the nearest card over any other, and the least
 #: cosine; and how sure the classifier must be of another card to deny the deck's choice.
 MARGIN, NEAR, DENY = 0.06, 0.6, 0.95
-#: The locator's places tried, likeliest first.
-SPOT_TRIES = 2
+#: The locator's places tried, likeliest first, and the least mean chance inside an outline
+#: for it to be read (an outline taking in a card beneath, or the table, has less).
+SPOT_TRIES, ON_TOP = 2, 0.7
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,10 @@ class Recogniser:
         sight = self.locator.look(frame, SPOT_TRIES)
         first: Read | None = None
         for spot in sight.spots:
+            if spot.on_top < ON_TOP:
+                # the outline takes in much the network sees as no top card: a card beneath
+                first = first or Read(None, 0.0, spot.quad, "not the top card")
+                continue
             got = self.read_quad(frame, spot.quad)
             if got.card is not None:
                 return got
@@ -137,8 +141,3 @@ def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = No
     if chance < threshold:
         return Read(None, chance, quad, "unclear", card)
     return Read(card, chance, quad)
-
-
-def clip01(x: float) -> float:
-    """``x`` within 0..1."""
-    return float(np.clip(x, 0.0, 1.0))
