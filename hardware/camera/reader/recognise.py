@@ -8,9 +8,11 @@
 4. Decide. Out of the box, the glyphs mean what the table's index sets say
    (``[camera] index_letters``); the confidence is the chance of the rank times that of the
    suit, and a read below :data:`THRESHOLD` is *unclear* (``card`` None), never a guess. With
-   an enrolled deck (:mod:`hardware.camera.reader.templates`) the deck decides: its nearest
-   card, if nearer than any other by :data:`MARGIN`, and not denied by the classifier reading
-   the deck's own glyphs surely as another card.
+   an enrolled deck (:mod:`hardware.camera.reader.templates`), :func:`decide_enrolled`: the
+   deck's nearest card when the classifier (reading the deck's own glyphs) names the same
+   card, or when it is nearer than any other by :data:`MARGIN` and the classifier does not
+   surely name another; else the classifier's read as out of the box, so an enrolled deck
+   never leaves unclear what the classifier alone reads surely.
 
 The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
 ``bench/camera_decks.py``; docs/camera.md).
@@ -47,8 +49,9 @@ THRESHOLD = 0.90
 #: Views must see an index this surely (the surest view's chance of a glyph at all).
 INDEX = 0.5
 #: With an enrolled deck: the least margin of the nearest card over any other, and the least
-#: cosine; and how sure the classifier must be of another card to deny the deck's choice.
-MARGIN, NEAR, DENY = 0.06, 0.6, 0.95
+#: cosine, for the deck alone to name a card; how sure the classifier must be of another card
+#: to deny the deck's choice; and the least margin when the deck and the classifier agree.
+MARGIN, NEAR, DENY, AGREE = 0.06, 0.6, 0.95, 0.01
 #: The locator's places tried, likeliest first, and the least mean chance inside an outline
 #: for it to be read (an outline taking in a card beneath, or the table, has less).
 SPOT_TRIES, ON_TOP = 2, 0.7
@@ -114,14 +117,7 @@ class Recogniser:
 
     def _enrolled(self, look: Look, quad: Array) -> Read:
         assert self.deck is not None
-        m = self.deck.match(look)
-        # what the classifier reads, its glyphs meaning what they mean in this deck
-        card, chance, index = likeliest(look, self.deck.meaning)
-        if m.margin < MARGIN or m.score < NEAR:
-            return Read(None, m.margin, quad, "deck unsure", m.card)
-        if index >= INDEX and card != m.card and chance >= DENY:
-            return Read(None, m.margin, quad, "classifier disagrees", m.card)
-        return Read(m.card, float(min(1.0, 0.5 + m.margin * 5)), quad)
+        return decide_enrolled(look, self.deck, self.threshold, quad)
 
 
 def likeliest(look: Look, meaning: Array) -> tuple[Card, float, float]:
@@ -141,3 +137,22 @@ def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = No
     if chance < threshold:
         return Read(None, chance, quad, "unclear", card)
     return Read(card, chance, quad)
+
+
+def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
+                    quad: Array | None = None) -> Read:
+    """With an enrolled deck: the deck's nearest card and the classifier (its glyphs meaning
+    what they mean in this deck) together, the classifier alone when the deck is unsure."""
+    m = deck.match(look)
+    card, chance, index = likeliest(look, deck.meaning)
+    seen = index >= INDEX
+    sure = float(min(1.0, 0.5 + m.margin * 5))
+    if seen and card == m.card and m.margin >= AGREE:
+        return Read(card, max(chance, sure), quad)
+    denied = seen and card != m.card and chance >= DENY
+    if m.margin >= MARGIN and m.score >= NEAR and not denied:
+        return Read(m.card, sure, quad)
+    if seen and chance >= threshold:
+        return Read(card, chance, quad)
+    return Read(None, max(m.margin, chance if seen else 0.0), quad,
+                "classifier disagrees" if denied else "deck unsure", m.card)
