@@ -7,6 +7,7 @@ this module puts them together and turns errors into one clear line and an exit 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -23,7 +24,9 @@ from cardtable.commands import (
     simulate,
 )
 from cardtable.errors import CommandError
+from cardtable.extras import extra_message, missing_extra
 from cardtable.logs import error_line
+from referee import __version__
 
 #: The subcommands, in the order ``referee --help`` lists them.
 COMMANDS = (replay, history, beggar, simulate, analyse, display, run, deck, camera)
@@ -32,7 +35,7 @@ COMMANDS = (replay, history, beggar, simulate, analyse, display, run, deck, came
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser, subcommands included."""
     parser = argparse.ArgumentParser(
-        prog="referee",
+        prog="referee", epilog="referee --version prints the version.",
         description="A referee for physical card games: Beggar My Neighbour, Banka bäver "
         "and Vändåtta. Replays journals, simulates games, and runs a real table.",
     )
@@ -43,13 +46,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _innermost(parser: argparse.ArgumentParser,
+               args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command's own parser that ``args`` were parsed by: ``referee camera read``'s
+    for ``camera read``."""
+    while True:
+        subs = next((a for a in parser._actions
+                     if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, subs.dest, None) if subs is not None else None
+        if subs is None or name not in subs.choices:
+            return parser
+        parser = subs.choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``referee`` console script."""
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["beggar"]:
         words = beggar.beggar_argv(words)
-    args = parser.parse_args(words)
+    if words[:1] == ["--version"]:
+        print(f"referee {__version__}")
+        return 0
+    args, unknown = parser.parse_known_args(words)
+    if unknown:  # said by the subcommand that was given them, with the nearest option
+        command = _innermost(parser, args)
+        known = [o for a in command._actions for o in a.option_strings]
+        near = difflib.get_close_matches(unknown[0].split("=", 1)[0], known, n=1, cutoff=0.6)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}"
+                      + (f" (did you mean {near[0]}?)" if near else ""))
+    os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # OpenCV's own WARN lines: ours say it
     try:
         return int(args.func(args) or 0)
     except CommandError as exc:
@@ -59,6 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except ImportError as exc:  # an optional extra that is not installed: say which
+        extra = missing_extra(exc)
+        if extra is None:
+            raise
+        print(error_line(f"referee: {extra_message(extra, f'referee {args.command}')}"),
+              file=sys.stderr)
+        return CommandError.exit_status
     except Exception as exc:  # a bug: one clear line; the traceback with REFEREE_DEBUG=1
         if os.environ.get("REFEREE_DEBUG"):
             raise

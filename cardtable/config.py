@@ -12,12 +12,17 @@ console`` when the referee runs as a service).
 ``[board]`` ``port`` (device path or pyserial URL), ``deck`` (the deck file of tag ids),
 ``buttons`` (the seat of each board button, default button n = seat n) and ``stock_reader``
 (Vändåtta: the reader by the stock, whose reads are draws; default 1).
+``[web]`` the table's web pages (its display and the operator page, docs/operator.md):
+``bind`` (default ``127.0.0.1``: this machine only; ``0.0.0.0`` lets phones and screens on the
+network in, docs/security.md), ``port`` (default 8080), ``hosts`` (more names the pages answer
+to, besides this machine's name and its addresses), ``enabled`` (default true).
 ``[hardware]`` and ``[[seats]]``: the GPIO pin map, read by :mod:`hardware.config`.
 ``[camera]``: the camera of ``card_source = "camera"``, read by :mod:`hardware.camera.config`.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +36,8 @@ from referee.options import TableOptions
 CARD_SOURCES = ("virtual", "console", "board", "camera")
 #: ``[table] release``: by the edges' progress (and the window at the latest), or the window alone.
 RELEASES = ("progress", "window")
+#: ``[table] settle_ms`` when the configuration gives none (a camera table: ``CAMERA_SETTLE_MS``).
+DEFAULT_SETTLE_MS = 20.0
 
 #: MQTT carries a topic of at most 65 535 bytes of UTF-8; the longest topic of a table is
 #: ``cardtable/<id>/status`` (as long as ``…/events`` and ``…/seat/<n>``, n < 10).
@@ -79,6 +86,21 @@ class BrokerConfig:
     password: str | None = None
 
 
+#: ``[web]`` defaults: this machine only, until the operator lets the network in.
+DEFAULT_BIND = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    """Where ``referee run`` serves the table's display and the operator page."""
+
+    bind: str = DEFAULT_BIND
+    port: int = DEFAULT_PORT
+    hosts: tuple[str, ...] = ()
+    enabled: bool = True
+
+
 @dataclass(frozen=True)
 class TableConfig:
     """Everything ``referee run`` needs to know about one table."""
@@ -90,7 +112,7 @@ class TableConfig:
     dealer: int = 0
     card_source: str = "virtual"
     journal_dir: Path = Path("journals")
-    settle_ms: float = 20.0
+    settle_ms: float = DEFAULT_SETTLE_MS
     seed: int | None = None
     broker: BrokerConfig | None = None
     board_port: str | None = None
@@ -103,6 +125,8 @@ class TableConfig:
     #: How held inputs are released: ``progress`` (as soon as every edge is past them, the
     #: settle window at the latest) or ``window`` (the settle window alone).
     release: str = "progress"
+    #: The web pages (``[web]``; the defaults when the section is left out).
+    web: WebConfig = field(default_factory=WebConfig)
 
 
 def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str,
@@ -120,13 +144,40 @@ def _get(section: dict[str, Any], key: str, kind: type | tuple[type, ...], path:
     return value
 
 
+#: The longest seat name: the displays show each name in large type beside its cards.
+MAX_SEAT_NAME = 40
+
+
+def _check_seat_names(seats: list[Any], path: str) -> None:
+    """Each seat needs a name of its own that a display can show: text, not blank, without
+    control characters, at most :data:`MAX_SEAT_NAME` characters, unlike every other seat's
+    (ignoring case and spaces around it: two players called "Anna" cannot be told apart)."""
+    seen: dict[str, int] = {}
+    for k, name in enumerate(seats):
+        where = f"table.seats[{k}]"
+        if not isinstance(name, str):
+            raise ConfigError(path, where, f"must be a name in quotes, got {shown(name)}")
+        if not name.strip():
+            raise ConfigError(path, where, "must not be empty: every seat needs a name")
+        if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in name):
+            raise ConfigError(path, where, f"{shown(name)} must not contain control characters")
+        if len(name) > MAX_SEAT_NAME:
+            raise ConfigError(path, where, f"{shown(name)} is {len(name)} characters long; "
+                              f"at most {MAX_SEAT_NAME}")
+        key = name.strip().casefold()
+        if key in seen:
+            raise ConfigError(path, where, f"{shown(name)} is already the name of seat "
+                              f"{seen[key]}: each seat needs a name of its own")
+        seen[key] = k
+
+
 def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
 
 def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     """Validate a parsed TOML document."""
-    known = {"table", "options", "broker", "board", "hardware", "seats", "camera"}
+    known = {"table", "options", "broker", "board", "hardware", "seats", "camera", "web"}
     for key in raw:
         if key not in known:
             raise ConfigError(path, key, f"unknown section (known: {', '.join(sorted(known))})")
@@ -148,8 +199,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
         raise ConfigError(path, "table.game",
                           f"must be one of {', '.join(games)}, got {shown(game)}")
     seats = _get(table, "seats", list, path, "table")
-    if not all(isinstance(s, str) and s for s in seats):
-        raise ConfigError(path, "table.seats", "must be a list of names")
+    _check_seat_names(seats, path)
     spec = games[game]
     if len(seats) not in spec.seat_range:
         raise ConfigError(path, "table.seats", f"{game} takes {spec.min_seats} to "
@@ -163,7 +213,7 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
                           f"must be one of {', '.join(CARD_SOURCES)}, got {shown(source)}")
     # A camera sees a card a few frames after it landed (hardware.camera.config).
     settle = _get(table, "settle_ms", (int, float), path, "table",
-                  CAMERA_SETTLE_MS if source == "camera" else 20.0)
+                  CAMERA_SETTLE_MS if source == "camera" else DEFAULT_SETTLE_MS)
     if not 0 <= settle <= 1000:
         raise ConfigError(path, "table.settle_ms", "must be between 0 and 1000")
     release = _get(table, "release", str, path, "table", "progress")
@@ -192,20 +242,19 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
                 password = (base / pfile).read_text(encoding="utf-8").strip()
             except OSError as exc:
                 raise ConfigError(path, "broker.password_file", f"cannot read: {exc}") from None
-        broker = BrokerConfig(_get(b, "url", str, path, "broker"),
-                              _get(b, "username", str, path, "broker", None), password)
+        url = _get(b, "url", str, path, "broker")
+        from cardtable.feed import parse_broker_url  # the feed's own reading of a URL
+
+        try:
+            parse_broker_url(url)
+        except ValueError as exc:
+            raise ConfigError(path, "broker.url", str(exc)) from None
+        broker = BrokerConfig(url, _get(b, "username", str, path, "broker", None), password)
     board_port = deck = None
     buttons: tuple[int, ...] = ()
     stock_reader = 1
     if "board" in raw:
-        bd = raw["board"]
-        if not isinstance(bd, dict):
-            raise ConfigError(path, "board", "must be a section")
-        board_keys = {"port", "deck", "buttons", "stock_reader"}
-        for key in bd:
-            if key not in board_keys:
-                raise ConfigError(path, f"board.{key}",
-                                  f"unknown key (known: {', '.join(sorted(board_keys))})")
+        bd = _section(raw, "board", {"port", "deck", "buttons", "stock_reader"}, path)
         board_port = _get(bd, "port", str, path, "board")
         deck_name = _get(bd, "deck", str, path, "board", None)
         deck = None if deck_name is None else base / deck_name
@@ -224,7 +273,41 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     console_socket = None if socket_name is None else base / socket_name
     return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
                        float(settle), seed, broker, board_port, deck, buttons, stock_reader,
-                       console_socket, raw, path, release)
+                       console_socket, raw, path, release, _web(raw, path))
+
+
+def _section(raw: dict[str, Any], name: str, keys: set[str], path: str) -> dict[str, Any]:
+    """The section ``[name]``, checked to be one and to hold only ``keys``."""
+    section = raw[name]
+    if not isinstance(section, dict):
+        raise ConfigError(path, name, "must be a section")
+    for key in section:
+        if key not in keys:
+            raise ConfigError(path, f"{name}.{key}",
+                              f"unknown key (known: {', '.join(sorted(keys))})")
+    return section
+
+
+def _web(raw: dict[str, Any], path: str) -> WebConfig:
+    """``[web]``, checked."""
+    if "web" not in raw:
+        return WebConfig()
+    w = _section(raw, "web", {"bind", "port", "hosts", "enabled"}, path)
+    bind = _get(w, "bind", str, path, "web", DEFAULT_BIND)
+    try:
+        ipaddress.ip_address(bind)
+    except ValueError:
+        raise ConfigError(path, "web.bind", f"must be an IP address of this machine "
+                          f"(127.0.0.1: this machine only; 0.0.0.0: every network), got "
+                          f"{shown(bind)}") from None
+    port = _get(w, "port", int, path, "web", DEFAULT_PORT)
+    if not 0 <= port <= 65535:
+        raise ConfigError(path, "web.port", f"must be a port number 1..65535, got {port}")
+    hosts = _get(w, "hosts", list, path, "web", [])
+    if not all(isinstance(h, str) and h and len(h) <= 253 and h.isprintable() for h in hosts):
+        raise ConfigError(path, "web.hosts", "must list host names in quotes")
+    return WebConfig(bind, port, tuple(h.lower() for h in hosts),
+                     _get(w, "enabled", bool, path, "web", True))
 
 
 def load_config(path: str | Path) -> TableConfig:

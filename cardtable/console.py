@@ -17,11 +17,13 @@ import os
 import stat
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cardtable.operations import operate
 from referee.cards import parse_card
-from referee.describe import describe, format_time, seat_name
+from referee.describe import describe, describe_input, format_time
 from referee.errors import CardError
 from referee.games import game as game_named
 from referee.model import Act, Input, Verdict
@@ -32,8 +34,9 @@ if TYPE_CHECKING:
 CONSOLE_HELP = """\
 Inputs (seat number first):  lay SEAT [CARD] | slap SEAT | play SEAT CARD [CARD…] [as CARD]
                              draw SEAT [CARD] | pass SEAT | call SEAT | reshuffle SEAT
-Operator:                    pause | resume | end | new | deal | correct LINE CARD | state
-                             help | quit
+Operator:                    pause | resume | end | new | deal | state | help | quit
+                             correct CARD (the last card laid or drawn was CARD)
+                             correct LINE CARD (the card of journal line LINE was CARD)
 """
 
 #: The input acts a console line starts with, by their own word (``deal`` is an operator word).
@@ -77,14 +80,6 @@ def parse_console_line(text: str, t: int) -> Input | str:
         raise ValueError(str(exc)) from None
 
 
-def _dealt(service: RefereeService) -> str:
-    """The reply to ``new``/``end``: the new game, or why it waits."""
-    if service.journal_fault is not None:
-        return (f"? the journal cannot be written ({service.journal_fault}): the new game is "
-                "dealt as soon as it can be")
-    return "a new game is dealt"
-
-
 def _watchable_fd(stream: Any) -> int | None:
     """The descriptor of a terminal, pipe or socket the event loop can watch, else None."""
     try:
@@ -106,20 +101,27 @@ class ConsoleEdge:
     #: Lines are stamped with the service clock as they are read: nothing of it comes late.
     own_stamps = False
 
-    def __init__(self, stream: Any = None, echo: Callable[[str], None] | None = None) -> None:
+    def __init__(self, stream: Any = None, echo: Callable[[str], None] | None = None, *,
+                 who: str = "console") -> None:
         self.stream = stream or sys.stdin
+        #: Who types here, for the operator log (:mod:`cardtable.operations`).
+        self.who = who
         self.echo = echo or (lambda text: print(text, flush=True))
         self._task: asyncio.Task[None] | None = None
         self.interactive = bool(getattr(self.stream, "isatty", lambda: False)())
         self._answering = False
+        self._service: RefereeService | None = None
 
     async def start(self, service: RefereeService) -> None:
         """Greet (on a terminal) and read lines in the background."""
+        self._service = service
         if self.interactive:
             spec = game_named(service.config.game)
             self.echo(f"{spec.title} at table {service.config.table_id}: "
                       f"{', '.join(service.config.seats)}. Type 'help' for the commands, "
                       "'quit' to stop the referee.")
+            if service.other_game is not None:
+                self.echo(f"Note: {service.other_game}.")
             self._prompt()
         self._task = asyncio.create_task(self._read(service))
 
@@ -134,7 +136,14 @@ class ConsoleEdge:
             return
         seats = state.get("seats") or []
         for v in verdicts:
-            self.echo(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
+            self.echo(f"{format_time(self._game_time(v.t))}  {describe(v.to_json(), seats)}")
+
+    def _game_time(self, t: int) -> int:
+        """``t`` as the time into the game: from its first input (the table clock itself
+        counts from the machine's start)."""
+        table = self._service.table if self._service is not None else None
+        start = table.inputs[0].t if table is not None and table.inputs else t
+        return max(0, t - start)
 
     async def _read(self, service: RefereeService) -> None:
         """Answer each line until the end of the stream.
@@ -215,7 +224,10 @@ class ConsoleEdge:
             ok = ok and not refused
             self.echo(("? " if refused else "") + describe(v.to_json(), seats))
         if judged and not verdicts:
-            self.echo(f"ok: {seat_name(seats, inp.seat)} {_act_words(inp)}")
+            if inp.act == "lay" and inp.card is None:  # a virtual deck: the referee turned it
+                pile = service.state().get("pile") or []
+                inp = replace(inp, card=parse_card(pile[-1]) if pile and pile[-1] else None)
+            self.echo(f"ok: {describe_input(inp.to_json(), seats, hidden=False)}")
         return ok
 
     def handle(self, service: RefereeService, line: str) -> bool:
@@ -233,51 +245,30 @@ class ConsoleEdge:
         if not words:
             return True
         cmd = words[0].lower()
-        try:
-            if cmd == "pause":
-                service.pause()
-                self.echo("paused: inputs are ignored until 'resume'")
-            elif cmd == "resume":
-                service.resume()
-                self.echo("resumed")
-            elif cmd == "end":
-                service.end_game()
-                self.echo(_dealt(service))
-            elif cmd == "new":
-                service.start_game()
-                self.echo(_dealt(service))
-            elif cmd == "deal":
-                service.deal_round()
-                self.echo("the next round is dealt")
-            elif cmd == "state":
-                self.echo(json.dumps(service.state(), ensure_ascii=False))
-            elif cmd == "help":
-                self.echo(CONSOLE_HELP)
-            elif cmd == "quit":
-                self.echo("stopping the referee")
-                service.stop()
-            elif cmd == "correct":
-                if len(words) < 3 or not words[1].isdigit():
-                    raise ValueError("usage: correct LINE CARD (LINE as numbered in the journal)")
-                self.echo(service.correct(int(words[1]), " ".join(words[2:])))
-        except ValueError as exc:
-            self.echo(f"? {exc}")
-            return False
-        return True
+        if cmd == "state":
+            self.echo(json.dumps(service.state(), ensure_ascii=False))
+            return True
+        if cmd == "help":
+            self.echo(CONSOLE_HELP)
+            return True
+        if cmd == "quit":
+            self.echo("stopping the referee")
+            service.stop()
+            return True
+        args: dict[str, Any] = {}
+        if cmd == "correct" and len(words) > 1:
+            if words[1].isdigit() and len(words) > 2:
+                args = {"line": int(words[1]), "card": " ".join(words[2:])}
+            else:
+                args = {"card": " ".join(words[1:])}
+        outcome = operate(service, cmd, by=self.who, args=args)
+        self.echo(outcome.line())
+        return outcome.ok
 
     async def stop(self) -> None:
         """Stop reading."""
         if self._task is not None:
             self._task.cancel()
-
-
-def _act_words(inp: Input) -> str:
-    """What an input did, for the console's ``ok:`` line (``lays the 7 of hearts``)."""
-    cards = ([inp.card] if inp.card is not None else []) + list(inp.cards or ())
-    named = " and ".join(c.name() for c in cards)
-    verb = {"lay": "lays", "slap": "slaps", "play": "plays", "draw": "draws", "pass": "passes",
-            "call": "calls lappen", "deal": "deals", "reshuffle": "turns the discards"}
-    return f"{verb.get(inp.act, inp.act)}{' ' + named if named else ''}"
 
 
 class SocketConsole:
@@ -325,7 +316,8 @@ class SocketConsole:
                 writer.close()
                 return
             self.clients += 1
-            console = ConsoleEdge(stream=io.StringIO(), echo=replies.append)
+            console = ConsoleEdge(stream=io.StringIO(), echo=replies.append,
+                                  who="console socket")
             try:
                 while True:
                     try:
@@ -351,9 +343,15 @@ class SocketConsole:
                 self.clients -= 1
                 writer.close()
 
-        self._server = await asyncio.start_unix_server(client, path=str(self.path),
-                                                       limit=self.max_line)
-        os.chmod(self.path, 0o660)  # the referee's group may steer the table
+        # The socket file is made 0660 as it is bound (the referee's group may steer the
+        # table), never wider for a moment: the umask is the process's, set only for the bind.
+        old = os.umask(0o117)
+        try:
+            self._server = await asyncio.start_unix_server(client, path=str(self.path),
+                                                           limit=self.max_line)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o660)
 
     async def stop(self) -> None:
         """Stop listening and remove the socket file."""

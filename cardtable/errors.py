@@ -34,6 +34,16 @@ class EdgeError(RefereeError, RuntimeError):
     ``__cause__`` is what stopped it."""
 
 
+class OtherGameError(RefereeError, ValueError):
+    """The journal folder holds an unfinished game that is not the configured one, and the
+    table cannot go on with it as configured (another number of seats wired)."""
+
+
+class PairingRefused(RefereeError, PermissionError):
+    """A phone that may not pair (a wrong code, too many tries, an old pairing link), or an
+    operator page request without a paired session: the message says why, in words."""
+
+
 class TableBusyError(RefereeError, RuntimeError):
     """Another referee holds the journal folder: a temporary failure, worth a retry later."""
 

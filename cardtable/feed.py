@@ -259,6 +259,27 @@ def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+def number(state: dict[str, Any], verdicts: list[dict[str, Any]], *, session: str, seq: int,
+           table_id: str, names: Sequence[str] | None,
+           recent: deque[dict[str, Any]]) -> None:
+    """Make one change a message of the feed, in place: each verdict gets ``session``, ``seq``
+    and ``text`` (its words) and joins ``recent``; the state gets ``seats`` (``names`` unless it
+    has them), ``session``, ``seq``, ``table`` and ``recent``. The MQTT feed and the referee's
+    own web display (:mod:`cardtable.operator.local`) number the same way."""
+    if names is not None:
+        state.setdefault("seats", list(names))
+    seat_names = state.get("seats") or []
+    for v in verdicts:
+        v["session"] = session
+        v["seq"] = seq
+        v["text"] = describe(v, seat_names)
+        recent.append(v)
+    state["session"] = session
+    state["seq"] = seq
+    state["table"] = table_id
+    state["recent"] = list(recent)
+
+
 class TableFeed:
     """Publishes one table's state and verdicts to an MQTT broker, never blocking the referee.
 
@@ -371,14 +392,9 @@ class TableFeed:
 
     def _accept(self, state: dict[str, Any], verdicts: list[dict[str, Any]]) -> None:
         self.seq += 1
-        if self.names is not None:
-            state.setdefault("seats", self.names)
-        names = state.get("seats") or []
+        number(state, verdicts, session=self.session, seq=self.seq, table_id=self.table_id,
+               names=self.names, recent=self._recent)
         for v in verdicts:
-            v["session"] = self.session
-            v["seq"] = self.seq
-            v["text"] = describe(v, names)
-            self._recent.append(v)
             if not self._connected:
                 self.dropped_events += 1
                 continue
@@ -386,10 +402,6 @@ class TableFeed:
                 self._events.popleft()
                 self.dropped_events += 1
             self._events.append(v)
-        state["session"] = self.session
-        state["seq"] = self.seq
-        state["table"] = self.table_id
-        state["recent"] = list(self._recent)
         self._latest = state
         self._state_dirty = True
         self._wake.set()
@@ -445,9 +457,12 @@ class TableFeed:
                 client.pending_calls_threshold = 4 * self.queue_size + 64
                 async with client:
                     self.connections += 1
-                    warned = False
-                    if self.connections > 1:
+                    if warned:  # said where the warning was said: the broker is back
+                        log.warning("feed %s: broker %s reachable again; publishing",
+                                    self.table_id, self.broker.url())
+                    elif self.connections > 1:
                         log.info("feed %s: reconnected to %s", self.table_id, self.broker.url())
+                    warned = False
                     backoff = self.backoff_min
                     await self._serve(client)
                     await client.publish(topics.status, b"offline", qos=1, retain=True)

@@ -38,7 +38,7 @@ from cardtable.players import (
     stamped,
 )
 from cardtable.service import RefereeService
-from cardtable.wiring import build_service
+from cardtable.wiring import add_site, build_service
 from firmware_bridge.deck import Deck, synthetic_deck
 from firmware_bridge.edge import BoardEdge
 from firmware_bridge.emulator import VirtualBoard
@@ -57,9 +57,11 @@ CALL_PINS = (27, 6, 24, 20, 18, 25, 13, 21)
 def full_stack_config(game: str, players: int, seed: int, *, journal_dir: str,
                       options: dict[str, Any] | None = None, dealer: int = 0,
                       broker: str | None = None, table_id: str = "sim",
-                      settle_ms: float = 20.0, card_source: str = "board") -> dict[str, Any]:
-    """The TOML document (as a dict) of a simulated table: mock GPIO pads per seat, the board
-    (its port is filled in once the emulator runs), the feed if a broker is given;
+                      settle_ms: float = 20.0, card_source: str = "board",
+                      pads: int | None = None) -> dict[str, Any]:
+    """The TOML document (as a dict) of a simulated table: mock GPIO pads per seat (``pads``:
+    that many, for games of more seats started from the operator page), the board (its port
+    is filled in once the emulator runs), the feed if a broker is given;
     ``card_source = "camera"``: the cards are laid under the virtual camera instead."""
     doc: dict[str, Any] = {
         "table": {"id": table_id, "game": game, "seats": list(DEFAULT_NAMES[:players]),
@@ -68,7 +70,7 @@ def full_stack_config(game: str, players: int, seed: int, *, journal_dir: str,
         "options": dict(options or {}),
         "hardware": {"pin_factory": "mock"},
         "seats": [{"name": DEFAULT_NAMES[i], "slap": SLAP_PINS[i], "call": CALL_PINS[i]}
-                  for i in range(players)],
+                  for i in range(pads or players)],
         "board": {"port": "pending", "buttons": list(range(players))},
     }
     if broker:
@@ -80,26 +82,38 @@ class VirtualPlayers:
     """The seated players: they watch the table like people do and act through the edges."""
 
     def __init__(self, service: RefereeService, board: Any, pins: Any, *, seed: int,
-                 speed: float = 1.0, board_slaps: bool = False) -> None:
+                 speed: float = 1.0, board_slaps: bool = False,
+                 keep_going: bool = False) -> None:
         self.service = service
         self.board = board
         self.pins = pins
         self.board_slaps = board_slaps
         self.rng = random.Random(f"full-stack-{seed}")
         self.speed = max(speed, 0.01)
-        self.reactions = Reactions(self.rng, len(service.config.seats))
+        #: Play every game the operator deals (the pads of every seat are there), not one.
+        self.keep_going = keep_going
+        self.reactions = Reactions(self.rng, len(pins) if keep_going
+                                   else len(service.config.seats))
         self._turn_handle: asyncio.TimerHandle | None = None
         self._acted_at: tuple[int, int, Any] | None = None
         self._last_played = -1
         self.loop = asyncio.get_running_loop()
         self.done = asyncio.Event()
 
+    def new_game(self) -> None:
+        """Forget the last game: the next state is a new deal's."""
+        self._last_played = -1
+        self._acted_at = None
+
     # -- the service tells us every change ---------------------------------------------------
     def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
         """React to a change of the table (called on the service's loop)."""
         if state.get("over"):
-            self.loop.call_later(0.2 / self.speed + 0.05, self.done.set)
+            if not self.keep_going:
+                self.loop.call_later(0.2 / self.speed + 0.05, self.done.set)
             return
+        if state["cards_played"] < self._last_played:  # a new game, dealt from the page
+            self.new_game()
         if ("slap" in games[state["game"]].acts
                 and state["cards_played"] > self._last_played):
             self._plan_slaps(state)
@@ -200,13 +214,21 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
                          timeout_s: float | None = None,
                          board_factory: Callable[[Deck], Any] | None = None,
                          board_slaps: bool = False,
-                         camera_deck: str = "touati") -> RefereeService:
+                         camera_deck: str = "touati",
+                         again: bool = False,
+                         site: tuple[str, int] | None = None,
+                         announce: Callable[[str], None] | None = None,
+                         stop: asyncio.Event | None = None) -> RefereeService:
     """Run one simulated table to the end of its game (or ``timeout_s``); returns the service.
+    With ``again`` a game that ends is followed by a new deal (the next seed) until
+    ``timeout_s``: one service running for as long as a soak test wants.
 
     ``board_factory(deck)``: another table board than the emulator, with its ``start()``,
     ``lay(card, reader)``, ``press(button, pressed)`` and ``close()`` (the firmware on
     MicroPython, tests/firmware); ``board_slaps``: slaps are pressed on the board's buttons
-    instead of the GPIO pads."""
+    instead of the GPIO pads; ``site``: serve the table's display and operator page on
+    ``(host, port)`` (``announce`` is told where) and play every game dealt until ``stop`` is
+    set (the configuration should give pads for every seat: ``full_stack_config(pads=8)``)."""
     deck = synthetic_deck(seed)
     board = board_factory(deck) if board_factory else VirtualBoard(deck=deck, seed=seed)
     port = await board.start()
@@ -221,17 +243,22 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
         camera = CameraTable(None, camera_deck, seed)
     service = build_service(config, console=False, pin_factory=factory, deck=deck,
                             camera_source=None if camera is None else camera.source)
+    if site is not None:
+        add_site(service, announce=announce, host=site[0], port=site[1])
     board_edge = next(e for e in service.edges if isinstance(e, BoardEdge))
     service.fsync = True
     # The game's time starts near 0:01, not at the machine's uptime (a resumed game goes on
     # from its journal's last input: see RefereeService._resume).
     service.clock.offset_ns = 1_000_000_000 - time.monotonic_ns()
     service.stop_on_journal_fault = True  # a simulation cannot wait for a disk: end with it
-    service.open_game(keep_finished=True)
+    # a finished game of this very deal is its result (a run resumed after its end); any other
+    # game in the folder, finished or not, is archived under its own name and this one played
+    service.open_game(keep_finished=True, other_game="new")
+    wired = config.raw.get("seats") or []
     pins = [(factory.pin(SLAP_PINS[i]), factory.pin(CALL_PINS[i]))
-            for i in range(len(config.seats))]
+            for i in range(max(len(wired), len(config.seats)))]
     players = VirtualPlayers(service, board, pins, seed=seed, speed=speed,
-                             board_slaps=board_slaps)
+                             board_slaps=board_slaps, keep_going=site is not None)
     service.outputs.append(players)
     if camera is not None:  # the players lay their cards under the camera
         camera.service = service
@@ -249,11 +276,28 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
         if on_ready is not None:
             on_ready(service)
         players.update([], service.state())
-        done = asyncio.ensure_future(players.done.wait())
-        # The game ends, or the service stops by itself (a journal that cannot be written).
-        await asyncio.wait({done, task}, timeout=timeout_s,
-                           return_when=asyncio.FIRST_COMPLETED)
-        done.cancel()
+        if site is not None:  # the operator deals: play on until told to stop
+            done = asyncio.ensure_future((stop or asyncio.Event()).wait())
+            await asyncio.wait({done, task}, timeout=timeout_s,
+                               return_when=asyncio.FIRST_COMPLETED)
+            done.cancel()
+        until = None if timeout_s is None else time.monotonic() + timeout_s
+        deals = 0
+        while site is None:
+            done = asyncio.ensure_future(players.done.wait())
+            # The game ends, or the service stops by itself (a journal that cannot be written).
+            await asyncio.wait({done, task}, return_when=asyncio.FIRST_COMPLETED,
+                               timeout=None if until is None else until - time.monotonic())
+            done.cancel()
+            if not (again and players.done.is_set() and not task.done()):
+                break
+            players.done.clear()
+            if service.table is None or not service.table.engine.over:
+                continue  # a late "done" of the game before
+            deals += 1
+            players.new_game()
+            service.start_game(seed + deals)
+            players.update([], service.state())
     finally:
         service.stop()
         with contextlib.suppress(Exception):

@@ -4,7 +4,11 @@ Every game the service played is a journal in ``<journal_dir>``: the game being 
 ``current.jsonl``, a finished (or ended) game is archived as ``<YYYYmmdd-HHMMSS>-<game>.jsonl``
 (``-2``, ``-3`` … when two share a second; see :mod:`cardtable.service`). :func:`read_history`
 reads each of them and judges it again with :func:`referee.replay` — the winner, the cards played
-and the round scores are what the rules say of the journal now, never what a cache remembers.
+and the round scores are what the rules say of the journal now. An archived journal's record is
+kept in :data:`CACHE` beside the journals while the file is unchanged (its size, modification
+time and inode) and the rules are the same (a digest of the rules library's source), so a
+folder of thousands of games is not judged again at every look; a folder that cannot be
+written is judged every time.
 
 A journal that cannot be read or judged is listed with the reason instead (:attr:`GameRecord.
 problem`); one damaged in the middle is judged up to the damaged line and listed with it. The
@@ -27,6 +31,10 @@ table (every round's hand scores and running totals) of its latest Vändåtta po
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import hashlib
+import json
 import logging
 import os
 import re
@@ -232,6 +240,84 @@ def judge_file(path: Path) -> GameRecord:
     return record
 
 
+#: The records of a folder's archived journals (:func:`read_history`), beside them.
+CACHE = ".history-cache.json"
+
+
+@functools.cache
+def rules_digest() -> str:
+    """A digest of the rules library's source: a record judged by other rules is judged again."""
+    import referee
+
+    digest = hashlib.sha256(referee.__version__.encode())
+    for source in sorted(Path(referee.__file__).parent.rglob("*.py")):
+        digest.update(source.name.encode() + source.read_bytes())
+    return digest.hexdigest()
+
+
+def _stamp(path: Path) -> list[int] | None:
+    """What tells a changed journal: size, modification time (ns) and inode."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _load_cache(folder: Path) -> dict[str, Any]:
+    """The folder's cached records by file name (empty if none, or of other rules)."""
+    try:
+        data = json.loads((folder / CACHE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("rules") != rules_digest():
+        return {}
+    entries = data.get("records")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _save_cache(folder: Path, entries: dict[str, Any]) -> None:
+    """Write the cache whole (a new file renamed over the old); a folder that cannot be
+    written keeps none."""
+    tmp = folder / f"{CACHE}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps({"rules": rules_digest(), "records": entries}),
+                       encoding="utf-8")
+        os.replace(tmp, folder / CACHE)
+    except OSError as exc:
+        log.debug("history cache not written in %s: %s", folder, exc)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _record_from(entry: Any) -> GameRecord | None:
+    """A cached record, or None when the entry is not one (a damaged cache is ignored)."""
+    try:
+        fields = dict(entry["record"])
+        fields["rounds"] = [RoundResult(**r) for r in fields.get("rounds") or []]
+        return GameRecord(**fields)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _judge_cached(path: Path, cache: dict[str, Any]) -> tuple[GameRecord, bool]:
+    """The record of ``path``, from the cache when the file is unchanged; and whether the cache
+    changed. The game being played and a file that could not be read are never cached."""
+    stamp = _stamp(path)
+    entry = cache.get(path.name)
+    if path.name != CURRENT and stamp is not None and isinstance(entry, dict) \
+            and entry.get("stamp") == stamp:
+        record = _record_from(entry)
+        if record is not None:
+            return record, False
+    record = judge_file(path)
+    if path.name == CURRENT or stamp is None or record.problem == VANISHED or (
+            record.problem or "").startswith("cannot read it"):
+        return record, False
+    cache[path.name] = {"stamp": stamp, "record": asdict(record)}
+    return record, True
+
+
 def journal_files(journal_dir: Path) -> tuple[list[Path], list[dict[str, str]]]:
     """The game journals of a folder (archived ones and ``current.jsonl``) and the files kept
     aside, each with why."""
@@ -269,12 +355,21 @@ def read_history(journal_dir: str | os.PathLike[str], *, since: float | None = N
     folder = Path(journal_dir)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(f"{folder} is not a folder")
+    cache = _load_cache(folder)
+    changed = False
     for _attempt in range(3):  # a journal archived while it was read: list the folder again
         files, aside = journal_files(folder)
         recent = [p for p in files if _written_since(p, since)]
-        records = [judge_file(p) for p in recent]
+        records = []
+        for path in recent:
+            record, new = _judge_cached(path, cache)
+            records.append(record)
+            changed |= new
         if not any(r.problem == VANISHED for r in records):
             break
+    names = {p.name for p in files}
+    if changed or any(name not in names for name in cache):
+        _save_cache(folder, {k: v for k, v in cache.items() if k in names})
     records.sort(key=lambda r: (r.file == CURRENT, r.end, r.file))
     return History(str(folder), records, aside, older=len(files) - len(recent))
 

@@ -30,17 +30,18 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from cardtable.clock import TableClock
-from cardtable.config import TableConfig
-from cardtable.errors import EdgeError
+from cardtable.config import TableConfig, parse_config
+from cardtable.errors import ConfigError, EdgeError, OtherGameError
 from cardtable.lock import FolderLock
 from referee.cards import parse_card
 from referee.deal import next_dealer, reshuffled
+from referee.describe import seat_name
 from referee.errors import CardError, JournalWriteError
 from referee.games import game as game_named
 from referee.games.vandatta import next_deal
@@ -53,9 +54,39 @@ from referee.journal import (
     read_journal,
 )
 from referee.model import Input, Verdict
+from referee.options import options_to_json
 from referee.table import Table
 
 log = logging.getLogger("cardtable.service")
+
+
+def game_banner(game: str, seats: Iterable[str]) -> str:
+    """A game in words: ``Banka bäver (Anna, Bo)``."""
+    return f"{game_named(game).title} ({', '.join(seats)})"
+
+
+def journal_differences(header: JournalHeader, config: TableConfig) -> list[str]:
+    """How a journal's game is not the configured game, in words (empty when it is the
+    configured game): its kind, its seats, its table options, and its seed where the
+    configuration names one. The dealer is not compared: it moves on from game to game."""
+    if header.game != config.game:
+        return [f"configured: {game_banner(config.game, config.seats)}"]
+    found = []
+    if tuple(header.seats) != tuple(config.seats):
+        found.append(f"configured seats: {', '.join(config.seats)}")
+    assert header.options is not None  # JournalHeader fills in the game's defaults
+    theirs, ours = options_to_json(header.options), options_to_json(config.options)
+    found += [f"{k} = {theirs.get(k)} (configured {ours.get(k)})"
+              for k in sorted(set(theirs) | set(ours)) if theirs.get(k) != ours.get(k)]
+    if config.seed is not None and header.seed != config.seed:
+        found.append(f"seed {header.seed} (configured {config.seed})")
+    return found
+
+
+def _by(who: str | None) -> dict[str, str]:
+    """The ``by`` field of an operator's notice (none when not known)."""
+    return {} if who is None else {"by": who}
+
 
 CURRENT = "current.jsonl"
 #: How often a journal that could not be written is tried again.
@@ -112,6 +143,12 @@ class RefereeService:
                  outputs: Iterable[Output] = (), edges: Iterable[Edge] = (),
                  fsync: bool = True) -> None:
         self.config = config
+        #: The configuration as given: ``config`` takes a resumed journal's other game for as
+        #: long as it is played (:meth:`open_game`); the next deal is this one's.
+        self.configured = config
+        #: Set while the game goes on from a journal of another game than the configured one
+        #: (:meth:`open_game`): what differs, in words.
+        self.other_game: str | None = None
         self.clock = clock or TableClock()
         self.outputs: list[Output] = list(outputs)
         self.edges: list[Edge] = list(edges)
@@ -140,6 +177,8 @@ class RefereeService:
         self._replies: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
         self._judging: dict[int, tuple[Input, asyncio.Future[tuple[bool, list[Verdict]]]]] = {}
         self._source_key: tuple[int, ...] | None = None
+        #: Called with every input handed in, on the edge's thread; must return at once.
+        self.watchers: list[Callable[[Input], None]] = []
         self._source_list: list[tuple[str, Source | None]] = []
 
     # -- games and journals ----------------------------------------------------------------
@@ -148,26 +187,41 @@ class RefereeService:
         """The journal of the game being played."""
         return self.journal_dir / CURRENT
 
-    def open_game(self, *, keep_finished: bool = False) -> None:
+    def open_game(self, *, keep_finished: bool = False, other_game: str = "resume") -> None:
         """Resume the current journal's game if it is not over, else start a new game; with
-        ``keep_finished`` a finished game is kept as it is (to report its result). Takes the
-        journal folder's lock first (:class:`TableBusyError` if another referee holds it)."""
+        ``keep_finished`` a finished game that is the configured one (:func:`journal_differences`
+        finds nothing) is kept as it is (to report its result). Takes the journal folder's lock
+        first (:class:`TableBusyError` if another referee holds it).
+
+        An unfinished game that is not the configured one (another game, other seats, other
+        options or seed) is never played under the configuration's name: with ``other_game =
+        "resume"`` it goes on under its own (``config`` takes its game, seats, dealer, options
+        and seed until the next deal; :attr:`other_game` says why; :class:`OtherGameError`
+        when the table is wired for another number of seats); with ``"new"`` it is archived
+        under its own name and the configured game is dealt. A game is archived under the
+        name of the game it holds, never the configuration's."""
         self.journal_dir.mkdir(parents=True, exist_ok=True)
         self._folder_lock.acquire()
         if self.current_path.exists():
             try:
-                self._resume(keep_finished=keep_finished)
+                self._resume(keep_finished=keep_finished, other_game=other_game)
                 return
             except JournalError as exc:
                 if read_before(exc) is not None and exc.line > 1:
-                    self._resume_before_damage(exc, keep_finished=keep_finished)
+                    self._resume_before_damage(exc, keep_finished=keep_finished,
+                                               other_game=other_game)
                     return
                 broken = self.current_path.with_suffix(f".broken-{int(time.time())}.jsonl")
                 self.current_path.rename(broken)
                 log.error("cannot resume %s (%s); kept it as %s", self.current_path, exc, broken)
+                # Said on every display too: a game was set aside, not dropped unseen.
+                self.alerts["journal_damaged"] = (
+                    f"the journal could not be read ({exc}); it is kept as {broken.name} and a "
+                    "new game was dealt")
         self.start_game()
 
-    def _resume_before_damage(self, exc: JournalError, *, keep_finished: bool) -> None:
+    def _resume_before_damage(self, exc: JournalError, *, keep_finished: bool,
+                              other_game: str) -> None:
         """A journal damaged in the middle: go on from the inputs before the damaged line; the
         whole file is kept aside and an alert names it."""
         before = read_before(exc)
@@ -184,23 +238,50 @@ class RefereeService:
                 f"from the {len(before.inputs)} inputs before it; the whole file is kept "
                 f"as {kept.name}")
         log.error("%s: %s", self.current_path, text)
-        self._resume(keep_finished=keep_finished)
+        self._resume(keep_finished=keep_finished, other_game=other_game)
         self.alerts["journal_damaged"] = text
         self.notice("journal_damaged", line=exc.line, reason=exc.reason, kept=str(kept),
                     inputs=len(before.inputs))
 
-    def _resume(self, *, keep_finished: bool = False) -> None:
+    def _resume(self, *, keep_finished: bool = False, other_game: str = "resume") -> None:
         journal = read_journal(self.current_path, tolerate_torn_tail=True)
-        table = Table(journal.header, settle_ns=self._settle_ns())
-        for inp in journal.inputs:
-            table.push(inp)
+        header = journal.header
+        table = Table(header, settle_ns=self._settle_ns())
+        table.push_all(journal.inputs)
         table.flush()
-        if table.engine.over and not keep_finished:
-            table_state = table.state()
-            self._archive()
-            log.info("the journal's game was over (%s); starting a new one", table_state["winners"])
-            self.start_game()
-            return
+        differences = journal_differences(header, self.configured)
+        banner = game_banner(header.game, header.seats)
+        if table.engine.over:
+            if not (keep_finished and not differences):
+                self._archive(header.game)
+                log.info("the journal's game, %s, was over (%s); starting a new one",
+                         banner, table.state()["winners"])
+                self.start_game()
+                return
+        elif differences:
+            other = (f"{self.current_path} holds an unfinished game of {banner}, not the "
+                     f"configured one ({'; '.join(differences)})")
+            if other_game == "new":
+                self._archive(header.game)
+                log.warning("%s; archived it under its own name and dealing the configured "
+                            "game", other)
+                self.start_game()
+                return
+            wired = self.config.raw.get("seats")
+            if isinstance(wired, list) and len(wired) < header.n_seats:
+                raise OtherGameError(
+                    f"{other}; the table is wired for {len(wired)} seats, so it cannot go on: "
+                    "finish it with its own configuration, or start with --new-game to "
+                    "archive it under its own name and deal the configured game")
+            self.other_game = (f"the journal folder holds an unfinished game of {banner}, not "
+                               f"the configured one ({'; '.join(differences)}); it goes on, "
+                               "and 'new' deals the configured game")
+            log.warning("%s; going on with it (--new-game, or 'new' at the console, archives "
+                        "it under its own name and deals the configured game)", other)
+            assert header.options is not None
+            self.config = replace(self.config, game=header.game, seats=header.seats,
+                                  dealer=header.dealer, options=header.options,
+                                  seed=header.seed)
         last_t = journal.inputs[-1].t if journal.inputs else 0
         # Keep table time increasing across a reboot: CLOCK_MONOTONIC starts again at boot.
         gap = last_t + 1_000_000 - self.clock.source()
@@ -216,13 +297,14 @@ class RefereeService:
     def start_game(self, seed: int | None = None) -> None:
         """Deal a new game: shuffled with ``seed`` (or the configured seed; a virtual deck
         without one gets a fresh seed); a board or console table without a seed is observed."""
-        cfg = self.config
+        self.config = cfg = self.configured
+        self.other_game = None
         if self.table is not None:
             self.table.flush()  # judge what the settle window still holds, in the old game
             if self.table.journal is not None:
                 self.table.journal.close()
             if self.current_path.exists():
-                self._archive()
+                self._archive(self.table.header.game)
         if seed is None:
             seed = cfg.seed
         if cfg.card_source == "virtual" and seed is None:
@@ -248,17 +330,19 @@ class RefereeService:
         self._publish([])
 
     def _use(self, table: Table) -> None:
-        table.listeners.append(lambda verdicts, _state: self._publish(verdicts))
+        table.listeners.append(self._publish)  # with the state the table just built
         table.judged_listeners.append(self._on_judged)
         self.table = table
 
-    def _archive(self) -> None:
+    def _archive(self, game: str) -> None:
+        """Archive the current journal under its start time and ``game``, the game it holds
+        (its header's, never the configuration's)."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        target = self.journal_dir / f"{stamp}-{self.config.game}.jsonl"
+        target = self.journal_dir / f"{stamp}-{game}.jsonl"
         k = 1
         while target.exists():
             k += 1
-            target = self.journal_dir / f"{stamp}-{self.config.game}-{k}.jsonl"
+            target = self.journal_dir / f"{stamp}-{game}-{k}.jsonl"
         self.current_path.rename(target)
 
     def _settle_ns(self) -> int:
@@ -266,13 +350,13 @@ class RefereeService:
 
     # -- inputs ------------------------------------------------------------------------------
     def submit(self, inp: Input) -> None:
-        """Hand in an input from any thread; ``inp.t`` is on the table clock."""
+        """Hand in an input from any thread; ``inp.t`` is on the table clock. Each of
+        :attr:`watchers` sees it first (the table check: which pad, and how late)."""
+        for watch in self.watchers:
+            watch(inp)
         with self._lock:
             self._pending.append(inp)
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(wake.set)
+        self._poke()
 
     def in_flight(self) -> bool:
         """Whether an input handed in is not judged yet (waiting to be taken in, or held by
@@ -337,8 +421,12 @@ class RefereeService:
                 waiting[1].set_result((True, verdicts))
 
     def _take_pending(self) -> None:
+        """Take what the edges handed in since the last step: refuse what cannot be taken,
+        journal the rest in one write and one sync (inputs that came together, such as the
+        slaps of one race, wait for one sync, not one each), and hold them for judging."""
         with self._lock:
             pending, self._pending = self._pending, []
+        batch: list[tuple[Input, list[Input]]] = []  # as handed in; what is pushed for it
         for inp in pending:
             if self.table is None:
                 continue
@@ -353,18 +441,26 @@ class RefereeService:
             if problem:
                 self._refuse(inp, "rejected", problem)
                 continue
-            try:
-                if self._needs_reshuffle(inp):
-                    self.table.push(self.translate(Input(inp.t, inp.seat, "reshuffle")))
-                pushed = self.table.push(self.translate(inp))
-            except JournalWriteError as exc:
-                self._journal_failed(exc)
+            pushes = [self.translate(inp)]
+            if self._needs_reshuffle(inp):
+                pushes.insert(0, self.translate(Input(inp.t, inp.seat, "reshuffle")))
+            batch.append((inp, pushes))
+        if not batch or self.table is None:
+            return
+        try:
+            pushed = self.table.push_all([p for _inp, pushes in batch for p in pushes])
+        except JournalWriteError as exc:
+            self._journal_failed(exc)
+            for inp, _pushes in batch:
                 self._refuse(inp, "ignored",
                              f"the journal cannot be written ({self.journal_fault})")
-                continue
+            return
+        k = 0
+        for inp, pushes in batch:
+            k += len(pushes)
             waiting = self._replies.pop(id(inp), None)
-            if waiting is not None:
-                self._judging[id(pushed)] = (pushed, waiting[1])
+            if waiting is not None:  # the input itself is the last pushed for it
+                self._judging[id(pushed[k - 1])] = (pushed[k - 1], waiting[1])
 
     # -- a journal that cannot be written -------------------------------------------------------
     def _journal_failed(self, exc: BaseException) -> None:
@@ -465,7 +561,7 @@ class RefereeService:
         self._check_journal()
         progress = self._progress()  # before taking: what they say is in is then pushed
         self._take_pending()
-        if self.table is None:
+        if self.table is None or self.paused:  # paused: nothing is decided, not even by time
             return []
         for source, value in progress:
             self.table.add_source(source)
@@ -495,18 +591,25 @@ class RefereeService:
         return [(name, None if edge is None else edge.progress())
                 for name, edge in self._sources()]
 
-    def _publish(self, verdicts: list[Verdict]) -> None:
-        state = self.state()
+    def _publish(self, verdicts: list[Verdict], table_state: dict[str, Any] | None = None
+                 ) -> None:
+        """Hand ``verdicts`` and the state to every output (``table_state``: the table's own
+        state, when the caller has it: it is built once per change)."""
+        state = self.state(table_state)
         for out in self.outputs:
             try:
                 out.update(verdicts, state)
             except Exception:  # an output must never stop the referee
                 log.exception("output %r failed", out)
 
-    def state(self) -> dict[str, Any]:
+    def state(self, table_state: dict[str, Any] | None = None) -> dict[str, Any]:
         """The table state with the table id, the pause flag and the ``alerts`` (``board``:
-        ``online``/``offline`` once a board spoke; ``stuck``: buttons held too long)."""
-        state = self.table.state() if self.table is not None else self._no_game_yet()
+        ``online``/``offline`` once a board spoke; ``stuck``: buttons held too long);
+        ``table_state``: the table's state just built, to add them to (a copy)."""
+        if table_state is not None:
+            state = dict(table_state)
+        else:
+            state = self.table.state() if self.table is not None else self._no_game_yet()
         state["table"] = self.config.table_id
         state["paused"] = self.paused
         state["alerts"] = {**self.alerts, "stuck": [{"seat": seat, "button": button}
@@ -514,20 +617,49 @@ class RefereeService:
         return state
 
     # -- operator ----------------------------------------------------------------------------
-    def pause(self) -> None:
-        """Stop accepting inputs (they are reported as ignored) until :meth:`resume`."""
+    def pause(self, by: str | None = None) -> None:
+        """Stop accepting inputs (they are reported as ignored) and deciding anything until
+        :meth:`resume`: what is held and what time would decide (a collect grace, a time
+        limit) waits, and is judged at once when the game resumes, as a replay judges it.
+        ``by``: who asked (the notice says it)."""
         self.paused = True
-        self.notice("paused")
+        self.notice("paused", **_by(by))
 
-    def resume(self) -> None:
-        """Accept inputs again."""
+    def resume(self, by: str | None = None) -> None:
+        """Accept inputs again; judge at once what waited while the game was paused."""
         self.paused = False
-        self.notice("resumed")
+        self.notice("resumed", **_by(by))
+        self._poke()
 
-    def end_game(self) -> None:
+    def _poke(self) -> None:
+        """Wake :meth:`run` to look again now (from any thread)."""
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
+
+    def end_game(self, by: str | None = None) -> None:
         """End the game now: its journal is archived and a new game is dealt."""
-        self.notice("ended_by_operator")
+        self.notice("ended_by_operator", **_by(by))
         self.start_game()
+
+    def set_game(self, game: str, seats: list[str], dealer: int,
+                 options: dict[str, Any]) -> None:
+        """Make this the configured game (what :meth:`start_game` deals from now on, until the
+        referee stops: the configuration file is not changed), checked as the configuration
+        checks it: a :class:`ConfigError` names the key (``table.seats[2]``, ``options.…``).
+        A table wired with pads takes at most as many seats as it has pads."""
+        raw = dict(self.configured.raw)
+        raw["table"] = dict(raw.get("table") or {}, game=game, seats=list(seats),
+                            dealer=dealer)
+        raw["options"] = dict(options)
+        new = parse_config(raw, self.configured.path)
+        wired = raw.get("seats")
+        if isinstance(wired, list) and wired and len(seats) > len(wired):
+            raise ConfigError(self.configured.path, "table.seats",
+                              f"the table has pads for {len(wired)} seats, not {len(seats)}")
+        self.configured = replace(self.configured, game=new.game, seats=new.seats,
+                                  dealer=new.dealer, options=new.options, raw=raw)
 
     def _no_game_yet(self) -> dict[str, Any]:
         """The state before the first game could be dealt (its journal waits for the disk)."""
@@ -553,16 +685,23 @@ class RefereeService:
         else:
             self.submit(next_deal(state, int.from_bytes(os.urandom(4), "big"), t))
 
-    def correct(self, line: int, card: str) -> str:
-        """Correct a misread card: input line ``line`` (as numbered in the journal file) gets
-        ``card``; the game is judged again from the corrected journal. The journal before the
-        correction is kept beside it. Returns what was changed, in words."""
+    def correct(self, line: int | None, card: str) -> str:
+        """Correct a misread card: input line ``line`` (as numbered in the journal file; None:
+        the last card laid or drawn) gets ``card``; the game is judged again from the
+        corrected journal. The journal before the correction is kept beside it. Returns what
+        was changed, in words."""
         assert self.table is not None
         try:
             new_card = parse_card(card)
         except CardError as exc:
             raise ValueError(str(exc)) from None
         journal = read_journal(self.current_path, tolerate_torn_tail=True)
+        if line is None:
+            pairs = zip(journal.lines, journal.inputs, strict=True)
+            line = next((n for n, inp in reversed(list(pairs)) if inp.act in ("lay", "draw")),
+                        None)
+            if line is None:
+                raise ValueError("no card has been laid or drawn in this game yet")
         if line not in journal.lines:
             raise ValueError(f"line {line} is not an input line of {self.current_path}")
         k = journal.lines.index(line)
@@ -578,7 +717,8 @@ class RefereeService:
         tmp.write_text(dump_journal(journal.header, journal.inputs), encoding="utf-8")
         os.replace(tmp, self.current_path)
         self._resume()
-        return f"line {line}: {old.card} → {new_card}"
+        who = seat_name(list(journal.header.seats), old.seat)
+        return f"line {line} ({who}'s {old.act}): {old.card or 'no card'} → {new_card}"
 
     # -- running -----------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event | None = None) -> None:
@@ -628,8 +768,9 @@ class RefereeService:
 
     def _next_deadline(self) -> int | None:
         """When the loop must look again without an input: the arbiter's next release, the end
-        of a collect grace (judged once the window has passed it), a running time limit."""
-        if self.table is None:
+        of a collect grace (judged once the window has passed it), a running time limit;
+        none while the game is paused."""
+        if self.table is None or self.paused:
             return None
         due = self.table.arbiter.next_due()
         deadline = self.table.engine.next_deadline()

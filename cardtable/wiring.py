@@ -14,6 +14,7 @@ from typing import Any
 from cardtable.config import TableConfig
 from cardtable.console import ConsoleEdge, SocketConsole
 from cardtable.errors import ConfigError
+from cardtable.extras import extra_message
 from cardtable.feed import TableFeed
 from cardtable.history import HistoryPublisher
 from cardtable.service import Edge, Output, RefereeService
@@ -45,7 +46,13 @@ def board_edge(config: TableConfig, deck: Deck | None = None) -> BoardEdge:
         try:
             deck = Deck.load(config.deck_file)
         except (DeckError, OSError) as exc:
-            raise ConfigError(config.path, "board.deck", str(exc)) from exc
+            hint = ""
+            if not config.deck_file.exists():  # a copied configuration left its deck behind
+                hint = (f" (a relative path is taken from the configuration's folder, "
+                        f"{config.deck_file.parent}; give the deck file's whole path, or write "
+                        f"the board emulator's deck there: referee deck synthetic "
+                        f"{config.deck_file})")
+            raise ConfigError(config.path, "board.deck", f"{exc}{hint}") from exc
     assert config.board_port is not None
     return BoardEdge(config.board_port, deck=deck, buttons=config.board_buttons,
                      stock_reader=config.stock_reader)
@@ -65,8 +72,8 @@ def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = Non
         from hardware.camera.reader.sources import open_source as open_named
         from hardware.camera.reader.templates import EnrolledDeck
     except ImportError as exc:
-        raise ConfigError(config.path, "table.card_source", "card_source = \"camera\" needs the "
-                          f"camera extra: pip install 'card-referee[camera]' ({exc})") from None
+        raise ConfigError(config.path, "table.card_source", extra_message(
+            "camera", 'card_source = "camera"') + f" ({exc})") from None
     enrolled = None
     if cam.deck is not None:
         try:
@@ -79,10 +86,13 @@ def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = Non
 
 def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any = None,
                   deck: Deck | None = None,
-                  camera_source: Callable[[], Any] | None = None) -> RefereeService:
+                  camera_source: Callable[[], Any] | None = None, web: bool = False,
+                  announce: Callable[[str], None] | None = None) -> RefereeService:
     """The service with the edges and outputs the configuration names: the console, the GPIO
     pads and seat LEDs (``[hardware]``/``[[seats]]``), the board (``[board]``; ``deck``
-    replaces its deck file), the MQTT feed (``[broker]``)."""
+    replaces its deck file), the MQTT feed (``[broker]``); with ``web`` (and ``[web] enabled``)
+    the table's web pages, its display and the operator page (``[web]``; ``announce`` is told
+    where, with the pairing code)."""
     outputs: list[Output] = [LogOutput()]
     edges: list[Edge] = []
     if console:
@@ -97,7 +107,7 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
             hw = hwconfig.parse_config(raw)
         except ConfigError as exc:
             raise ConfigError(config.path, exc.key, exc.reason) from exc
-        if len(hw.seats) != len(config.seats):
+        if len(hw.seats) < len(config.seats):  # more pads than players: some sit out
             raise ConfigError(config.path, "seats",
                               f"{len(hw.seats)} [[seats]] pin entries for "
                               f"{len(config.seats)} seats in table.seats")
@@ -120,7 +130,27 @@ def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any
         feed = FeedOutput(config)
         edges.append(feed)
         outputs.append(feed)
-    return RefereeService(config, outputs=outputs, edges=edges)
+    service = RefereeService(config, outputs=outputs, edges=edges)
+    if web and config.web.enabled:
+        add_site(service, announce=announce)
+    return service
+
+
+def add_site(service: RefereeService, *, announce: Callable[[str], None] | None = None,
+             host: str | None = None, port: int | None = None) -> Any:
+    """Serve the table's web pages with ``service`` (``[web]``'s address unless ``host`` or
+    ``port`` is given); the site (:class:`cardtable.operator.site.OperatorSite`)."""
+    from cardtable.operator.site import OperatorSite
+
+    cfg = service.config.web
+    path = service.config.path
+    site = OperatorSite(service, host=cfg.bind if host is None else host,
+                        port=cfg.port if port is None else port, hosts=cfg.hosts,
+                        pairing_folder=service.journal_dir, announce=announce,
+                        config_path=None if path.startswith("<") else Path(path))
+    service.edges.append(site)
+    service.outputs.append(site)
+    return site
 
 
 class FeedOutput:

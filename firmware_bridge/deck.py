@@ -123,9 +123,13 @@ class Deck:
         """Read a deck; :class:`DeckError` names what is wrong."""
         if not isinstance(obj, dict):
             raise DeckError(f"{source}: a deck is an object with 'cards'")
+        if "cards" not in obj:  # e.g. the table's configuration given for its deck file
+            what = " (it looks like a table configuration)" if "table" in obj else ""
+            raise DeckError(f"{source}: not a deck file{what}: a deck file has 'cards', the "
+                            "tag of each card (referee deck enroll writes one)")
         if obj.get("deck", DECK_FORMAT) != DECK_FORMAT:
             raise DeckError(f"{source}: deck format {obj.get('deck')!r} is not {DECK_FORMAT}")
-        cards = obj.get("cards", {})
+        cards = obj["cards"]
         if not isinstance(cards, dict):
             raise DeckError(f"{source}: 'cards' maps tag ids to cards")
         deck = cls(str(obj.get("name", "")))

@@ -11,6 +11,7 @@ operator correct a misread card (``undo``, ``fix QH``, ``swap QH QD``, ``as QH``
 from __future__ import annotations
 
 import asyncio
+import errno
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -21,6 +22,26 @@ from typing import Any
 from firmware_bridge.deck import Deck, tag_text
 from referee.cards import Card, full_deck, parse_card
 from referee.errors import CardError
+
+#: What a port that cannot be opened most likely means, by its errno.
+_PORT_HINTS = {
+    errno.ENOENT: "no such port: is the board plugged in? (ls /dev/ttyACM* /dev/ttyUSB*)",
+    errno.EACCES: "permission denied: add yourself to the group dialout "
+                  "(sudo adduser $USER dialout, then log in again)",
+    errno.EBUSY: "busy: another program has the port open",
+}
+
+
+async def open_link(link: Any, port: str, out: Callable[[str], None]) -> bool:
+    """Open ``link`` to the board on ``port``; False, after saying why in the person's words,
+    when the port cannot be opened (no board, no permission, busy, a bad URL)."""
+    try:
+        await link.open()
+    except Exception as exc:  # noqa: BLE001 - pyserial's errors have no common base but this
+        hint = _PORT_HINTS.get(getattr(exc, "errno", None) or 0)
+        out(f"Cannot open {port}: {hint or exc}")
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,10 +224,7 @@ async def run_enroll(
     if lines is None:
         lines = _stdin_lines()
     link = Link(port, baudrate=baudrate, **(link_options or {}))
-    try:
-        await link.open()
-    except Exception as exc:  # noqa: BLE001 - the port's own error, for the person
-        out(f"Cannot open {port}: {exc}")
+    if not await open_link(link, port, out):
         return 2
     try:
         out(f"Waiting for the board on {port} …")
@@ -316,7 +334,10 @@ async def run_check(deck_path: str | Path, port: str, *, out: Callable[[str], No
     from firmware_bridge.link import Link
 
     deck = Deck.load(deck_path)
-    async with Link(port, baudrate=baudrate, deck=deck) as link:
+    link = Link(port, baudrate=baudrate, deck=deck)
+    if not await open_link(link, port, out):
+        return 2
+    try:
         try:
             await link.wait_online(connect_timeout)
         except TimeoutError:
@@ -332,4 +353,6 @@ async def run_check(deck_path: str | Path, port: str, *, out: Callable[[str], No
                     out(f"reader {ev.reader}: unknown tag {ev.tag_hex}: not in this deck")
                 else:
                     out(f"reader {ev.reader}: {ev.card} ({ev.card.name()})")
+    finally:
+        await link.close()
     return 0

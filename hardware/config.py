@@ -130,7 +130,7 @@ class HardwareConfig:
         if name not in PIN_FACTORIES:
             raise ConfigError(None,
                 "GPIOZERO_PIN_FACTORY",
-                f"unsupported pin factory {name!r} (known: {', '.join(PIN_FACTORIES)})",
+                f"unsupported pin factory {shown(name)} (known: {', '.join(PIN_FACTORIES)})",
             )
         return name
 
@@ -156,11 +156,12 @@ def parse_pin(value: Any, key: str) -> int:
             else:
                 raise ConfigError(None,
                     key,
-                    f"unknown pin name {value!r} (use a BCM number 2..27, GPIOn, BCMn or BOARDn)",
+                    f"unknown pin name {shown(value)} (use a BCM number 2..27, GPIOn, BCMn or "
+                    "BOARDn)",
                 )
     else:
         raise ConfigError(None,
-            key, f"must be a BCM GPIO number 2..27 or a pin name, got {type(value).__name__}"
+            key, f"must be a BCM GPIO number 2..27 or a pin name, got {shown(value)}"
         )
     if bcm in (0, 1):
         raise ConfigError(None, key, f"GPIO{bcm} is reserved for the HAT ID EEPROM; use GPIO 2..27")
@@ -295,7 +296,9 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
 
     table = doc.get("table")
     table_seats = table.get("seats") if isinstance(table, dict) else None
-    if isinstance(table_seats, list) and len(table_seats) != len(seats_raw):
+    # More pads than players: the players take the first pads (a game of fewer seats started
+    # from the operator page at a table built for more).
+    if isinstance(table_seats, list) and len(table_seats) > len(seats_raw):
         raise ConfigError(None,
             "seats",
             f"{len(seats_raw)} [[seats]] entries for the {len(table_seats)} seats of table.seats",
@@ -310,7 +313,8 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
                     f"seats[{i}].{key}", f"unknown key (known: {', '.join(sorted(_SEAT_KEYS))})"
                 )
         default = f"Seat {i}"
-        if isinstance(table_seats, list) and isinstance(table_seats[i], str):
+        if (isinstance(table_seats, list) and i < len(table_seats)
+                and isinstance(table_seats[i], str)):
             default = table_seats[i]
         name = entry.get("name", default)
         if not isinstance(name, str) or not name.strip():

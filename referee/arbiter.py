@@ -50,9 +50,10 @@ thread-safe: the caller that pushes from several threads holds a lock (``Referee
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 from dataclasses import replace
 
-from referee.model import Input, judging_key
+from referee.model import Input, judging_entries, judging_key
 
 #: Default settle window: 20 ms. USB/serial and GPIO callback delivery on a loaded Pi is well
 #: under 10 ms; 20 ms is far below what a player perceives between a slap and its verdict. Every
@@ -68,7 +69,9 @@ class Arbiter:
         if settle_ns < 0:
             raise ValueError("the settle window cannot be negative")
         self.settle_ns = settle_ns
-        self._held: list[tuple[tuple[int, int, int], Input]] = []
+        # Each held input after its judging key, (t, priority, arrival, input): one flat tuple,
+        # whose comparisons stop at the unique arrival number (never at the input).
+        self._held: list[tuple[int, int, int, Input]] = []
         self._arrivals = 0
         self.horizon: int | None = None
         self.late = 0
@@ -117,8 +120,23 @@ class Arbiter:
         stamped = self.stamp(inp)
         if stamped is not inp:
             self.late += 1
-        heapq.heappush(self._held, (judging_key(stamped, self._arrivals), stamped))
+        heapq.heappush(self._held, (*judging_key(stamped, self._arrivals), stamped))
         return stamped
+
+    def push_all(self, inputs: Iterable[Input]) -> list[Input]:
+        """:meth:`push` each of ``inputs`` in turn; returns them as they will be judged. Before
+        the first release (a replay, a resume) no input can be late, so their keys are made in
+        one pass and the held inputs sorted once (a sorted list is a heap; a journal mostly
+        is in judging order already, which the sort takes in one run)."""
+        if self.horizon is not None:
+            return [self.push(inp) for inp in inputs]
+        pushed = list(inputs)
+        first = self._arrivals + 1
+        self._arrivals += len(pushed)
+        held = self._held
+        held += judging_entries(pushed, first)
+        held.sort()
+        return pushed
 
     def release(self, now_ns: int) -> list[Input]:
         """Inputs whose ``t`` is at or before :meth:`limit` (every source has progressed past
@@ -126,21 +144,22 @@ class Arbiter:
         out: list[Input] = []
         limit = self.limit(now_ns) if self._progress else now_ns - self.settle_ns
         held = self._held
-        while held and held[0][1].t <= limit:
-            out.append(heapq.heappop(held)[1])
+        while held and held[0][0] <= limit:  # the t of the first in judging order
+            out.append(heapq.heappop(held)[3])
         if self.horizon is None or limit > self.horizon:
             self.horizon = limit
         return out
 
     def flush(self) -> list[Input]:
         """Everything held, in judging order (end of a replay, or shutting down)."""
-        out: list[Input] = []
-        while self._held:
-            out.append(heapq.heappop(self._held)[1])
+        held = self._held
+        held.sort()  # what popping the heap to the end gives (no two keys are equal)
+        out = [entry[3] for entry in held]
+        held.clear()
         if out and (self.horizon is None or out[-1].t > self.horizon):
             self.horizon = out[-1].t
         return out
 
     def next_due(self) -> int | None:
         """The clock time at which the earliest held input may be released, if any."""
-        return self._held[0][1].t + self.settle_ns if self._held else None
+        return self._held[0][0] + self.settle_ns if self._held else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 
 from referee.errors import CardError, shown
 
@@ -41,26 +41,65 @@ _SUIT_WORDS = {
 }
 
 
-@dataclass(frozen=True, order=True, slots=True)
 class Card:
-    """One playing card: ``rank`` 2..14 (11 J, 12 Q, 13 K, 14 A) and ``suit`` one of ``CDHS``."""
+    """One playing card: ``rank`` 2..14 (11 J, 12 Q, 13 K, 14 A) and ``suit`` one of ``CDHS``.
 
+    A value type with one object per card: ``Card(12, "H")``, :func:`parse_card` and
+    :func:`full_deck` give the very same object for the queen of hearts, so two cards are equal
+    exactly when they are the same object. Sets and dicts of cards hash them by identity, in
+    C; ``is`` tells two cards apart at no cost, where ``==`` between two different cards calls
+    back into Python (cards order, by rank then suit, in Python), so the engines' hot paths
+    compare cards with ``is``. Cards are immutable (as the frozen dataclass they were)."""
+
+    __slots__ = ("rank", "suit", "_text")
+    __match_args__ = ("rank", "suit")
     rank: int
     suit: str
+    _text: str
 
-    def __post_init__(self) -> None:
-        if self.rank not in RANK_TEXT or self.suit not in SUITS or len(self.suit) != 1:
-            raise CardError(f"no such card: rank {self.rank!r}, suit {self.suit!r}")
+    def __new__(cls, rank: int, suit: str) -> Card:
+        try:
+            return _CARD_OF[rank, suit]
+        except (KeyError, TypeError):
+            raise CardError(f"no such card: rank {rank!r}, suit {suit!r}") from None
 
-    def __eq__(self, other: object) -> bool:
-        # What the dataclass would compare (rank and suit, a card of the same class only),
-        # without building two tuples per comparison. The hash stays the dataclass's.
-        if other.__class__ is self.__class__:
-            return self.rank == other.rank and self.suit == other.suit
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __lt__(self, other: object) -> bool:
+        if isinstance(other, Card):
+            return (self.rank, self.suit) < (other.rank, other.suit)
         return NotImplemented
 
+    def __le__(self, other: object) -> bool:
+        if isinstance(other, Card):
+            return (self.rank, self.suit) <= (other.rank, other.suit)
+        return NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        if isinstance(other, Card):
+            return (self.rank, self.suit) > (other.rank, other.suit)
+        return NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        if isinstance(other, Card):
+            return (self.rank, self.suit) >= (other.rank, other.suit)
+        return NotImplemented
+
+    def __reduce__(self) -> tuple[type[Card], tuple[int, str]]:
+        return Card, (self.rank, self.suit)  # unpickled as the one object of its card
+
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Card:
+        return self
+
     def __str__(self) -> str:
-        return RANK_TEXT[self.rank] + self.suit
+        return self._text  # RANK_TEXT[rank] + suit, made once
 
     def __repr__(self) -> str:
         return f"Card.parse({str(self)!r})"
@@ -94,7 +133,14 @@ def _rank_of(word: str) -> int | None:
 
 
 def parse_card(text: str) -> Card:
-    """Parse ``QH``, ``10H``, ``TH``, ``hjärter dam``, ``dam hjärter``, ``klør 7`` …"""
+    """Parse ``QH``, ``10H``, ``TH``, ``hjärter dam``, ``dam hjärter``, ``klør 7`` …
+
+    Every text of a card gives the same object, the one :func:`full_deck` hands out: the
+    engines compare the cards of a parsed journal by identity first (``list.index``, ``in``),
+    as they do the cards of a seeded deal."""
+    card = _CANONICAL_TEXT.get(text) if text.__class__ is str else None
+    if card is not None:  # the journal's own form, ``QH``
+        return card
     if not isinstance(text, str):
         raise CardError(f"not a card: {shown(text)} (expected text such as 'QH')")
     raw = text.strip().lower()
@@ -103,11 +149,11 @@ def parse_card(text: str) -> Card:
         for rank_word, suit_word in (words, words[::-1]):
             rank, suit = _rank_of(rank_word), _SUIT_WORDS.get(suit_word)
             if rank is not None and suit is not None:
-                return Card(rank, suit)
+                return _CARD_OF[rank, suit]
     elif len(words) == 1 and len(raw) >= 2:
         rank, suit = _rank_of(raw[:-1]), _SUIT_WORDS.get(raw[-1])
         if rank is not None and suit is not None:
-            return Card(rank, suit)
+            return _CARD_OF[rank, suit]
     raise CardError(
         f"not a card: {text!r} (expected rank then suit, e.g. 'QH', '10D', 'TS', 'hjärter dam')"
     )
@@ -119,7 +165,19 @@ def full_deck() -> list[Card]:
     return list(_FULL_DECK)
 
 
-_FULL_DECK = tuple(Card(rank, suit) for suit in SUITS for rank in RANKS)
+def _new_card(rank: int, suit: str) -> Card:
+    card = object.__new__(Card)
+    object.__setattr__(card, "rank", rank)
+    object.__setattr__(card, "suit", suit)
+    object.__setattr__(card, "_text", RANK_TEXT[rank] + suit)
+    return card
+
+
+_FULL_DECK = tuple(_new_card(rank, suit) for suit in SUITS for rank in RANKS)
+#: The one object of each card, by (rank, suit).
+_CARD_OF = {(c.rank, c.suit): c for c in _FULL_DECK}
+#: Each card by its text form (``QH``, ``10H``): what a journal holds.
+_CANONICAL_TEXT = {str(c): c for c in _FULL_DECK}
 
 
 def shuffled_deck(seed: int) -> list[Card]:
@@ -136,4 +194,4 @@ def card_text(card: Card | None) -> str | None:
 
 def cards_text(cards: Iterable[Card | None]) -> list[str | None]:
     """Text forms of several cards (``None`` kept for unknown faces)."""
-    return [card_text(c) for c in cards]
+    return [None if c is None else str(c) for c in cards]

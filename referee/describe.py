@@ -90,10 +90,10 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
 
     if kind == "challenge":
         owes = verdict.get("owes")
-        return f"{n('by')} challenges: {n('seat')} owes {owes} card{'s' * (owes != 1)}"
+        return f"{n('by')} challenges: {n('seat')} owes {counted(owes, 'card')}"
     if kind == "pile_won":
         reason = _REASONS.get(verdict.get("reason", ""), verdict.get("reason", ""))
-        return f"{n('seat')} {reason} and takes the pile ({verdict.get('cards')} cards)"
+        return f"{n('seat')} {reason} and takes the pile ({counted(verdict['cards'], 'card')})"
     if kind == "false_slap":
         burned = f", burns the {_card(verdict['card'])}" if verdict.get("card") else ""
         return f"{n('seat')} slapped falsely{burned}"
@@ -106,8 +106,10 @@ def describe(verdict: dict[str, Any], seats: Sequence[str]) -> str:
         if verdict.get("expected") is None:
             return (f"{n('seat')}: the table and the referee disagree — the "
                     f"{_card(verdict.get('got'))} is known to be elsewhere")
-        return (f"{n('seat')}: the table and the referee disagree — expected the "
-                f"{_card(verdict.get('expected'))}, got the {_card(verdict.get('got'))}")
+        # The expected card is the top of the seat's face-down stack: words everyone reads
+        # must not show it (the feed's ``expected`` field still carries it for the operator).
+        return (f"{n('seat')}: the table and the referee disagree — the "
+                f"{_card(verdict.get('got'))} is not the card the referee expected")
     if kind == "out":
         return f"{n('seat')} is out of the game"
     if kind == "round_over":
@@ -158,6 +160,32 @@ _NOTICES = {
     "unknown_button": "A board button that belongs to no seat was pressed",
     "rejected": "{seat}: input rejected — {reason}",
 }
+
+
+def describe_input(inp: Mapping[str, Any], seats: Sequence[str], *,
+                   hidden: bool = True) -> str:
+    """What an input (a journal line, as ``Input.to_json`` gives it) did, in words:
+    ``Anna plays the 8 of spades as the ace of hearts``. With ``hidden`` a card drawn from the
+    stock is not named (the other players do not see it)."""
+    who = seat_name(seats, inp.get("seat"))
+    act = inp.get("act")
+    cards = ([inp["card"]] if inp.get("card") else []) + list(inp.get("cards") or ())
+    named = " and ".join(f"the {_card(c)}" for c in cards)
+    if act == "lay":
+        return f"{who} lays {named or 'a card'}"
+    if act == "play":
+        declared = f" as the {_card(inp['as'])}" if inp.get("as") else ""
+        return f"{who} plays {named}{declared}"
+    if act == "draw":
+        return f"{who} draws {'a card' if hidden or not named else named}"
+    words = {"slap": "slaps", "pass": "passes", "call": "calls lappen",
+             "reshuffle": "turns the discards into a new stock", "deal": "deals"}
+    return f"{who} {words.get(str(act), str(act))}"
+
+
+def counted(n: Any, one: str, many: str | None = None) -> str:
+    """``n`` things in words: ``1 card``, ``2 cards`` (``many`` for an irregular plural)."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def format_time(t_ns: int) -> str:

@@ -104,6 +104,13 @@ class Game:
     """Cards dealt to each hand (Vändåtta)."""
     tally: str = "piles collected"
     """What the state's ``tricks`` count, in words (``rounds played`` in Vändåtta)."""
+    tally_one: str = "pile collected"
+    """The same for a count of one (``round played`` in Vändåtta)."""
+
+    def tally_of(self, n: int) -> str:
+        """``n`` of what the state's ``tricks`` count: ``1 pile collected``, ``3 rounds
+        played``."""
+        return f"{n} {self.tally_one if n == 1 else self.tally}"
 
     @property
     def in_rounds(self) -> bool:

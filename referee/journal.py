@@ -54,6 +54,21 @@ __all__ = [
 
 JOURNAL_VERSION = 1
 _EMPTY = "the journal is empty: the first line must be the header"
+#: The longest journal line read: a header with a whole deal, or an input with a reshuffled
+#: stock, is a few kilobytes at most. A longer line is damage (read no further into memory).
+MAX_LINE_BYTES = 64 * 1024
+
+
+class _BadLine(str):
+    """A line that cannot be a journal line whatever it holds (too long, not UTF-8): its text
+    is only its newline, if it had one (for the torn-tail rule), and ``reason`` says why."""
+
+    reason: str
+
+    def __new__(cls, reason: str, newline: bool) -> _BadLine:
+        line = super().__new__(cls, "\n" if newline else "")
+        line.reason = reason
+        return line
 
 
 @dataclass(frozen=True)
@@ -164,12 +179,15 @@ def parse_lines(lines: Iterable[str], *, tolerate_torn_tail: bool = False) -> Jo
     it: Iterator[tuple[int, str]] = enumerate(lines, start=1)
     journal: Journal | None = None
     pending: tuple[int, str] | None = None
+    seen: dict[str, int] = {}  # each input line's text: the first line that had it
     for number, line in it:
         if pending is not None:
-            _take(journal, *pending)
+            _take(journal, *pending, seen)
         pending = (number, line)
         if journal is None:
             pending = None
+            if isinstance(line, _BadLine):
+                raise JournalError(number, line.reason)
             if not line.strip():
                 raise JournalError(number, _EMPTY)
             try:
@@ -187,14 +205,25 @@ def parse_lines(lines: Iterable[str], *, tolerate_torn_tail: bool = False) -> Jo
         if tolerate_torn_tail and not line.endswith("\n"):
             journal.torn_tail = line
         else:
-            _take(journal, number, line)
+            _take(journal, number, line, seen)
     return journal
 
 
-def _take(journal: Journal | None, number: int, line: str) -> None:
+def _take(journal: Journal | None, number: int, line: str, seen: dict[str, int]) -> None:
     assert journal is not None
-    if not line.strip():
+    if isinstance(line, _BadLine):
+        raise JournalError(number, line.reason, journal)
+    if len(line) > MAX_LINE_BYTES:
+        raise JournalError(number, f"is {len(line)} characters long; a journal line is at most "
+                           f"{MAX_LINE_BYTES} bytes", journal)
+    text = line.strip()
+    if not text:
         return
+    # An input is stamped to the nanosecond: the very same line twice was written twice.
+    first = seen.setdefault(text, number)
+    if first != number:
+        raise JournalError(number, f"repeats line {first} word for word (a line written "
+                           "twice?)", journal)
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -208,11 +237,34 @@ def _take(journal: Journal | None, number: int, line: str) -> None:
 
 
 def read_journal(path: str | os.PathLike[str], *, tolerate_torn_tail: bool = False) -> Journal:
-    """Read a journal file (see :func:`parse_lines`)."""
-    # Bytes that are not UTF-8 become U+FFFD: such a line is then reported as not valid JSON
-    # with its number, like any other damaged line, instead of stopping the whole read.
-    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        return parse_lines(fh, tolerate_torn_tail=tolerate_torn_tail)
+    """Read a journal file (see :func:`parse_lines`). A line that is not UTF-8 text, or longer
+    than :data:`MAX_LINE_BYTES`, is a malformed line like any other (its number and why),
+    read no further than that limit into memory."""
+    with open(path, "rb") as fh:
+        return parse_lines(_file_lines(fh), tolerate_torn_tail=tolerate_torn_tail)
+
+
+def _file_lines(fh: Any) -> Iterator[str]:
+    """The lines of a binary file as text, each a :class:`_BadLine` where it cannot be one."""
+    while True:
+        raw: bytes = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE_BYTES:
+            size = len(raw)
+            while not raw.endswith(b"\n"):  # skip the rest of it, a megabyte at a time
+                raw = fh.readline(1 << 20)
+                if not raw:
+                    break
+                size += len(raw)
+            yield _BadLine(f"is {size} bytes long; a journal line is at most {MAX_LINE_BYTES} "
+                           "bytes", raw.endswith(b"\n"))
+            continue
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield _BadLine(f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte "
+                           f"{exc.start + 1} of the line)", raw.endswith(b"\n"))
 
 
 def _open(path: Path) -> int:
@@ -340,9 +392,11 @@ class JournalWriter:
             fh.truncate(cut)
 
     def _write(self, obj: dict[str, Any]) -> None:
+        self._write_lines(_line(obj))
+
+    def _write_lines(self, data: bytes) -> None:
         if self._fd is None:
             raise JournalWriteError(f"cannot write the journal {self.path}: it is closed")
-        data = _line(obj)
         try:
             _write_whole(self._fd, data, fsync=self.fsync, path=self.path)
         except JournalWriteError:
@@ -355,6 +409,13 @@ class JournalWriter:
         """Write one input and make it durable before returning (:class:`JournalWriteError`
         if it could not be)."""
         self._write(inp.to_json())
+
+    def append_all(self, inputs: Iterable[Input]) -> None:
+        """Write inputs and make them durable with one sync before returning: all of them or
+        none (a failed write is cut off whole; :class:`JournalWriteError`)."""
+        data = b"".join(_line(inp.to_json()) for inp in inputs)
+        if data:
+            self._write_lines(data)
 
     def close(self) -> None:
         """Close the file."""

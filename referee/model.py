@@ -6,6 +6,7 @@ one line of ``referee replay --json``. Both convert to and from those JSON objec
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -191,6 +192,15 @@ def judging_key(inp: Input, order: int) -> tuple[int, int, int]:
     """Sort key of the judging order: ``t``, then slaps after the other acts of the same
     instant, then arrival (file) order."""
     return (inp.t, _ACT_PRIORITY.get(inp.act, 0), order)
+
+
+def judging_entries(inputs: Sequence[Input], first: int) -> list[tuple[int, int, int, Input]]:
+    """Each of ``inputs`` after its :func:`judging_key` (arrival order counted from
+    ``first``), ``(t, priority, order, input)``: a replay's whole journal in one pass."""
+    priority = _ACT_PRIORITY.get
+    return [(inp.t, priority(inp.act, 0), order, inp) for order, inp in enumerate(inputs, first)]
+
+
 
 
 @dataclass(frozen=True, slots=True)

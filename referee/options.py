@@ -9,6 +9,8 @@ from referee.errors import OptionError, shown
 
 __all__ = [
     "POINTS_OUT_AT",
+    "OptionSpec",
+    "option_specs",
     "SWITCH_WORDS",
     "BankaOptions",
     "BeggarOptions",
@@ -21,11 +23,18 @@ __all__ = [
 ]
 
 
+def _option(default: Any, help: str, **more: Any) -> Any:  # noqa: A002 (the field's word)
+    """A table option's field: its default and its one-line explanation (``help``, the same
+    words as the option's row in docs/rules.md), and what else the registry says of it."""
+    return field(default=default, metadata={"help": help, **more})
+
+
 @dataclass(frozen=True)
 class BeggarOptions:
     """Beggar My Neighbour: ``time_limit_s`` (seconds, default none)."""
 
-    time_limit_s: float | None = None
+    time_limit_s: float | None = _option(
+        None, "ends the game when the time is up; the most cards win (§1.8)")
 
 
 #: Field metadata of an option added after journals were first written: it is written into a
@@ -40,22 +49,37 @@ class BankaOptions:
     default 0: exact): slaps less than this many microseconds after the first slap of a race are
     one instant, judged by the clockwise tie rule (docs/timing.md)."""
 
-    false_slap_penalty: str = "none"
-    collect_grace_ms: int = 1500
-    slap_back_in: bool = False
-    bottom_match: bool = True
-    slap_resolution_us: int = field(default=0, metadata=LATER)
+    false_slap_penalty: str = _option(
+        "none", "`burn`: a false slapper puts its top card face up under the pile")
+    collect_grace_ms: int = _option(
+        1500, "how long a won challenge's claim stays open to a winning slap")
+    slap_back_in: bool = _option(
+        False, "a seat with no cards may slap and is brought back in by a valid slap; nobody "
+        "is out")
+    bottom_match: bool = _option(
+        True, "`false` turns the bottom-match slap off; only doubles win")
+    slap_resolution_us: int = _option(
+        0, "slaps at most this far after the first slap of an instant count as the same "
+        "instant (0: exact stamps)", **LATER)
 
 
 @dataclass(frozen=True)
 class VandattaOptions:
     """Vändåtta options (docs/rules.md §3): variants, reshuffle and the points game."""
 
-    reshuffle_discards: bool = True
-    no_special_on_special: bool = False
-    no_special_finish: bool = False
-    lappen: bool = False
-    points_game: bool = False
+    reshuffle_discards: bool = _option(
+        True, "an empty stock is refilled from the discard pile under its top card")
+    no_special_on_special: bool = _option(
+        False, "no eight or ace may be laid on an eight or an ace")
+    no_special_finish: bool = _option(
+        False, "a seat may not go out on an eight or an ace; it draws up to three cards "
+        "instead")
+    lappen: bool = _option(
+        False, "a seat must call \"lappen\" before it may go out; otherwise three penalty "
+        "draws")
+    points_game: bool = _option(
+        False, "play rounds and score hands; 100 points puts a seat out; the last one under "
+        "100 wins")
 
 
 #: The points game (docs/rules.md §3): a seat whose total reaches this many points is out of the
@@ -90,6 +114,55 @@ def _check(key: str, kind: str, value: Any) -> Any:
             raise OptionError(key, f"must be a number of seconds > 0 or none, got {shown(value)}")
         return value
     return value  # pragma: no cover - every option is covered above
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """What the registry says of one table option, for a form that offers it (the operator
+    page builds its fields from these, so a new option appears there without page work).
+
+    ``kind``: ``switch`` (true/false), ``choice`` (one of ``choices``), ``whole`` (a whole
+    number of ``unit`` >= ``minimum``) or ``seconds`` (a number of seconds > 0, or none when
+    ``optional``); ``allowed``: the allowed values in words, as docs/rules.md says them."""
+
+    name: str
+    kind: str
+    default: Any
+    help: str  # noqa: A003 (the option's own word)
+    allowed: str
+    choices: tuple[str, ...] = ()
+    unit: str | None = None
+    minimum: int | float | None = None
+    optional: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as a JSON object (``choices`` a list)."""
+        return {"name": self.name, "kind": self.kind, "default": self.default,
+                "help": self.help, "allowed": self.allowed, "choices": list(self.choices),
+                "unit": self.unit, "minimum": self.minimum, "optional": self.optional}
+
+
+def option_specs(cls: type[TableOptions]) -> list[OptionSpec]:
+    """Every option of a game's options class, in the order docs/rules.md lists them."""
+    specs = []
+    for f in fields(cls):
+        kind, help_ = str(f.type), str(f.metadata.get("help", ""))
+        if f.name in _CHOICES:
+            choices = _CHOICES[f.name]
+            specs.append(OptionSpec(f.name, "choice", f.default, help_, ", ".join(choices),
+                                    choices=choices))
+        elif "bool" in kind:
+            specs.append(OptionSpec(f.name, "switch", f.default, help_, "true, false"))
+        elif f.name in ("collect_grace_ms", "slap_resolution_us"):
+            unit = "milliseconds" if f.name.endswith("_ms") else "microseconds"
+            specs.append(OptionSpec(f.name, "whole", f.default, help_,
+                                    f"a whole number of {unit}, 0 or more", unit=unit,
+                                    minimum=0))
+        else:  # time_limit_s
+            specs.append(OptionSpec(f.name, "seconds", f.default, help_,
+                                    "a number of seconds greater than 0, or none",
+                                    unit="seconds", minimum=0, optional=True))
+    return specs
 
 
 def options_from(cls: type[_Options], game: str, raw: Any) -> _Options:

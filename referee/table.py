@@ -2,7 +2,9 @@
 
 ``Table`` knows no clock: the caller says what time it is (``release(now_ns)``), the real
 monotonic clock at a real table, a virtual clock in simulation, and nothing at all in a replay
-(``flush``). So a replay of the journal goes through exactly the code that judged the game.
+(``flush``). So a replay of the journal goes through the arbiter and engine that judged the
+game: ``push_all`` holds a whole journal as ``push`` one input after the other would
+(``tests/referee/test_arbiter.py``), and the same engine judges it.
 """
 
 from __future__ import annotations
@@ -53,6 +55,21 @@ class Table:
         self.inputs.append(inp)
         return inp
 
+    def push_all(self, inputs: Iterable[Input]) -> list[Input]:
+        """:meth:`push` each of ``inputs`` in turn (a replay, a resume, the inputs the edges
+        handed in at once); returns them as they will be judged. With a journal they are
+        written in one go and synced once (a slap race of four seats costs one sync, not
+        four): all of them are held, or none (:class:`JournalWriteError`)."""
+        if self.journal is not None:
+            inputs = list(inputs)
+            stamp = self.arbiter.stamp  # pushing moves no horizon: each keeps this stamp
+            self.journal.append_all([stamp(inp) for inp in inputs])
+            pushed = [self.arbiter.push(inp) for inp in inputs]
+        else:
+            pushed = self.arbiter.push_all(inputs)
+        self.inputs += pushed
+        return pushed
+
     def add_source(self, name: str) -> None:
         """Register a source whose progress releases inputs before the window is over
         (:meth:`referee.arbiter.Arbiter.add_source`)."""
@@ -63,18 +80,19 @@ class Table:
         (:meth:`referee.arbiter.Arbiter.progress`); the next :meth:`release` may judge sooner."""
         self.arbiter.progress(name, t)
 
-    def _judge(self, inputs: Iterable[Input], until: int | None) -> list[Verdict]:
+    def _judge(self, inputs: list[Input], until: int | None) -> list[Verdict]:
         out: list[Verdict] = []
-        judged: list[Input] = []
+        apply = self.engine.apply
         for inp in inputs:
-            out += self.engine.apply(inp)
-            judged.append(inp)
+            verdicts = apply(inp)
+            if verdicts:  # most inputs give none
+                out += verdicts
         if until is not None:
             out += self.engine.advance(until)
-        if judged:
+        if inputs:
             for listener in self.judged_listeners:
-                listener(judged, out)
-        return self._emit(out, changed=bool(judged))
+                listener(inputs, out)
+        return self._emit(out, changed=bool(inputs))
 
     def _emit(self, out: list[Verdict], *, changed: bool = False) -> list[Verdict]:
         """Record verdicts; tell the listeners whenever the state may have changed (a number
@@ -120,7 +138,6 @@ class ReplayResult:
 def replay(journal: Journal, *, finish: bool = True) -> ReplayResult:
     """Judge a whole journal as ``referee replay`` does."""
     table = Table(journal.header)
-    for inp in journal.inputs:
-        table.push(inp)
+    table.push_all(journal.inputs)
     table.flush(finish=finish)
     return ReplayResult(table.verdicts, table.state(), table)

@@ -44,7 +44,7 @@ def _binary(name: str, fallback: str) -> str | None:
 def _need(name: str, fallback: str) -> str:
     path = _binary(name, fallback)
     if path is None:
-        reason = f"{name} is not installed (Debian package 'mosquitto')"
+        reason = f"{name} is not installed (Debian package 'mosquitto'; bash .ci/provision)"
         if os.environ.get("CI"):
             pytest.fail(f"{reason}; .ci/run must install it")
         pytest.skip(reason)

@@ -339,6 +339,10 @@ def test_ci_runs_the_checks_then_exactly_the_readmes_test_command() -> None:
     missing = [c for c in checks if c not in lines]
     assert not missing, ".ci/run does not run: " + ", ".join(missing)
     assert max(lines.index(c) for c in checks) < lines.index(command), "checks come first"
+    # What the tests need is installed by the one script a person runs too (README, issue 37).
+    assert lines.index("bash .ci/provision") < lines.index(command)
+    assert "bash .ci/provision" in readme
+    assert "apt-get install" in (ROOT / ".ci" / "provision").read_text()
 
 
 def test_the_installed_version_is_referee_version() -> None:

@@ -37,7 +37,7 @@ def chromium_binary() -> str:
     path = shutil.which("chromium") or ("/usr/bin/chromium"
                                         if os.path.exists("/usr/bin/chromium") else None)
     if path is None:
-        reason = "chromium is not installed (Debian package 'chromium')"
+        reason = "chromium is not installed (Debian package 'chromium'; bash .ci/provision)"
         if os.environ.get("CI"):
             pytest.fail(f"{reason}; .ci/run must install it")
         pytest.skip(reason)

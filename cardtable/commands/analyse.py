@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import html
-import importlib.util
 import json
 import multiprocessing
 import multiprocessing.pool
@@ -25,11 +24,10 @@ from typing import Any
 
 from cardtable.analyse import CONFIDENCE, GameRecord, analysis, lengths, play_game
 from cardtable.errors import CommandError
+from cardtable.extras import require
 from referee.games import GAME_NAMES, games
 from referee.options import OptionError, parse_option_assignment
 
-INSTALL_HINT = ("python3 -m pip install 'card-referee[analyse]' (from a checkout: "
-                "python3 -m pip install -e '.[analyse]'), or python3 -m pip install matplotlib")
 #: Games per task sent to a worker process: small enough for a live progress bar and an even
 #: load, large enough that sending them costs nothing.
 MAX_CHUNK = 10
@@ -175,9 +173,7 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
         raise CommandError("--jobs must be 1 or more")
     out = Path(args.out) if args.out else None
     if out is not None:
-        if importlib.util.find_spec("matplotlib") is None:
-            raise CommandError(f"--out writes plots with matplotlib, which is not installed: "
-                               f"{INSTALL_HINT}")
+        require("analyse", "--out (the report's plots)")
         if out.exists() and not out.is_dir():
             raise CommandError(f"--out {out}: not a folder")
     pairs = game_seeds(args.seed, args.games, len(variants))
@@ -405,8 +401,9 @@ def report_html(results: dict[str, Any], images: list[tuple[str, str]]) -> str:
     comparisons = ""
     for i, c in enumerate(results["comparisons"], start=1):
         items = [f"<li>first player: {esc(_diff(c['first_player'], True))}</li>"]
-        items += [f"<li>{esc(m)}: {esc(_diff(c['length'][m], False))}</li>"
-                  for m in ("cards", "tricks", "minutes")]
+        items += [f"<li>{esc(label)}: {esc(_diff(c['length'][m], False))}</li>"
+                  for m, label in (("cards", "cards laid"), ("tricks", results["tally"]),
+                                   ("minutes", "minutes"))]
         comparisons += (f"<h3>{esc(names[i])} against {esc(names[0])}</h3><ul>"
                         + "".join(items) + "</ul>")
     figures = "".join(f'<figure><img src="{esc(f)}" alt="{esc(a)}"><figcaption>{esc(a)}'

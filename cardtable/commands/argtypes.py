@@ -27,3 +27,32 @@ def count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value
+
+
+def ip_address(text: str) -> str:
+    """An IP address of this machine to listen on."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IP address (127.0.0.1: this "
+                                         "machine only; 0.0.0.0: every network)") from None
+    return text
+
+
+def port_number(text: str) -> int:
+    """A TCP port (0: any free one)."""
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number 0..65535")
+    return int(text)
+
+
+def add_web_options(p: argparse.ArgumentParser, instead: str) -> None:
+    """``--bind`` and ``--port`` of the table's web pages (``instead``: what they replace)."""
+    p.add_argument("--bind", metavar="ADDR", type=ip_address,
+                   help=f"serve the web pages on this address {instead} (default 127.0.0.1, "
+                   "this machine only; 0.0.0.0 lets phones on the network in)")
+    p.add_argument("--port", type=port_number,
+                   help=f"serve the web pages on this port {instead} (default 8080; 0 picks a "
+                   "free one)")

@@ -1,6 +1,7 @@
 """``referee camera``: the camera over the pile at the command line: read the top card of
 photos, enroll a deck, watch a video or a camera for lays ([docs/camera.md](docs/camera.md)).
-Needs the ``camera`` extra (``pip install 'card-referee[camera]'``)."""
+Needs the ``camera`` extra (``pip install 'card-referee[camera]'``): each subcommand says so
+in one line when it is missing."""
 
 from __future__ import annotations
 
@@ -12,20 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from cardtable.errors import CommandError
+from cardtable.extras import require
 
-_EXTRA = ("the camera needs OpenCV and numpy: pip install 'card-referee[camera]' "
-          "(on the Pi also apt install python3-picamera2 for the Pi camera)")
 _LETTERS_HELP = ("the index sets the deck may print (english A/K/Q/J, german B/D/K, french "
                  "R/D/V, russian В/Д/К/Т, swedish Kn/D/K, italian F/D/R, dutch H/V/B), "
                  "comma-separated (default: all of them but dutch)")
-
-
-def _camera() -> Any:
-    try:
-        import hardware.camera.reader.recognise as recognise
-    except ImportError as exc:
-        raise CommandError(f"{_EXTRA} ({exc})") from None
-    return recognise
 
 
 def _letters(value: str | None) -> tuple[str, ...]:
@@ -40,7 +32,7 @@ def _letters(value: str | None) -> tuple[str, ...]:
 
 
 def _recogniser(deck: str | None, letters: str | None = None) -> Any:
-    recognise = _camera()
+    from hardware.camera.reader import recognise
     from hardware.camera.reader.classify import RecogniserError
     from hardware.camera.reader.locate import LocatorError
     from hardware.camera.reader.templates import EnrolledDeck
@@ -58,6 +50,7 @@ def _recogniser(deck: str | None, letters: str | None = None) -> Any:
 
 
 def _cmd_read(args: argparse.Namespace) -> int:
+    require("camera", "referee camera read")
     from hardware.camera.reader.draw import annotated
     from hardware.camera.reader.sources import SourceError, read_image
 
@@ -94,7 +87,7 @@ def _say(text: str) -> None:
 
 
 def _cmd_enroll(args: argparse.Namespace) -> int:
-    _camera()
+    require("camera", "referee camera enroll")
     from hardware.camera.reader.enroll import (
         EnrollError,
         confusable,
@@ -162,6 +155,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
+    require("camera", "referee camera watch")
     from hardware.camera.reader.lays import LayTracker
     from hardware.camera.reader.sources import SourceError, open_source
 

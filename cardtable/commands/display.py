@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from cardtable.display.follow import follow, show_live, show_once
 from cardtable.display.hall import run_hall
 from cardtable.display.view import TableView
-from cardtable.display.web import WebDisplay
+from cardtable.display.web import WebDisplay, serve_while
 from cardtable.feed import BrokerAddress, Topics, resolve_broker
 
 
@@ -93,20 +93,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_web(args: argparse.Namespace, broker: BrokerAddress, view: TableView) -> int:
+    web = WebDisplay(view, args.bind, args.port)
     try:
-        web = WebDisplay(view, args.bind, args.port)
-    except OSError as exc:
-        print(f"referee display: cannot serve the page on {args.bind}:{args.port} "
-              f"({exc.strerror or exc})", file=sys.stderr)
-        return 1
-    print(f"referee display: serving table {args.table} on {web.url} from {broker.url()} "
-          "(Ctrl-C to stop)", flush=True)
-    try:
-        with web:
-            asyncio.run(follow(broker, view, web.changed))
+        return asyncio.run(serve_while(
+            web, "the page", f"{args.bind}:{args.port}",
+            f"serving table {args.table} on {{url}} from {broker.url()}",
+            lambda: follow(broker, view, web.changed)))
     except KeyboardInterrupt:
-        pass
-    return 0
+        return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 from cardtable.config import load_config
 from cardtable.errors import CommandError, ConfigError
 from cardtable.history import GameRecord, History, read_history, standings
+from referee.describe import counted
 from referee.games import games
 from referee.options import options_to_json
 
@@ -45,9 +46,11 @@ def _result_text(record: GameRecord) -> str:
 def _tally_text(record: GameRecord) -> str:
     if record.status == "unreadable":
         return ""
-    tally = f"{record.cards_played} cards, {record.tricks} {record.tally}"
+    cards = counted(record.cards_played, "card")
+    spec = games.get(record.game or "")
+    tally = f"{cards}, {spec.tally_of(record.tricks) if spec else record.tricks}"
     if record.rounds and record.points_game:
-        tally = f"{record.cards_played} cards, {len(record.rounds)} rounds scored"
+        tally = f"{cards}, {counted(len(record.rounds), 'round')} scored"
     return tally
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import logging
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from cardtable.clash import clash_message, live_referee
+from cardtable.commands.argtypes import add_web_options
 from cardtable.config import load_config
 from cardtable.console import console_client
 from cardtable.errors import CommandError, ConfigError, TemporaryFailure, startup_failure
@@ -19,7 +23,43 @@ from cardtable.logs import setup_logging
 from cardtable.wiring import build_service
 
 
+def _setup(args: argparse.Namespace) -> bool:
+    """The set-up wizard (``--setup``, or no configuration file yet): served until the page
+    saves the file; False when it could not be served."""
+    from cardtable.config import DEFAULT_BIND, DEFAULT_PORT
+    from cardtable.operator.wizard import SetupSite
+
+    path = Path(args.config)
+    if not path.parent.is_dir():
+        raise CommandError(f"{path}: its folder {path.parent} does not exist")
+    # The wizard's own lines; the table's logging is set up once it runs.
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    if not path.exists():
+        print(f"referee run: {path} does not exist yet: set the table up from a browser "
+              "(or write the file by hand: docs/install.md)", flush=True)
+    site = SetupSite(path, host=args.bind or DEFAULT_BIND,
+                     port=DEFAULT_PORT if args.port is None else args.port,
+                     announce=lambda text: print(text, flush=True))
+    try:
+        saved = asyncio.run(site.run())
+    finally:
+        root.removeHandler(handler)
+    if saved is not None and args.port == 0:  # the table serves where the wizard was
+        args.port = site.server.port
+    return saved is not None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.setup or not Path(args.config).exists():
+        try:
+            if not _setup(args):
+                return 1
+        except KeyboardInterrupt:
+            return 0
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -41,12 +81,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # SIGINT too: the unit stops the referee with it, and a stop while it starts is a stop.
     previous = {sig: signal.signal(sig, early_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        if args.bind is not None or args.port is not None:
+            config = dataclasses.replace(config, web=dataclasses.replace(
+                config.web, bind=config.web.bind if args.bind is None else args.bind,
+                port=config.web.port if args.port is None else args.port))
         try:
-            service = build_service(config, console=not args.no_console)
+            service = build_service(config, console=not args.no_console,
+                                    web=not args.no_web,
+                                    announce=print if sys.stdout.isatty() else None)
         except Exception as exc:  # the GPIO, the deck file, the pin map: one classification
             raise startup_failure(exc) from None
         try:
-            service.open_game()
+            service.open_game(other_game="new" if args.new_game else "resume")
         except Exception as exc:  # the journal folder: busy, not a folder, a full disk …
             raise startup_failure(exc, f"{config.path}: table.journal_dir: cannot use "
                                   f"{config.journal_dir}") from None
@@ -103,6 +149,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--config", required=True, help="the table's TOML configuration file")
     p.add_argument("--no-console", action="store_true",
                    help="do not read typed inputs and operator commands from standard input")
+    p.add_argument("--new-game", action="store_true",
+                   help="when the journal folder holds an unfinished game of another kind or "
+                   "other seats than the configuration's, archive it under its own name and "
+                   "deal the configured game (without it, that game goes on under its own name)")
+    p.add_argument("--setup", action="store_true",
+                   help="set the table up from a browser first (the wizard at /setup/, also "
+                   "served when the configuration file does not exist yet): the table's name, "
+                   "players, pads learned by pressing them, the card source; writes the file "
+                   "(the one before is kept as FILE.previous) and starts the table")
+    p.add_argument("--no-web", action="store_true",
+                   help="do not serve the table's web pages (its display at / and the operator "
+                   "page at /operator/; [web] in the configuration, docs/operator.md)")
+    add_web_options(p, "instead of [web]'s")
     p.add_argument("--verbose", "-v", action="store_true", help="log debugging detail")
     p.set_defaults(func=_cmd_run)
 

@@ -8,19 +8,25 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import shutil
+import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cardtable.commands.argtypes import positive_number
+from cardtable.commands.argtypes import add_web_options, positive_number
 from cardtable.config import table_id_problem
 from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
+from cardtable.extras import require
 from cardtable.simulate import Simulation, Step
-from referee.describe import describe, format_time
+from referee.describe import counted, describe, describe_input, format_time
 from referee.errors import JournalExistsError, JournalWriteError, shown
 from referee.games import GAME_NAMES, games
-from referee.model import Verdict
-from referee.options import OptionError, parse_option_assignment
+from referee.model import Input, Verdict
+from referee.options import OptionError, options_to_json, parse_option_assignment
+
+if TYPE_CHECKING:
+    from cardtable.service import RefereeService
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -33,8 +39,15 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError("--overwrite goes with --journal PATH")
     if args.camera and not args.full_stack:
         raise CommandError("--camera goes with --full-stack")
+    if args.camera:
+        require("camera", "referee simulate --camera")
     if args.journal_dir and not args.full_stack:
         raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
+    if args.operator and not args.full_stack:
+        raise CommandError("--operator goes with --full-stack: the operator page steers the "
+                           "service of `referee run`")
+    if (args.bind is not None or args.port is not None) and not args.operator:
+        raise CommandError("--bind and --port go with --operator")
     if args.table is not None and (problem := table_id_problem(args.table)) is not None:
         raise CommandError(f"--table {shown(args.table)}: the table id {problem}")
     try:
@@ -76,26 +89,43 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
     from cardtable.errors import ConfigError
     from cardtable.fullstack import full_stack_config, journal_dir_arg, run_full_stack
-    from hardware.camera.config import CAMERA_SETTLE_MS
 
     if args.journal:
         raise CommandError("--full-stack journals to --journal-dir (the service's journal)")
     journal_dir = journal_dir_arg(args.journal_dir)
     temporary = args.journal_dir is None  # a folder of our own: removed once the game is told
+    fast = args.json or args.fast
+    speed, settle_ms = full_stack_pace(fast=fast, camera=bool(args.camera), speed=args.speed,
+                                       settle_ms=args.settle_ms)
     doc = full_stack_config(args.game, args.players, args.seed, journal_dir=journal_dir,
                             options=options, dealer=args.dealer, broker=args.broker,
-                            table_id=args.table or "sim",
-                            settle_ms=CAMERA_SETTLE_MS if args.camera and args.settle_ms == 20.0
-                            else args.settle_ms,
-                            card_source="camera" if args.camera else "board")
-    live = not (args.json or args.fast)
-    # The camera films in real time: its players do not hurry.
-    speed = args.speed if live or args.speed != 1.0 or args.camera else 25.0
-    view = _LiveView() if live else None
+                            table_id=args.table or "sim", settle_ms=settle_ms,
+                            card_source="camera" if args.camera else "board",
+                            pads=8 if args.operator else None)
+    # A terminal shows the table live; anything else gets the verdicts as lines as they come
+    # (and so does a table steered from the operator page, whose address is said first).
+    view: Any = (_LiveView() if not fast and sys.stdout.isatty() and not args.operator
+                 else _VerdictLines(as_json=args.json))
+    site = None
+    if args.operator:
+        from cardtable.config import DEFAULT_BIND, DEFAULT_PORT
+
+        site = (args.bind or DEFAULT_BIND, DEFAULT_PORT if args.port is None else args.port)
+
+    async def play() -> RefereeService:
+        stop = asyncio.Event()
+        if site is not None:  # until Ctrl-C: the operator deals game after game
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError):
+                    loop.add_signal_handler(sig, stop.set)
+        return await run_full_stack(
+            doc, seed=args.seed, speed=speed, outputs=[view], camera_deck=args.camera or "touati",
+            on_ready=view.bind if isinstance(view, _VerdictLines) else None, site=site,
+            announce=lambda text: print(text, flush=True), stop=stop)
+
     try:
-        service = asyncio.run(run_full_stack(doc, seed=args.seed, speed=speed,
-                                             outputs=[view] if view else [],
-                                             camera_deck=args.camera or "touati"))
+        service = asyncio.run(play())
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     except TableBusyError as exc:
@@ -105,27 +135,78 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any]) -> int:
         raise TemporaryFailure(f"the game stopped: {exc}; the journal so far is in "
                                f"{journal_dir}") from None
     finally:
-        if view is not None:
-            view.close()
+        view.close()
         if temporary:
             shutil.rmtree(journal_dir, ignore_errors=True)
     assert service.table is not None
     state = service.state()
     seats = state["seats"]
     if args.json:
-        for v in service.table.verdicts:
-            print(json.dumps(v.to_json(), ensure_ascii=False))
         print(json.dumps({"state": state}, ensure_ascii=False))
     else:
-        if args.fast:
-            for v in service.table.verdicts:
-                print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
         winners = " and ".join(seats[w] for w in state.get("winners") or []) or "nobody yet"
         kept = ("journal not kept (give --journal-dir DIR to keep it)" if temporary
                 else f"journal in {journal_dir}")
-        print(f"{args.game} on the full stack: {state['cards_played']} cards played; "
+        print(f"{args.game} on the full stack: {counted(state['cards_played'], 'card')} played; "
               f"winner: {winners}; {kept}")
     return 0
+
+
+def full_stack_pace(*, fast: bool, camera: bool, speed: float,
+                    settle_ms: float | None) -> tuple[float, float]:
+    """The players' pace and the settle window (ms) of a full-stack game, from the command's
+    options (``speed`` 1.0 and ``settle_ms`` None when not given).
+
+    The table runs on the real clock. ``--fast`` (and ``--json``): the players act a hundred
+    times faster than people and the settle window is 2 ms (their presses still lie further
+    apart than that); the table's own waits (a collect grace) stay real time. The camera
+    films in real time: its players do not hurry, and its window is the camera's."""
+    from cardtable.config import DEFAULT_SETTLE_MS
+    from hardware.camera.config import CAMERA_SETTLE_MS
+
+    if camera:
+        return speed, CAMERA_SETTLE_MS if settle_ms is None else settle_ms
+    if fast:
+        return (100.0 if speed == 1.0 else speed), (2.0 if settle_ms is None else settle_ms)
+    return speed, DEFAULT_SETTLE_MS if settle_ms is None else settle_ms
+
+
+class _VerdictLines:
+    """The full stack's game verdicts printed as they are judged, one line each (words, or
+    JSON with ``as_json``), flushed at once: into a pipe or a file as much as on a terminal.
+    The verdicts of a game resumed from its journal come first."""
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+        self.service: RefereeService | None = None
+        self._table: Any = None
+        self._printed = 0
+
+    def bind(self, service: RefereeService) -> None:
+        """Print for ``service`` (its verdicts so far at once)."""
+        self.service = service
+        self.close()
+
+    def update(self, verdicts: list[Verdict], state: dict[str, Any]) -> None:
+        """As an output of the service: print the game's new verdicts."""
+        self.close()
+
+    def close(self) -> None:
+        """Print what is not printed yet."""
+        table = self.service.table if self.service is not None else None
+        if table is None:
+            return
+        if table is not self._table:
+            self._table, self._printed = table, 0
+        new = table.verdicts[self._printed:]
+        self._printed += len(new)
+        try:
+            _print(new, list(table.header.seats), as_json=self.as_json)
+        except BrokenPipeError:  # the reader has gone (| head): nobody to play for
+            service, self.service = self.service, None
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            if service is not None:
+                service.stop()
 
 
 async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
@@ -141,10 +222,16 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
                   "feed keeps trying", file=sys.stderr)
     seats = list(sim.header.seats)
     view = _LiveView() if live else None
+    if view is not None:
+        view.console.print(_header(args, sim))
     last_t: int | None = None
+    # In a game of hands the plays are the game (few of them give a verdict): tell them too.
+    plays = games[sim.header.game].in_rounds and not args.json
     try:
         if feed is None and not paced:  # nothing reads the state: the fast path
-            for _t, _inp, verdicts in sim.moves():
+            for _t, inp, verdicts in sim.moves():
+                if plays and inp is not None:
+                    _print_play(inp, seats)
                 _print(verdicts, seats, as_json=args.json)
         if feed is not None:
             feed.publish(sim.table.state(), [])
@@ -152,6 +239,8 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
             if feed is not None:
                 feed.publish(step.state, step.verdicts)
             if args.json or not live:
+                if plays and step.input is not None:
+                    _print_play(step.input, seats)
                 _print(step.verdicts, seats, as_json=args.json)
             if paced:
                 if last_t is not None and args.speed > 0:
@@ -172,6 +261,12 @@ async def _play(sim: Simulation, args: argparse.Namespace, feed: Any) -> None:
         print(json.dumps({"state": sim.table.state()}, ensure_ascii=False))
     else:
         print(_summary(sim))
+    if feed is not None and feed.connections == 0:
+        raise TemporaryFailure(f"the broker {args.broker} never answered: nothing of the game "
+                               "was published")
+    if feed is not None and feed.dropped_events:
+        print(f"referee: {counted(feed.dropped_events, 'verdict')} not published while the "
+              "broker was away (the displays have the final state)", file=sys.stderr)
 
 
 def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool) -> None:
@@ -183,14 +278,37 @@ def _print(verdicts: list[Verdict], seats: list[str], *, as_json: bool) -> None:
             print(f"{format_time(v.t)}  {describe(v.to_json(), seats)}")
 
 
+def _header(args: argparse.Namespace, sim: Simulation) -> str:
+    """What a live game is before it starts: the game, the seats, how long it takes at this
+    pace, and how to have it sooner (the same seed plays the same game: it is played first
+    here, in milliseconds, to know its length)."""
+    probe = Simulation(sim.header.game, sim.header.n_seats, args.seed,
+                       options=options_to_json(sim.header.options),  # type: ignore[arg-type]
+                       dealer=sim.header.dealer)
+    probe.run()
+    verdicts = probe.table.verdicts
+    seconds = (verdicts[-1].t / 1e9 if verdicts else 0.0) / args.speed
+    length = (f"about {round(seconds / 60)} minutes" if seconds >= 90
+              else f"about {max(1, round(seconds))} seconds")
+    return (f"{games[sim.header.game].title}: {', '.join(sim.header.seats)} (seed {args.seed}), "
+            f"shown as it is played: {length}. --fast prints the whole game at once, "
+            "--speed 4 plays it four times faster; Ctrl-C stops.")
+
+
+def _print_play(inp: Input, seats: list[str]) -> None:
+    """Print an input of a game of hands in words (``Anna plays the 8 of spades``)."""
+    if inp.act != "deal":  # the round's deal is told by the round's verdicts
+        print(f"{format_time(inp.t)}  {describe_input(inp.to_json(), seats)}")
+
+
 def _summary(sim: Simulation) -> str:
     state = sim.table.state()
     seats = state["seats"]
     winners = state.get("winners") or []
     who = " and ".join(seats[w] for w in winners) or "nobody (stopped)"
-    what = games[sim.header.game].tally
-    return (f"{sim.header.game}: {state['cards_played']} cards played, "
-            f"{state['tricks']} {what}; winner: {who}")
+    tally = games[sim.header.game].tally_of(state["tricks"])
+    return (f"{sim.header.game}: {counted(state['cards_played'], 'card')} played, {tally}; "
+            f"winner: {who}")
 
 
 class _LiveView:
@@ -261,11 +379,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "GPIO buttons, cards are read by an emulated board on a pseudo-terminal, "
                    "the journal is synced to disk (and resumed if the same --journal-dir holds "
                    "an unfinished game)")
+    p.add_argument("--operator", action="store_true",
+                   help="with --full-stack: serve the table's display and the operator page "
+                   "(as `referee run` does, docs/operator.md) and play every game dealt from "
+                   "it until Ctrl-C; the pairing code and address are printed first")
+    add_web_options(p, "(with --operator)")
     p.add_argument("--journal-dir", metavar="DIR",
                    help="with --full-stack: the service's journal folder (default: a new "
                    "temporary folder)")
-    p.add_argument("--settle-ms", type=float, default=20.0,
-                   help="with --full-stack: the arbiter's settle window (default 20)")
+    p.add_argument("--settle-ms", type=float, default=None,
+                   help="with --full-stack: the arbiter's settle window in ms (default 20; 2 "
+                   "with --fast or --json; with --camera 1000)")
     p.add_argument("--camera", metavar="DECK", choices=("touati", "anglo", "gnomangelo"),
                    help="with --full-stack: the cards are laid under a virtual camera filming "
                    "this deck (touati, anglo, gnomangelo; docs/camera.md) and read by the "

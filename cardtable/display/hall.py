@@ -23,17 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import json
 import logging
 import sys
-import threading
 from collections.abc import Callable, Mapping
-from http.server import ThreadingHTTPServer
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote
 
 import aiomqtt
+from aiohttp import web
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.panel import Panel
@@ -43,8 +40,9 @@ from rich.text import Text
 from cardtable.display.follow import read_messages, stay_subscribed
 from cardtable.display.scene import play_words
 from cardtable.display.view import TableView
-from cardtable.display.web import MAX_STREAMS, WEB_DIR, Broadcast, _WebHandler
+from cardtable.display.web import add_display_routes, dumps, serve_while, web_files
 from cardtable.feed import BrokerAddress, Topics
+from cardtable.webserver import SceneStream, StreamBudget, WebServer, new_app
 from referee.cards import SUIT_SYMBOLS
 
 log = logging.getLogger("cardtable.display")
@@ -58,10 +56,6 @@ REREAD_S = 0.5
 #: The shortest time (s) between two hall scenes sent to the pages (the newest is sent).
 HALL_INTERVAL_S = 0.2
 
-#: Files of ``web/`` the hall page loads.
-HALL_FILES = ("hall.js", "hall.css")
-TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-         ".css": "text/css; charset=utf-8"}
 
 
 def table_of(topic: str) -> tuple[str, str] | None:
@@ -300,130 +294,84 @@ def table_path(table_id: str) -> str:
     return f"/table/{quote(table_id, safe='')}/"
 
 
-class _HallHandler(_WebHandler):
-    web: HallWeb
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        path = urlsplit(self.path).path
-        if path in ("/", "/index.html", "/hall.html"):
-            self._file("hall.html")
-        elif path.lstrip("/") in HALL_FILES:
-            self._file(path.lstrip("/"))
-        elif path == "/events":
-            self.broadcast = self.web.hall_broadcast
-            self._stream()
-        elif path == "/hall.json":
-            self._body(self.web.hall_broadcast.body, "application/json; charset=utf-8")
-        elif path.startswith("/table/"):
-            self._table(path[len("/table/"):])
-        else:
-            self.send_error(404, "not in the hall")
-
-    def _table(self, rest: str) -> None:
-        quoted, slash, sub = rest.partition("/")
-        table_id = unquote(quoted)
-        if table_id not in self.web.hall.tables:
-            self.send_error(404, "no such table on the broker (yet)")
-            return
-        if not slash:
-            self.send_response(301)
-            self.send_header("Location", table_path(table_id))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        if sub in ("", "index.html"):
-            self._file("index.html")
-        elif "/" not in sub and sub.endswith((".js", ".css")) and (WEB_DIR / sub).is_file():
-            self._file(sub)  # whatever the table's page loads (display.js, style.css, …)
-        elif sub == "events":
-            self.broadcast = self.web.table_broadcast(table_id)
-            self._stream()
-        elif sub == "scene.json":
-            self._body(self.web.table_broadcast(table_id).wait_body(),
-                       "application/json; charset=utf-8")
-        else:
-            self.send_error(404)
-
-    def _file(self, name: str) -> None:
-        path = WEB_DIR / name
-        try:
-            body = path.read_bytes()
-        except OSError:
-            self.send_error(404)
-            return
-        self._body(body, TYPES.get(path.suffix, "application/octet-stream"))
-
-    def _body(self, body: bytes, kind: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-class _TableBroadcast(Broadcast):
-    def wait_body(self, timeout: float = 2.0) -> bytes:
-        """The newest scene, waiting for the first one."""
-        got = self.next(0, timeout)
-        return got[1] if got is not None else self.body
-
-
 class HallWeb:
     """The hall's web server (port 0 picks a free one). Call :meth:`changed` with each table
-    that changed (it is :func:`follow_hall`'s ``on_change``) on the loop ``loop`` that runs
-    :func:`follow_hall`: the hall scene goes to the pages at most every
-    :data:`HALL_INTERVAL_S`, a table's scene to its own pages at once."""
+    that changed (it is :func:`follow_hall`'s ``on_change``) on the loop that serves: the hall
+    scene goes to the pages at most every :data:`HALL_INTERVAL_S`, a table's scene to its own
+    pages at once. Every stream of the hall shares one budget of pages
+    (:data:`~cardtable.webserver.MAX_STREAMS`)."""
 
     def __init__(self, hall: HallView, host: str = "127.0.0.1", port: int = 0,
-                 interval: float = HALL_INTERVAL_S) -> None:
+                 interval: float = HALL_INTERVAL_S, *, max_streams: int | None = None) -> None:
         self.hall = hall
         self.interval = interval
-        self.hall_broadcast = Broadcast()
-        self._tables: dict[str, _TableBroadcast] = {}
-        self._lock = threading.Lock()
+        self.budget = StreamBudget(max_streams)
+        self.hall_stream = SceneStream(budget=self.budget)
+        self._tables: dict[str, SceneStream] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: asyncio.TimerHandle | None = None
         self._last = 0.0
-        handler = type("HallHandler", (_HallHandler,), {
-            "web": self, "broadcast": self.hall_broadcast,
-            "streams": threading.BoundedSemaphore(MAX_STREAMS)})
-        self.server = ThreadingHTTPServer((host, port),
-                                          functools.partial(handler, directory=str(WEB_DIR)))
-        self.server.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        files = web_files()
+        app = new_app()
+
+        async def page(request: web.Request) -> web.StreamResponse:
+            return files.response("hall.html")
+
+        async def asset(request: web.Request) -> web.StreamResponse:
+            return files.response(request.match_info["name"])
+
+        async def events(request: web.Request) -> web.StreamResponse:
+            return await self.hall_stream.serve(request)
+
+        async def scene(request: web.Request) -> web.StreamResponse:
+            return web.Response(body=self.hall_stream.body, content_type="application/json",
+                                charset="utf-8")
+
+        async def bare(request: web.Request) -> web.StreamResponse:
+            self._stream_of(request)
+            raise web.HTTPMovedPermanently(table_path(request.match_info["table"]))
+
+        for path in ("/", "/index.html", "/hall.html"):
+            app.router.add_get(path, page)
+        app.router.add_get("/{name:(hall\\.js|hall\\.css)}", asset)
+        app.router.add_get("/events", events)
+        app.router.add_get("/hall.json", scene)
+        app.router.add_get("/table/{table}", bare)
+        add_display_routes(app, "/table/{table}/", self._stream_of)
+        self.server = WebServer(app, host, port)
+        self.server.on_stop.append(self._close_streams)
         self._send_hall()
 
     @property
     def url(self) -> str:
         """``http://host:port/``."""
-        host, port = self.server.server_address[:2]
-        host = host.decode() if isinstance(host, (bytes, bytearray)) else str(host)
-        return f"http://{host}:{port}/"
+        return self.server.url
 
-    def table_broadcast(self, table_id: str) -> _TableBroadcast:
-        """The stream of one table's scenes (made when a page first asks for it; from any
-        thread)."""
-        with self._lock:
-            found = self._tables.get(table_id)
-            if found is None:
-                found = self._tables[table_id] = _TableBroadcast()
-                if self._loop is not None:
-                    self._loop.call_soon_threadsafe(self._send_table, table_id)
-                else:
-                    self._send_table(table_id)
-            return found
+    def _stream_of(self, request: web.Request) -> SceneStream:
+        table_id = request.match_info["table"]
+        if table_id not in self.hall.tables:
+            raise web.HTTPNotFound(text="no such table on the broker (yet)")
+        return self.table_stream(table_id)
+
+    def table_stream(self, table_id: str) -> SceneStream:
+        """The stream of one table's scenes (made when a page first asks for it)."""
+        found = self._tables.get(table_id)
+        if found is None:
+            found = self._tables[table_id] = SceneStream(budget=self.budget)
+            self._send_table(table_id)
+        return found
 
     def _send_table(self, table_id: str) -> None:
         view = self.hall.tables.get(table_id)
         found = self._tables.get(table_id)
         if view is not None and found is not None:
-            found.publish(_dumps(view.scene()))
+            found.publish(dumps(view.scene()))
 
     def _send_hall(self) -> None:
         self._pending = None
         if self._loop is not None:
             self._last = self._loop.time()
-        self.hall_broadcast.publish(_dumps(self.hall.scene()))
+        self.hall_stream.publish(dumps(self.hall.scene()))
 
     def changed(self, table_id: str | None = None) -> None:
         """A table (None: the connection) changed: update its pages now and the hall's soon."""
@@ -438,33 +386,27 @@ class HallWeb:
             wait = max(0.0, self._last + self.interval - self._loop.time())
             self._pending = self._loop.call_later(wait, self._send_hall)
 
-    def start(self) -> HallWeb:
-        """Serve on a daemon thread."""
-        self._thread = threading.Thread(target=self.server.serve_forever, name="hall-web",
-                                        daemon=True)
-        self._thread.start()
+    def _close_streams(self) -> None:
+        self.hall_stream.close()
+        for stream in self._tables.values():
+            stream.close()
+
+    async def start(self) -> HallWeb:
+        """Listen (an :class:`OSError` when the address cannot be used)."""
+        await self.server.start()
         return self
 
-    def close(self) -> None:
+    async def stop(self) -> None:
         """End the streams, stop serving and free the port."""
-        self.hall_broadcast.close()
-        with self._lock:
-            for b in self._tables.values():
-                b.close()
-        if self._thread is not None:
-            self.server.shutdown()
-            self._thread.join(5)
-        self.server.server_close()
+        if self._pending is not None:
+            self._pending.cancel()
+        await self.server.stop()
 
-    def __enter__(self) -> HallWeb:
-        return self.start()
+    async def __aenter__(self) -> HallWeb:
+        return await self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
 
 # --------------------------------------------------------------------------- the command
@@ -476,20 +418,17 @@ def run_hall(args: Any, broker: BrokerAddress) -> int:
     hall = HallView()
     try:
         if args.web:
-            try:
-                web = HallWeb(hall, args.bind, args.port)
-            except OSError as exc:
-                print(f"referee display: cannot serve the hall on {args.bind}:{args.port} "
-                      f"({exc.strerror or exc})", file=sys.stderr)
-                return 1
-            print(f"referee display: serving the hall on {web.url} from {broker.url()} "
-                  "(Ctrl-C to stop)", flush=True)
-            with web:
-                asyncio.run(follow_hall(broker, hall, web.changed))
-        elif args.once:
+            return asyncio.run(_serve_hall(args, broker, hall))
+        if args.once:
             return asyncio.run(show_hall_once(broker, hall, args.timeout))
-        else:
-            asyncio.run(show_hall_live(broker, hall))
+        asyncio.run(show_hall_live(broker, hall))
     except KeyboardInterrupt:
         pass
     return 0
+
+
+async def _serve_hall(args: Any, broker: BrokerAddress, hall: HallView) -> int:
+    web_ = HallWeb(hall, args.bind, args.port)
+    return await serve_while(web_, "the hall", f"{args.bind}:{args.port}",
+                             f"serving the hall on {{url}} from {broker.url()}",
+                             lambda: follow_hall(broker, hall, web_.changed))

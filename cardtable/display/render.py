@@ -114,8 +114,8 @@ def draw(sc: Mapping[str, Any]) -> RenderableType:
         text = Text.assemble(("Last play: ", "bold"), play_words(play))
         if play.get("cards"):
             text += Text(" ") + _cards(play["cards"], mark_top=False)
-            if play.get("declared"):
-                text += Text("and asks for ") + suit_label(play["declared"])
+            if play.get("as"):
+                text += Text("as ") + card_label(play["as"])
         parts.append(text)
     for notice in sc["notices"]:
         parts.append(Text(notice["text"], style="bold yellow" if notice["kind"] == "challenge"

@@ -11,7 +11,8 @@ Keys: ``table``, ``title``, ``round``, ``seq``, ``session``, ``status``, ``conne
 ``stale`` (the table shown may be out of date), ``waiting`` (no state yet); ``headline``
 (``kind``: ``winner``, ``turn``, ``over``; ``names``); ``pile`` (``cards``: the top five,
 top last; ``count``), ``bottom``, ``match`` (``rank``, ``suit``, ``stock``), ``last_play``
-(``name``, and ``cards`` and ``declared``, or ``drew``, or ``passed``), ``notices``, ``calls``,
+(``name``, and ``cards`` and ``as``, the card an eight was named as, or ``drew``, or
+``passed``), ``notices``, ``calls``,
 ``seats`` (``name``, ``count``, ``turn``, ``out``, ``winner``, ``called``, ``total``,
 ``notes``), ``out``, ``round_result`` and ``verdicts`` (words, newest change first and, within
 one change, the one that matters most first); ``race`` (the latest slap race) and ``timing``
@@ -123,11 +124,11 @@ def derive_play(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[s
     if played > 0 and len(changed) == 1 and changed[0][1] == -played and len(pile) >= played:
         cards = pile[-played:]
         current = new.get("current") or {}
-        declared = current.get("suit")
+        named = f"{current.get('rank')}{current.get('suit')}" if current.get("suit") else None
         top = cards[-1]
-        if declared is None or top is None or top[-1] == declared:
-            declared = None
-        return {"seat": changed[0][0], "cards": cards, "declared": declared}
+        # Vändåtta: an eight is laid as the card its player names (docs/rules.md §3)
+        as_ = named if top is not None and top[:-1] == "8" and named != top else None
+        return {"seat": changed[0][0], "cards": cards, "as": as_}
     stock_before, stock_after = old.get("stock"), new.get("stock")
     if played == 0 and stock_before is not None and stock_after is not None:
         if len(changed) == 1 and changed[0][1] == stock_before - stock_after > 0:

@@ -55,10 +55,11 @@ def node() -> str | None:
 def missing() -> str | None:
     """Why the MicroPython harness cannot run here (``None``: it can)."""
     if node() is None:
-        return "Node.js is not installed (Debian package 'nodejs'; .ci/run installs it)"
+        return "Node.js is not installed (Debian package 'nodejs'; bash .ci/provision installs it)"
     if not (PACKAGE / "micropython.mjs").exists():
-        return ("the MicroPython VM is not installed: npm ci --prefix firmware/harness "
-                "(npm package @micropython/micropython-webassembly-pyscript 1.27.0)")
+        return ("the MicroPython VM is not installed: bash .ci/provision, or npm ci --prefix "
+                "firmware/harness (npm package @micropython/micropython-webassembly-pyscript "
+                "1.27.0)")
     return None
 
 

@@ -62,6 +62,9 @@ class CameraEdge:
         #: (capture time, lay) of each lay seen, and delivery delay in ns (for benches)
         self.seen: list[tuple[Lay, int]] = []
         self.frames_read = 0
+        #: The newest frame and what was read in it (None before the first).
+        self.last_frame: Frame | None = None
+        self.last_read: Read | None = None
 
     async def start(self, service: Any) -> None:
         """Start the reading thread."""
@@ -102,6 +105,7 @@ class CameraEdge:
     def process(self, frame: Frame, read: Read) -> Lay | None:
         """One frame's read; hands a completed lay to the service's loop."""
         self.frames_read += 1
+        self.last_frame, self.last_read = frame, read  # for the table check's picture
         lay = self.tracker.feed(frame.t, read.card)
         if read.card is None and read.quad is not None:
             if self._unclear_since is None:

@@ -66,8 +66,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import combinations
-from operator import attrgetter
+from itertools import chain, combinations
 from typing import Any
 
 from referee.cards import (
@@ -149,12 +148,21 @@ def card_points(card: Card) -> int:
 
 def hand_score(hand: Iterable[Card | None]) -> int | None:
     """The points of a hand, or ``None`` when a card of it is unseen."""
+    if isinstance(hand, (list, tuple)):
+        try:  # a hand of cards, each looked up in C (a card hashes by identity)
+            return sum(map(_POINTS_OF.__getitem__, hand))
+        except (KeyError, TypeError):  # an unseen card (or not a card: as below)
+            pass
     total = 0
     for card in hand:
         if card is None:
             return None
         total += card_points(card)
     return total
+
+
+#: :func:`card_points` of every card.
+_POINTS_OF = {card: card_points(card) for card in full_deck()}
 
 
 def _is_special(card: Card | None) -> bool:
@@ -174,21 +182,41 @@ def _suit(card: Card) -> str:
     return card.suit
 
 
-#: A card's identity as a key of the C library (a card hashes and compares in Python).
-_KEY = attrgetter("rank", "suit")
 _ONLY_CARDS = {Card}
 
 
-def _distinct(cards: Sequence[Card]) -> bool:
-    """Whether ``cards`` are cards, none equal to another."""
-    return set(map(type, cards)) <= _ONLY_CARDS and len(set(map(_KEY, cards))) == len(cards)
+def _index(cards: Sequence[Card | None], card: Card | None) -> int:
+    """Where ``card`` (or ``None``) first is in ``cards``, or -1; what ``cards.index`` finds,
+    by identity: a card is one object, and ``==`` on two cards calls back into Python (a card
+    orders in Python, so it compares there), where ``is`` costs nothing."""
+    at = 0
+    for c in cards:
+        if c is card:
+            return at
+        at += 1
+    return -1
+
+
+def _distinct(cards: Sequence[Card | None]) -> bool:
+    """Whether ``cards`` are cards, none equal to another: different objects of the deck's
+    (a card is one object, and hashes by identity in C)."""
+    try:
+        different = set(cards)
+    except TypeError:  # not a card
+        return False
+    return len(different) == len(cards) and different <= _DECK
 
 
 def _same_cards(a: Sequence[Card | None], b: Sequence[Card | None]) -> bool:
     """Whether ``a`` and ``b`` are cards (all seen, none ``None``) and the same ones as many
     times each."""
+    if a and len(a) == len(b) and _distinct(a):  # different cards
+        try:
+            return set(a) == set(b)  # b as many as a: the same ones once each
+        except TypeError:  # not a card
+            return False
     return (set(map(type, a)) == _ONLY_CARDS and set(map(type, b)) == _ONLY_CARDS
-            and sorted(map(_KEY, a)) == sorted(map(_KEY, b)))
+            and sorted(map(id, a)) == sorted(map(id, b)))
 
 
 def _eight_counts_as(groups: dict[int, list[Card]]) -> int:
@@ -201,6 +229,9 @@ def _eight_counts_as(groups: dict[int, list[Card]]) -> int:
     return best[1]
 
 
+#: What :meth:`Vandatta._prepare` gives for a deal: hands, stock (top last), upcard, the faces
+#: seen in them, and whether those are all different.
+_Prepared = tuple[list[list[Card | None]], list[Card | None], Card | None, list[Card], bool]
 #: A play: the cards laid, in order, and what an eight counts as (``None`` otherwise).
 Play = tuple[tuple[Card, ...], Card | None]
 #: :meth:`Vandatta.turn_options`: (seat, plays, draw, the card drawn, pass, call).
@@ -213,16 +244,21 @@ class _Refusal:
     reason: str
 
 
-@dataclass(slots=True)
-class _Plan:
-    rest: list[Card | None]
-    from_pool: tuple[Card, ...]
+#: A play :meth:`Vandatta._judge` accepts: the hand left, and the faces it took from the pool
+#: for unseen cards of the hand (a plain tuple: one is made for every card laid).
+_Plan = tuple[list[Card | None], tuple[Card, ...]]
 
 
 class Vandatta:
     """The Vändåtta engine for 2–7 seats (docs/rules.md §3), known or observed mode."""
 
     game = NAME
+    # The fields the fast lanes of apply read, declared before apply (the round sets them).
+    _phase: str
+    _turn: int | None
+    _current: tuple[str, int] | None
+    _seat_after: list[int]
+    _draws: int
 
     def __init__(
         self,
@@ -239,6 +275,7 @@ class Vandatta:
         self.options = options if options is not None else VandattaOptions()
         self.dealer = dealer
         self._in_game = [True] * n_seats
+        self._seats_changed()
         self._out: list[int] = []
         self._totals = [0] * n_seats
         self._winners: list[int] | None = None
@@ -296,20 +333,143 @@ class Vandatta:
         return []
 
     def apply(self, inp: Input) -> list[Verdict]:
-        """Judge one input; a refused input changes nothing (except a ``no_lappen`` penalty)."""
-        if inp.t > self._t:
-            self._t = inp.t
+        """Judge one input; a refused input changes nothing (except a ``no_lappen`` penalty).
+
+        Most inputs of a game are the seat in turn laying cards of one rank that match (not
+        an ace, not its last cards), drawing the stock's known top card or passing after its
+        three draws, and a seat drawing for an ace: those are judged and made here in a few
+        steps (the *fast lanes*), exactly as the act's handler would judge and make them
+        (``tests/referee/games/test_vandatta_lanes.py`` judges games both ways and compares
+        them after every input); every other input, and any the lanes are unsure of, goes to
+        its handler."""
+        t = inp.t
+        if t > self._t:
+            self._t = t
         self._seq += 1
         seat = inp.seat
-        if self._phase == OVER:
+        phase = self._phase
+        if phase == PLAY:
+            if seat == self._turn:
+                act = inp.act
+                if act == "play":
+                    if self._play_lane(seat, inp):
+                        return []
+                elif act == "draw":
+                    # Within the turn's three draws, of a stock whose top card is known (and
+                    # the input names it, or none): _on_draw hands it over.
+                    stock = self._stock
+                    if stock and self._draws < MAX_DRAWS:
+                        top = stock[-1]
+                        got = inp.card
+                        if top is not None and (got is None or got is top):
+                            self._hands[seat].append(stock.pop())
+                            self._draws += 1
+                            return []
+                elif act == "pass" and self._draws >= MAX_DRAWS and self._stock:
+                    # After three draws, with a card left to draw: _on_pass ends the turn.
+                    self._passes = 0
+                    self._next_turn(seat)
+                    return []
+        elif phase == ACE_DRAWS and seat == self._ace_queue[0] and inp.act == "draw":
+            # The seat whose draw the ace asks for, of a known top card: _on_draw hands it
+            # over and counts the draw off the ace's.
+            stock = self._stock
+            if stock:
+                top = stock[-1]
+                got = inp.card
+                if top is not None and (got is None or got is top):
+                    self._hands[seat].append(stock.pop())
+                    del self._ace_queue[0]
+                    self._settle_ace()
+                    return []
+        return self._handle(inp)
+
+    def _play_lane(self, seat: int, inp: Input) -> bool:
+        """The fast lane of a play of the seat in turn in the play phase (:meth:`apply`):
+        lay ``inp``'s cards and end the turn when :meth:`_judge` would find nothing to refuse
+        and :meth:`_on_play` would do no more than that, and say so; else change nothing.
+
+        That is cards of the hand, of one rank that is not an ace (no ace to follow), the
+        first matching the card to follow, or one eight named as a card (unless the table
+        forbids it on the special card on top), leaving a card in the hand (no going out, so
+        no lappen and no special finish). The cards are each the first equal card of the hand
+        (found by identity: a card is one object)."""
+        cards = inp.cards
+        if not cards:
+            return False
+        first = cards[0]
+        rank = first.rank
+        hand = self._hands[seat]
+        n = len(cards)
+        if rank == ACE or len(hand) <= n:
+            return False
+        as_ = inp.as_
+        if rank == EIGHT:
+            if n != 1 or as_ is None or (self.options.no_special_on_special
+                                         and _is_special(self._discard[-1]
+                                                         if self._discard else None)):
+                return False
+            laid = (as_.suit, as_.rank)  # no special effect of the named card
+        else:
+            current = self._current
+            if current is not None and first.suit != current[0] and rank != current[1]:
+                return False  # no_match
+            laid = (cards[-1].suit, rank)
+        if n == 1:
+            at = 0
+            for card in hand:  # _index, inline
+                if card is first:
+                    break
+                at += 1
+            else:
+                return False
+            del hand[at]
+        else:
+            rest = hand.copy()
+            for card in cards:
+                at = _index(rest, card)
+                if at < 0 or card.rank != rank:
+                    return False
+                del rest[at]
+            self._hands[seat] = rest
+        self._discard += cards
+        self._cards_played += n
+        self._passes = 0
+        self._current = laid
+        self._draws = 0  # _next_turn, inline
+        self._turn = turn = self._seat_after[seat]
+        self._prev_start[turn] = self._cur_start[turn]
+        self._cur_start[turn] = self._seq
+        return True
+
+    def _next_turn(self, seat: int) -> None:
+        """:meth:`_end_turn` from the play phase, where the ace and penalty fields are already
+        clear (only :meth:`_end_turn` and :meth:`_start_round` enter it)."""
+        self._draws = 0
+        self._turn = turn = self._seat_after[seat]
+        self._prev_start[turn] = self._cur_start[turn]  # _begin_turn
+        self._cur_start[turn] = self._seq
+
+    def _handle(self, inp: Input) -> list[Verdict]:
+        """Judge one input by its act's handler (:meth:`apply` has counted it)."""
+        seat = inp.seat
+        act = inp.act
+        # The seat in turn is a seat in the game, in a round being played (no turn otherwise):
+        # the checks below pass for it, and most inputs are its plays and draws.
+        if seat == self._turn:
+            if act == "play":
+                return self._on_play(inp)
+            if act == "draw":
+                return self._on_draw(inp)
+        elif self._phase == OVER:
             return [self._illegal(seat, "game_over", "the game is over")]
-        if not 0 <= seat < self.n_seats:
+        elif not 0 <= seat < self.n_seats:
             return [self._illegal(seat, "no_such_seat",
                                   f"there is no seat {seat} (seats 0..{self.n_seats - 1})")]
-        if not self._in_game[seat]:
+        elif not self._in_game[seat]:
             return [self._illegal(seat, "out_of_game",
                                   f"{seat_name((), seat)} is out of the game (100 points or more)")]
-        handler = _HANDLERS.get(inp.act)
+        handler = _HANDLERS.get(act)
         if handler is None:
             return [self._illegal(seat, "unknown_act",
                                   f"'{inp.act}' is not an act of Vändåtta "
@@ -558,7 +718,7 @@ class Vandatta:
         for cards, as_ in candidates:
             # An eight's declarations share one judging: _judge reads as_ only for None.
             if as_ is None or cards is not judged:
-                ok = isinstance(self._judge(seat, cards, as_), _Plan)
+                ok = not isinstance(self._judge(seat, cards, as_), _Refusal)
                 judged = cards if as_ is not None else None
             if ok:
                 out.append((cards, as_))
@@ -571,8 +731,9 @@ class Vandatta:
         hands: Sequence[Sequence[Card | None]] | None,
         stock: Sequence[Card | None] | None,
         upcard: Card | None,
-    ) -> tuple[list[list[Card | None]], list[Card | None], Card | None] | str:
-        """Check a deal and fill in unseen cards; returns the parts or what is wrong."""
+    ) -> _Prepared | str:
+        """Check a deal and fill in unseen cards; returns the parts (with the faces seen in it
+        and whether they are all different) or what is wrong."""
         n = self.n_seats
         if hands is None:
             new_hands: list[list[Card | None]] = [
@@ -587,39 +748,38 @@ class Vandatta:
                     return f"{seat_name((), s)} is out of the game and gets no cards"
                 if self._in_game[s] and not new_hands[s]:
                     return f"{seat_name((), s)} is in the game and must be dealt cards"
-        in_hands = sum(len(h) for h in new_hands)
+        in_hands = sum(map(len, new_hands))
         if stock is None:
             new_stock: list[Card | None] = [None] * max(0, 52 - in_hands - 1)
         else:
             new_stock = list(stock)
-        every = [c for h in new_hands for c in h] + new_stock + [upcard]
-        if len(every) > 52:
-            return f"the deal holds {len(every)} cards; the deck has 52"
-        seen = [c for c in every if c is not None]
-        if not _distinct(seen):
+        every = in_hands + len(new_stock) + 1  # the upcard
+        if every > 52:
+            return f"the deal holds {every} cards; the deck has 52"
+        seen: list[Card] = [c for c in chain(chain.from_iterable(new_hands), new_stock, (upcard,))
+                            if c is not None]
+        distinct = _distinct(seen)
+        if not distinct:
             twice = sorted(str(c) for c, k in Counter(seen).items() if k > 1)
             if twice:
                 return f"the deal holds {', '.join(twice)} more than once"
-        return new_hands, new_stock, upcard
+        return new_hands, new_stock, upcard, seen, distinct
 
     def _start_round(
-        self, hands: list[list[Card | None]], stock: list[Card | None], upcard: Card | None
+        self, hands: list[list[Card | None]], stock: list[Card | None], upcard: Card | None,
+        seen: list[Card], distinct: bool,
     ) -> None:
+        """Start a round of the deal :meth:`_prepare` checked (``seen``: its faces, every
+        one of hands, stock and upcard; ``distinct``: all different)."""
         self._hands = hands
         self._stock = list(reversed(stock))  # top of the stock is the last element
         self._discard: list[Card | None] = [upcard]
-        seen = [c for h in hands for c in h if c is not None]
-        seen += [c for c in stock if c is not None]
-        if upcard is not None:
-            seen.append(upcard)
         # The faces not seen: none when the 52 cards seen are all different (a known deal).
-        self._pool: set[Card] = (set() if len(seen) == len(_DECK) and _distinct(seen)
+        self._pool: set[Card] = (set() if len(seen) == len(_DECK) and distinct
                                  else set(_DECK - set(seen)))
         self._bag: set[Card] = set()
         # The upcard counts as itself: an 8 or an ace upcard has no special effect.
-        self._current: tuple[str, int] | None = (
-            None if upcard is None else (upcard.suit, upcard.rank)
-        )
+        self._current = None if upcard is None else (upcard.suit, upcard.rank)
         self._phase = PLAY
         self._round += 1
         self._draws = 0
@@ -631,7 +791,7 @@ class Vandatta:
         self._calls: list[int | None] = [None] * n
         self._cur_start: list[int | None] = [None] * n
         self._prev_start: list[int | None] = [None] * n
-        self._turn: int | None = self._next_seat(self.dealer)
+        self._turn = self._next_seat(self.dealer)
         self._begin_turn(self._turn)
 
     # ------------------------------------------------------------------ helpers
@@ -646,25 +806,37 @@ class Vandatta:
         return [s for s in range(self.n_seats) if self._in_game[s]]
 
     def _next_seat(self, seat: int) -> int:
-        for step in range(1, self.n_seats + 1):
-            s = (seat + step) % self.n_seats
-            if self._in_game[s]:
-                return s
-        return seat  # pragma: no cover - at least two seats are always in a running round
+        return self._seat_after[seat]
+
+    def _seats_changed(self) -> None:
+        """Make :meth:`_next_seat`'s table anew: seats went out of the game (or it begins)."""
+        n = self.n_seats
+        if all(self._in_game):
+            self._seat_after = [*range(1, n), 0]
+            return
+        self._seat_after = [seat for seat in range(n)]
+        for seat in range(n):
+            for step in range(1, n + 1):
+                s = (seat + step) % n
+                if self._in_game[s]:
+                    self._seat_after[seat] = s
+                    break
 
     def _begin_turn(self, seat: int) -> None:
         self._prev_start[seat] = self._cur_start[seat]
         self._cur_start[seat] = self._seq
 
     def _end_turn(self) -> None:
-        assert self._turn is not None
+        turn = self._turn
+        assert turn is not None
         self._phase = PLAY
         self._draws = 0
         self._ace_queue = []
         self._ace_suit = None
         self._penalty_left = 0
-        self._turn = self._next_seat(self._turn)
-        self._begin_turn(self._turn)
+        self._turn = turn = self._seat_after[turn]
+        self._prev_start[turn] = self._cur_start[turn]  # _begin_turn
+        self._cur_start[turn] = self._seq
 
     def _actor(self) -> int | None:
         if self._phase in (ROUND_OVER, OVER):
@@ -733,7 +905,7 @@ class Vandatta:
     def _has_follow_up(self, rest: Sequence[Card | None], suit: str) -> bool:
         if any(c is not None and self._can_follow_ace(c, suit) for c in rest):
             return True
-        if None in rest:
+        if _index(rest, None) >= 0:
             return any(self._can_follow_ace(c, suit) for c in self._pool)
         return False
 
@@ -746,32 +918,29 @@ class Vandatta:
             return _Refusal("not_in_hand", "a play must name the cards laid")
         if not hand:
             return _Refusal("no_cards", f"{seat_name((), seat)} holds no cards to lay")
-        rank = cards[0].rank
-        if len(cards) > 1 and any(c.rank != rank for c in cards):
-            return _Refusal("not_same_rank",
-                            "several cards laid at once must all have the same rank")
-        rest = list(hand)
-        from_pool: list[Card] = []
-        for card in cards:
-            try:
-                at = rest.index(card)  # the first equal card, as remove() takes
-            except ValueError:
-                at = -1
-            if at >= 0:
-                del rest[at]
-            elif None in rest and card in self._pool and card not in from_pool:
-                rest.remove(None)
-                from_pool.append(card)
-            else:
-                return _Refusal("not_in_hand",
-                                f"the {card.name()} is not in {seat_name((), seat)}'s hand")
         first = cards[0]
-        top = self._discard[-1] if self._discard else None
-        if self.options.no_special_on_special and _is_special(top) and _is_special(first):
-            assert top is not None
-            return _Refusal("special_on_special",
-                            f"no special card on a special card: the {first.name()} may not "
-                            f"be laid on the {top.name()}")
+        rank = first.rank
+        rest = hand.copy()
+        from_pool: tuple[Card, ...] = ()
+        at = _index(rest, first) if len(cards) == 1 else -1
+        if at >= 0:  # most plays: one card of the hand
+            del rest[at]
+        else:
+            if len(cards) > 1 and any(c.rank != rank for c in cards):
+                return _Refusal("not_same_rank",
+                                "several cards laid at once must all have the same rank")
+            taken = self._take(seat, cards, rest)
+            if isinstance(taken, _Refusal):
+                return taken
+            from_pool = taken
+        options = self.options
+        if options.no_special_on_special and (rank == EIGHT or rank == ACE):
+            top = self._discard[-1] if self._discard else None
+            if _is_special(top):
+                assert top is not None
+                return _Refusal("special_on_special",
+                                f"no special card on a special card: the {first.name()} may "
+                                f"not be laid on the {top.name()}")
         following = self._phase == ACE_FOLLOW
         if following:
             assert self._ace_suit is not None
@@ -779,23 +948,32 @@ class Vandatta:
                 return _Refusal("must_follow_ace",
                                 f"the ace must be followed by a card of "
                                 f"{SUIT_NAMES[self._ace_suit]}")
-        elif not self._matches(first):
-            return _Refusal("no_match",
-                            f"the {first.name()} matches neither the suit nor the rank to "
-                            f"follow ({self._current_words()})")
-        if rank == EIGHT and as_ is None:
+        elif rank == EIGHT:  # an eight matches anything; it is laid as a card it names
+            if as_ is None:
+                return _Refusal("bad_declaration",
+                                "an eight must be laid with the card it counts as "
+                                "(suit and rank, e.g. 'as': 'QH')")
+        else:
+            current = self._current  # _matches, inline
+            if current is not None and first.suit != current[0] and rank != current[1]:
+                return _Refusal("no_match",
+                                f"the {first.name()} matches neither the suit nor the rank to "
+                                f"follow ({self._current_words()})")
+            if rank == ACE:
+                suit = cards[-1].suit
+                if not self._has_follow_up(rest, suit):
+                    extra = (" other than an eight" if options.no_special_on_special else "")
+                    return _Refusal("ace_without_follow_up",
+                                    f"an ace may only be laid by a player who keeps another "
+                                    f"card of {SUIT_NAMES[suit]}{extra} to follow it")
+        if following and rank == EIGHT and as_ is None:
             return _Refusal("bad_declaration",
                             "an eight must be laid with the card it counts as "
                             "(suit and rank, e.g. 'as': 'QH')")
-        if rank == ACE and not following:
-            suit = cards[-1].suit
-            if not self._has_follow_up(rest, suit):
-                extra = (" other than an eight" if self.options.no_special_on_special else "")
-                return _Refusal("ace_without_follow_up",
-                                f"an ace may only be laid by a player who keeps another card of "
-                                f"{SUIT_NAMES[suit]}{extra} to follow it")
-        goes_out = not rest and not (self.options.no_special_finish and rank in (EIGHT, ACE))
-        if goes_out and self.options.lappen and not self._call_counts(seat):
+        if rest or not options.lappen:
+            return rest, from_pool
+        goes_out = not (options.no_special_finish and (rank == EIGHT or rank == ACE))
+        if goes_out and not self._call_counts(seat):
             who = seat_name((), seat)
             if self._can_draw():
                 penalty = (f"{who} draws {LAPPEN_PENALTY_DRAWS} cards as the penalty, then the "
@@ -806,7 +984,26 @@ class Vandatta:
             return _Refusal("no_lappen",
                             f"{who} did not call lappen and may not go out: the cards go back "
                             f"to the hand; {penalty}")
-        return _Plan(rest, tuple(from_pool))
+        return rest, from_pool
+
+    def _take(self, seat: int, cards: Sequence[Card],
+              rest: list[Card | None]) -> _Refusal | tuple[Card, ...]:
+        """Take ``cards`` out of ``rest`` (the hand), each the first equal card, else an
+        unseen card of the hand whose face is in the pool; returns the faces so taken from
+        the pool, or the refusal of a card that is in neither."""
+        from_pool: list[Card] = []
+        for card in cards:
+            at = _index(rest, card)
+            if at < 0 and card in self._pool and card not in from_pool:
+                at = _index(rest, None)  # an unseen card of the hand was this one
+                if at >= 0:
+                    from_pool.append(card)
+            if at >= 0:
+                del rest[at]
+            else:
+                return _Refusal("not_in_hand",
+                                f"the {card.name()} is not in {seat_name((), seat)}'s hand")
+        return tuple(from_pool)
 
     def _candidate_plays(self, seat: int) -> list[Play]:
         hand = self._hands[seat]
@@ -953,10 +1150,11 @@ class Vandatta:
 
     def _on_play(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
-        refusal = (None if seat == self._turn and self._phase in _OWN_PLAY  # as it would say
-                   else self._turn_refusal(seat, "play"))
-        if refusal is not None:
-            return [refusal]
+        phase = self._phase
+        if seat != self._turn or phase not in _OWN_PLAY:  # else _turn_refusal finds nothing
+            refusal = self._turn_refusal(seat, "play")
+            if refusal is not None:
+                return [refusal]
         cards: tuple[Card, ...] = inp.cards if inp.cards is not None else (
             (inp.card,) if inp.card is not None else ())
         judged = self._judge(seat, cards, inp.as_)
@@ -966,19 +1164,22 @@ class Vandatta:
                 self._penalty_left = LAPPEN_PENALTY_DRAWS
                 self._settle_penalty()
             return [self._illegal(seat, judged.code, judged.reason)]
-        following = self._phase == ACE_FOLLOW
-        self._hands[seat] = judged.rest
-        self._pool.difference_update(judged.from_pool)
-        self._discard.extend(cards)
+        following = phase == ACE_FOLLOW
+        rest, from_pool = judged
+        self._hands[seat] = rest
+        if from_pool:
+            self._pool.difference_update(from_pool)
+        self._discard += cards
         self._cards_played += len(cards)
         self._passes = 0
         last = cards[-1]
-        if last.rank == EIGHT:
+        rank = last.rank
+        if rank == EIGHT:
             assert inp.as_ is not None
             self._current = (inp.as_.suit, inp.as_.rank)  # no special effect of the named card
         else:
-            self._current = (last.suit, last.rank)
-        if last.rank == ACE and not following:
+            self._current = (last.suit, rank)
+        if rank == ACE and not following:
             self._ace_suit = last.suit
             others = []
             s = seat
@@ -988,8 +1189,8 @@ class Vandatta:
             self._phase = ACE_DRAWS
             self._settle_ace()
             return []
-        if not judged.rest:
-            if self.options.no_special_finish and last.rank in (EIGHT, ACE):
+        if not rest:
+            if self.options.no_special_finish and rank in (EIGHT, ACE):
                 self._phase = SPECIAL_FINISH
                 self._draws = 0
                 self._ace_queue = []
@@ -1013,11 +1214,11 @@ class Vandatta:
 
     def _on_draw(self, inp: Input) -> list[Verdict]:
         seat = inp.seat
-        refusal = (None if seat == self._turn and self._phase in _OWN_TURN  # as it would say
-                   else self._turn_refusal(seat, "draw"))
-        if refusal is not None:
-            return [refusal]
         phase = self._phase
+        if seat != self._turn or phase not in _OWN_TURN:  # else _turn_refusal finds nothing
+            refusal = self._turn_refusal(seat, "draw")
+            if refusal is not None:
+                return [refusal]
         if phase in (PLAY, SPECIAL_FINISH) and self._draws >= MAX_DRAWS:
             more = "pass" if phase == PLAY else "pass: the turn goes on"
             return [self._illegal(seat, "draw_limit",
@@ -1208,6 +1409,7 @@ class Vandatta:
                 self._in_game[s] = False
                 self._out.append(s)
                 verdicts.append(self._verdict("out", seat=s))
+            self._seats_changed()
             remaining = self._active()
             if len(remaining) == 1:
                 winners = remaining
@@ -1241,4 +1443,5 @@ GAME = Game(
     counts=dealing_counts,
     hand_size=HAND_SIZE,
     tally="rounds played",
+    tally_one="round played",
 )

@@ -77,3 +77,37 @@ def test_the_service_idle_bench_sees_the_board_come_online() -> None:
     assert proc.returncode == 0, proc.stderr
     (line,) = _json_lines(proc.stdout)
     assert line["bench"] == "service_idle" and line["clean_stop"] is True
+
+
+def _vandatta_replay(prelude: str = "") -> dict[str, object]:
+    code = (f"import runpy, sys; {prelude}sys.argv = ['vandatta_replay', '--games', '1', "
+            f"'--rounds', '1']; runpy.run_path({str(BENCH / 'vandatta_replay.py')!r}, "
+            "run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = _json_lines(proc.stdout)
+    assert line["bench"] == "vandatta_replay"
+    return line
+
+
+def test_the_vandatta_replay_bench_states_its_baseline() -> None:
+    line = _vandatta_replay()
+    assert line["journals"] == 4 and isinstance(line["inputs"], int) and line["inputs"] > 0
+    assert isinstance(line["inputs_per_s"], int) and line["inputs_per_s"] > 0
+    if importlib.util.find_spec("pyspiel") is None:
+        assert str(line["baseline"]).startswith("missing") and line["ratio"] is None
+    else:
+        assert "crazy_eights" in str(line["baseline"])
+        for key in ("baseline_actions_per_s", "ratio", "ratio_to_player_actions",
+                    "random_playout_actions_per_s", "ratio_to_random_playouts",
+                    "sampled_playout_actions_per_s", "ratio_to_sampled_playouts"):
+            assert isinstance(line[key], (int, float)) and line[key] > 0, key
+        assert 0 < line["baseline_player_actions"] < line["baseline_actions"]  # chance too
+
+
+def test_the_vandatta_replay_bench_says_when_open_spiel_is_missing() -> None:
+    line = _vandatta_replay("sys.modules['pyspiel'] = None; ")  # import pyspiel fails
+    assert str(line["baseline"]).startswith("missing: open_spiel is not installed")
+    assert line["ratio"] is None and "baseline_actions_per_s" not in line
+    assert isinstance(line["inputs_per_s"], int) and line["inputs_per_s"] > 0

@@ -216,17 +216,13 @@ def test_clear_errors(capsys, monkeypatch) -> None:
     assert "false_slap_penalty" in error("--compare", "false_slap_penalty=none,kick")
     assert "give it once" in error("-o", "slap_back_in=true", "--compare", "slap_back_in=0,1")
     assert "--games" in error("--games", "0")
-    real = analyse_command().importlib.util.find_spec
-    monkeypatch.setattr(analyse_command().importlib.util, "find_spec",
+    import cardtable.extras
+
+    real = cardtable.extras.importlib.util.find_spec
+    monkeypatch.setattr(cardtable.extras.importlib.util, "find_spec",
                         lambda name, *a: None if name == "matplotlib" else real(name, *a))
     message = error("--games", "2", "--out", "somewhere")
     assert "matplotlib" in message and "pip install" in message and "[analyse]" in message
-
-
-def analyse_command():
-    from cardtable.commands import analyse as command
-
-    return command
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -287,6 +283,8 @@ def test_report_html_opens_in_chromium_with_its_plots(tmp_path, capsys) -> None:
         text = browser.js("document.body.innerText")
         assert "Banka bäver, 3 seats" in text and "false_slap_penalty=burn" in text
         assert "seat 2 wins" in text and "Welch" in text
+        # the words of the terminal, never the state's field name (issue 37)
+        assert "piles collected" in text and "tricks" not in text
         shot = browser.screenshot(tmp_path / "report.png")
         assert len(shot) > 10_000
     finally:

@@ -130,3 +130,40 @@ def test_display_web_on_a_port_in_use_says_so(capsys: pytest.CaptureFixture[str]
     assert code in (1, 2), (code, err)
     assert "unexpected error" not in err and f"127.0.0.1:{port}" in err, err
     assert "in use" in err, err
+
+
+def test_version_and_a_mistyped_option_get_a_suggestion(capsys) -> None:
+    """Issue 37 polish: no --version; a mistyped option (--fats) showed the top-level usage
+    without a suggestion."""
+    import pytest
+
+    from cardtable.cli import main
+    from referee import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"referee {__version__}\n"
+    with pytest.raises(SystemExit) as info:
+        main(["simulate", "--game", "banka-bever", "--fats"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: referee simulate" in err
+    assert "unrecognized arguments: --fats (did you mean --fast?)" in err
+    with pytest.raises(SystemExit):
+        main(["camera", "read", "x.png", "--jsn"])
+    assert "referee camera read: error: unrecognized arguments: --jsn (did you mean --json?)" \
+        in capsys.readouterr().err
+
+
+def test_opencv_says_nothing_of_its_own_on_the_terminal() -> None:
+    """Issue 37 polish: OpenCV's '[ WARN … ]' lines leaked around our own message."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("cv2")
+    done = subprocess.run([sys.executable, "-m", "cardtable.cli", "camera", "watch",
+                           "/dev/video97"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "referee: /dev/video97: cannot open /dev/video97"], done.stderr

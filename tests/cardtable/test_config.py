@@ -29,6 +29,17 @@ def _table(**table: Any) -> dict[str, Any]:
     (dict(_table(), options={"lappen": "yes"}),
      'options.lappen: must be true or false, got "yes"'),
     (dict(_table(), broker="x"), 'broker: must be a section'),
+    (_table(seats=["Anna", "Anna"]),
+     'table.seats[1]: "Anna" is already the name of seat 0: each seat needs a name of its own'),
+    (_table(seats=["Anna", " anna "]),
+     'table.seats[1]: " anna " is already the name of seat 0: each seat needs a name of its own'),
+    (_table(seats=["Anna", ""]), "table.seats[1]: must not be empty: every seat needs a name"),
+    (_table(seats=["  ", "Bo"]), "table.seats[0]: must not be empty: every seat needs a name"),
+    (_table(seats=["Anna", 7]), "table.seats[1]: must be a name in quotes, got 7"),
+    (_table(seats=["Anna", "B\x07o"]),
+     'table.seats[1]: "B\\u0007o" must not contain control characters'),
+    (_table(seats=["Anna", "B" * 41]),
+     f'table.seats[1]: "{"B" * 41}" is 41 characters long; at most 40'),
 ])
 def test_config_errors_spell_values_as_toml_does(raw: dict[str, Any], words: str) -> None:
     with pytest.raises(ConfigError) as info:

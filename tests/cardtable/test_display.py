@@ -405,7 +405,7 @@ def test_terminal_shows_red_suits_lappen_calls_and_who_just_played_what() -> Non
     assert "Play on: 8 or ♥" in text
     assert "Lappen called: Anna" in text
     assert any("Anna" in line and "lappen!" in line for line in text.splitlines())
-    assert "Last play: Anna played 9♥ 8♣ and asks for ♥" in text
+    assert "Last play: Anna played 9♥ 8♣ as 8♥" in text
     ansi = ansi_of(view.render())
     red_heart = re.compile(r"\x1b\[[0-9;]*31m[0-9JQKA]*♥")
     assert red_heart.search(ansi.split("Play on:")[1].split("\n")[0])  # red, not white
@@ -420,6 +420,17 @@ def test_terminal_shows_red_suits_lappen_calls_and_who_just_played_what() -> Non
     assert "Last play: Bo passed" in text_of(view.render())
     view.on_state(vandatta(seq=7, turn=2, **after))  # e.g. a refused input
     assert "Last play: Bo passed" in text_of(view.render())
+    # Issue 37: an eight named as another card says which ("Play on: A or ♥" alone did not)
+    view.on_state(vandatta(seq=8, turn=0, counts=[2, 6, 5], stock=19, cards_played=33,
+                           pile=["7H", "JH", "9H", "8C", "8S"], top="8S",
+                           current={"suit": "H", "rank": "A"}))
+    text = text_of(view.render())
+    assert "Play on: A or ♥" in text and "Last play: Cia played 8♠ as A♥" in text
+    view.on_state(vandatta(seq=9, turn=1, counts=[1, 6, 5], stock=19, cards_played=34,
+                           pile=["7H", "JH", "9H", "8C", "8S", "AH"], top="AH",
+                           current={"suit": "H", "rank": "A"}))
+    assert "Last play: Anna played A♥" in text_of(view.render())
+    assert " as " not in text_of(view.render()).split("Last play:")[1].split("\n")[0]
 
 
 # --------------------------------------------------------------- the web display (10.11)
@@ -433,40 +444,53 @@ def read_event(stream: Any) -> dict[str, Any]:
             return dict(json.loads(line[6:]))
 
 
-def test_web_display_streams_the_scene(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_web_display_streams_the_scene() -> None:
     """The page's files, the scene of the moment, and a stream that sends the whole scene at
-    once and then each change; nothing of a broker and no mqtt-lite.js."""
-    monkeypatch.setattr("cardtable.display.web.MAX_STREAMS", 2)
+    once and then each change; nothing of a broker and no mqtt-lite.js; at most the budget's
+    pages at once (503 for one more)."""
     view = TableView("t1")
-    with WebDisplay(view) as web:
-        base = web.url
-        with urllib.request.urlopen(base) as r:
-            page = r.read().decode()
-        assert "display.js" in page and "mqtt-lite.js" not in page
-        for name in ("display.js", "style.css"):
-            with urllib.request.urlopen(base + name) as r:
-                assert r.status == 200 and len(r.read()) > 500
-        for gone in ("mqtt-lite.js", "config.json", "../feed.py"):
-            with pytest.raises(urllib.error.HTTPError):
-                urllib.request.urlopen(base + gone)
-        with urllib.request.urlopen(base + "events", timeout=5) as stream, \
-                urllib.request.urlopen(base + "events", timeout=5):
-            assert stream.headers["Content-Type"].startswith("text/event-stream")
-            first = read_event(stream)
-            assert first["table"] == "t1" and first["waiting"] and not first["connected"]
-            assert first["banners"][0]["kind"] == "broker"
-            with pytest.raises(urllib.error.HTTPError) as busy:
-                urllib.request.urlopen(base + "events", timeout=5)
-            assert busy.value.code == 503
-            view.connected, view.status = True, "online"
-            view.on_state(banka())
-            web.changed()
-            scene = read_event(stream)
-            assert scene["seq"] == 12 and scene["connected"] and not scene["banners"]
-            assert scene["headline"] == {"kind": "turn", "names": ["Bo"]}
-            assert scene["notices"][0]["text"] == "Bo owes 2 more cards to Cia"
-            with urllib.request.urlopen(base + "scene.json") as r:
-                assert json.load(r) == scene
+
+    async def check() -> str:
+        async with WebDisplay(view, max_streams=2) as web:
+            base = web.url
+
+            def client() -> None:
+                with urllib.request.urlopen(base) as r:
+                    page = r.read().decode()
+                    assert r.headers["Content-Security-Policy"].startswith("default-src 'none'")
+                    assert r.headers["X-Content-Type-Options"] == "nosniff"
+                assert "display.js" in page and "mqtt-lite.js" not in page
+                for name in ("display.js", "style.css"):
+                    with urllib.request.urlopen(base + name) as r:
+                        assert r.status == 200 and len(r.read()) > 500
+                for gone in ("mqtt-lite.js", "config.json", "../feed.py", "hall.html"):
+                    with pytest.raises(urllib.error.HTTPError):
+                        urllib.request.urlopen(base + gone)
+                with urllib.request.urlopen(base + "events", timeout=5) as stream, \
+                        urllib.request.urlopen(base + "events", timeout=5):
+                    assert stream.headers["Content-Type"].startswith("text/event-stream")
+                    first = read_event(stream)
+                    assert first["table"] == "t1" and first["waiting"]
+                    assert not first["connected"]
+                    assert first["banners"][0]["kind"] == "broker"
+                    with pytest.raises(urllib.error.HTTPError) as busy:
+                        urllib.request.urlopen(base + "events", timeout=5)
+                    assert busy.value.code == 503
+                    view.connected, view.status = True, "online"
+                    view.on_state(banka())
+                    loop.call_soon_threadsafe(web.changed)
+                    scene = read_event(stream)
+                    assert scene["seq"] == 12 and scene["connected"] and not scene["banners"]
+                    assert scene["headline"] == {"kind": "turn", "names": ["Bo"]}
+                    assert scene["notices"][0]["text"] == "Bo owes 2 more cards to Cia"
+                    with urllib.request.urlopen(base + "scene.json") as r:
+                        assert json.load(r) == scene
+
+            loop = asyncio.get_running_loop()
+            await asyncio.to_thread(client)
+            return base
+
+    base = asyncio.run(check())
     with pytest.raises(OSError):  # closed: the port is free again
         urllib.request.urlopen(base, timeout=2)
 

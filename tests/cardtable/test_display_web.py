@@ -335,6 +335,6 @@ def test_browser_display_layout(mosquitto: Broker, chromium: Chromium, tmp_path:
                 else:
                     assert "Play on: 8 or ♥" in text, where
                     assert "Lappen called: Anna" in text and "lappen!" in text, where
-                    assert "Last play: Anna played 9♥ 8♣ and asks for ♥" in text, where
+                    assert "Last play: Anna played 9♥ 8♣ as 8♥" in text, where
                     assert text.count("Round won by Anna") == 1, where
                     assert "wins the round" not in text, where

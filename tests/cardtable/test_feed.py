@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import shutil
 import signal
@@ -657,3 +658,33 @@ def test_feed_over_tls_with_its_own_ca(mosquitto_factory: Callable[..., Broker],
         await asyncio.wait_for(task, 5)
 
     run(go())
+
+
+def test_a_broker_down_at_start_is_said_and_so_is_its_return(
+        mosquitto_factory: Callable[..., Broker], caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 37: the feed warned that the broker was unreachable, but said nothing when it
+    came (a first connection after the warning): the warning stood as the last word."""
+    broker = mosquitto_factory(name="late")
+
+    async def go() -> None:
+        async with TableFeed(broker.url(), "t1", seats=NAMES, backoff=(0.05, 0.2)) as feed:
+            await wait_until(lambda: "unreachable" in caplog.text, what="the warning")
+            await asyncio.to_thread(broker.start)
+            assert await feed.wait_connected(10)
+
+    with caplog.at_level(logging.WARNING, "cardtable.feed"):
+        run(go())
+    said = [r.getMessage() for r in caplog.records]
+    assert any("unreachable" in m for m in said) and any("reachable again" in m for m in said)
+
+
+@pytest.mark.slow
+def test_simulate_to_a_broker_that_never_answers_fails_with_the_reason(capsys) -> None:
+    """Issue 37: simulate --broker to an unreachable broker published nothing and exited 0."""
+    from cardtable.cli import main
+
+    url = f"mqtt://127.0.0.1:{free_port()}"
+    assert main(["simulate", "--game", "banka-bever", "--players", "2", "--seed", "6",
+                 "--fast", "--broker", url]) == 75
+    err = capsys.readouterr().err
+    assert f"the broker {url} never answered: nothing of the game was published" in err

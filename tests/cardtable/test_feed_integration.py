@@ -39,10 +39,13 @@ def test_simulate_publishes_the_game_to_the_broker(mosquitto: Broker, capsys) ->
 
 @pytest.mark.slow
 def test_simulate_with_broker_down_still_plays(capsys) -> None:
+    """The game is played and told, and the exit status says that nothing was published
+    (issue 37: it was 0)."""
     assert main(["simulate", "--game", "beggar-my-neighbour", "--players", "2", "--seed", "1",
-                 "--fast", "--broker", "mqtt://127.0.0.1:9", "--table", "x"]) == 0
+                 "--fast", "--broker", "mqtt://127.0.0.1:9", "--table", "x"]) == 75
     captured = capsys.readouterr()
-    assert "not reachable" in captured.err and "winner" in captured.out
+    assert "not reachable" in captured.err and "winner: Anna" in captured.out
+    assert "never answered: nothing of the game was published" in captured.err
 
 
 def test_referee_run_publishes_its_table(mosquitto: Broker, tmp_path) -> None:

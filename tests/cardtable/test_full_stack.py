@@ -133,3 +133,17 @@ def test_kill_9_of_a_slap_game_resumes_and_finishes_with_nothing_lost(tmp_path) 
     lays = {(i.t, i.seat) for i in journal.inputs if i.act == "lay"}
     refused = {(v.t, v["seat"]) for v in result.verdicts if v.verdict == "illegal"} & lays
     assert result.state["cards_played"] == len(lays) - len(refused)  # every read counted once
+
+
+@pytest.mark.slow
+def test_again_deals_a_new_game_whenever_one_ends_until_the_time_is_up(tmp_path) -> None:
+    """The soak bench's table (bench/soak.py): one service, game after game."""
+    doc = full_stack_config("beggar-my-neighbour", 2, 3, journal_dir=str(tmp_path / "j"),
+                            settle_ms=2)
+    service = asyncio.run(run_full_stack(doc, seed=3, speed=200, timeout_s=8, again=True))
+    archived = sorted((tmp_path / "j").glob("2*.jsonl"))
+    assert len(archived) >= 2
+    seeds = [read_journal(p).header.seed for p in archived]
+    assert sorted(seeds)[:2] == [3, 4]  # each deal the next seed
+    assert all(replay(read_journal(p)).state["over"] for p in archived)
+    assert service.journal_fault is None

@@ -59,7 +59,7 @@ def evening(tmp_path: Path) -> Path:
 
 def test_every_game_is_judged_again_from_its_journal(evening: Path) -> None:
     history = read_history(evening)
-    assert [g.file for g in history.games] == sorted(p.name for p in evening.iterdir())
+    assert [g.file for g in history.games] == sorted(p.name for p in evening.glob("*.jsonl"))
     for g in history.games:
         scenario = {"20261130-190000-banka-bever.jsonl": "banka_bever/14_last_player",
                     "20261201-190000-vandatta.jsonl": "vandatta/13_round_won",
@@ -315,3 +315,66 @@ def test_the_feed_reads_only_the_journals_of_the_last_day(evening: Path) -> None
                                                "20261201-192000-vandatta.jsonl"]
     assert history.older == 1  # yesterday's Banka bäver game is not judged again
     assert summary(history, "t1", now=NOW)["total_games"] == 4
+
+
+# -- the cache of judged journals (issue 36: history over 5 000 journals) -------------------
+
+def _judging_forbidden(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Make judging a journal record its name (and fail the read when it is not allowed)."""
+    import cardtable.history as history
+
+    judged: list[str] = []
+    real = history.judge_file
+
+    def judge(path: Path) -> Any:
+        judged.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(history, "judge_file", judge)
+    return judged
+
+
+def test_a_second_look_takes_unchanged_journals_from_the_cache(evening: Path, monkeypatch
+                                                               ) -> None:
+    first = [g.to_json() for g in read_history(evening).games]
+    assert (evening / ".history-cache.json").exists()
+    judged = _judging_forbidden(monkeypatch)
+    again = [g.to_json() for g in read_history(evening).games]
+    assert judged == [] and again == first  # the same records, none judged again
+    # the game being played is judged every time, never cached
+    put(evening, "vandatta/13_round_won", "current.jsonl", NOW)
+    read_history(evening)
+    read_history(evening)
+    assert judged == ["current.jsonl", "current.jsonl"]
+
+
+def test_a_changed_journal_or_other_rules_are_judged_again(evening: Path, monkeypatch) -> None:
+    import cardtable.history as history
+
+    read_history(evening)
+    judged = _judging_forbidden(monkeypatch)
+    changed = evening / "20261201-190000-vandatta.jsonl"
+    with changed.open("a") as fh:
+        fh.write("not json\n")  # a line more: another size, another time
+    records = {g.file: g for g in read_history(evening).games}
+    assert judged == [changed.name]
+    assert "line" in (records[changed.name].problem or "")
+    monkeypatch.setattr(history, "rules_digest", lambda: "other rules")
+    judged.clear()
+    read_history(evening)
+    assert sorted(judged) == sorted(p.name for p in evening.glob("2*.jsonl"))
+
+
+def test_a_damaged_or_unwritable_cache_is_never_in_the_way(evening: Path, monkeypatch) -> None:
+    first = [g.to_json() for g in read_history(evening).games]
+    (evening / ".history-cache.json").write_text('{"rules": [1, 2], "records": "x"')
+    assert [g.to_json() for g in read_history(evening).games] == first
+    (evening / ".history-cache.json").unlink()
+
+    def refuse(*_a: Any, **_k: Any) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)  # a folder the reader may not write
+    assert [g.to_json() for g in read_history(evening).games] == first
+    assert not (evening / ".history-cache.json").exists()
+    assert not list(evening.glob(".history-cache.json.*"))

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -714,13 +715,26 @@ def test_a_real_full_disk_pauses_the_table_and_it_resumes_when_there_is_room(sma
 @pytest.mark.slow
 def test_the_full_stack_on_a_full_disk_ends_with_the_error(small_disk) -> None:
     """10.4: ``simulate --full-stack`` cannot wait for a disk: it stops with the reason
-    (status 75) instead of hanging."""
+    (status 75) instead of hanging. The game is a Beggar My Neighbour deal of 409 cards (no
+    choices: the same game at any pace), whose journal outgrows the 12 KiB disk."""
     run = subprocess.run([sys.executable, "-m", "cardtable.cli", "simulate", "--game",
-                          "banka-bever", "--players", "3", "--seed", "2", "--full-stack",
+                          "beggar-my-neighbour", "--players", "2", "--seed", "9", "--full-stack",
                           "--fast", "--journal-dir", str(small_disk / "j")],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 75
     assert "No space left on device" in run.stderr and "Traceback" not in run.stderr
+
+
+def connect_many(path: Path, n: int) -> list:
+    """``n`` connections to the Unix socket at ``path``, left open."""
+    import socket as sockets
+
+    made = []
+    for _ in range(n):
+        c = sockets.socket(sockets.AF_UNIX)
+        c.connect(str(path))
+        made.append(c)
+    return made
 
 
 def _socket_table(tmp_path, game="beggar-my-neighbour"):
@@ -747,15 +761,7 @@ def test_the_console_socket_is_bounded(tmp_path, caplog) -> None:
                 await asyncio.sleep(0.01)
         console = next(e for e in svc.edges if isinstance(e, SocketConsole))
         console.idle_s = 1.0
-        def connect_many(n: int) -> list[sockets.socket]:
-            made = []
-            for _ in range(n):
-                c = sockets.socket(sockets.AF_UNIX)
-                c.connect(str(sock))
-                made.append(c)
-            return made
-
-        idle = await asyncio.to_thread(connect_many, 300)  # off the loop: it must accept them
+        idle = await asyncio.to_thread(connect_many, sock, 300)  # off the loop: accepted
         await asyncio.sleep(0.2)
         over: list[str] = []
         await asyncio.to_thread(console_client, str(sock), ["state"], out=over.append)
@@ -926,3 +932,113 @@ def test_a_console_stamps_at_hand_in_and_holds_nothing_back(tmp_path) -> None:
 def test_the_release_key_is_checked(tmp_path) -> None:
     with pytest.raises(ConfigError, match="table.release.*progress, window"):
         config(tmp_path, extra='release = "soon"')
+
+
+def test_the_console_socket_against_a_thousand_connections_garbage_and_a_megabyte(
+        tmp_path, caplog) -> None:
+    """Issue 36, attack 3: 1 000 connections at once, binary garbage, a 1 MB line, a command
+    out of turn; and the socket file is the referee's group's alone (0660, from the bind on)."""
+    import socket as sockets
+    import stat as stats
+
+    svc, sock = _socket_table(tmp_path, game="banka-bever")
+    umask = os.umask(0o022)
+    os.umask(umask)
+
+    async def go() -> dict[str, Any]:
+        task = asyncio.create_task(svc.run())
+        async with asyncio.timeout(5):
+            while not sock.exists():
+                await asyncio.sleep(0.01)
+        got: dict[str, Any] = {"mode": stats.S_IMODE(sock.stat().st_mode),
+                               "umask": os.umask(umask)}
+        os.umask(umask)
+
+        def talk(lines: list[bytes]) -> list[bytes]:
+            with sockets.socket(sockets.AF_UNIX) as c:
+                c.connect(str(sock))
+                answers = []
+                reader = c.makefile("rb")
+                for line in lines:
+                    c.sendall(line)
+                    answer = b""
+                    for row in iter(reader.readline, b""):
+                        if row == b".\n":
+                            break
+                        answer += row
+                    answers.append(answer)
+                return answers
+
+        crowd = await asyncio.to_thread(connect_many, sock, 1000)
+        got["during"] = await asyncio.to_thread(lambda: console_client_lines(sock, ["state"]))
+        for c in crowd:
+            c.close()
+        await asyncio.sleep(0.3)
+        turn = svc.state()["turn"]
+        got["talk"] = await asyncio.to_thread(talk, [
+            b"\xff\xfe\x00lay\x80 0\n", f"lay {1 - turn} QH\n".encode(), b"state\n"])
+        got["turn"] = turn
+        with sockets.socket(sockets.AF_UNIX) as big:
+            big.connect(str(sock))
+            try:
+                await asyncio.to_thread(big.sendall, b"lay 0 " + b"x" * 1_000_000 + b"\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # refused and closed before the megabyte was all sent
+            got["big"] = await asyncio.to_thread(big.recv, 4096)
+        got["after"] = await asyncio.to_thread(lambda: console_client_lines(sock, ["state"]))
+        svc.stop()
+        await task
+        return got
+
+    got = asyncio.run(go())
+    assert got["mode"] == 0o660 and got["umask"] == umask  # the process's umask is as it was
+    assert got["during"][0].startswith("? too many console connections")
+    garbage, out_of_turn, state = got["talk"]
+    assert garbage.startswith(b"? unknown command")
+    assert out_of_turn.startswith(b"? ") and b"turn" in out_of_turn
+    assert json.loads(state)["game"] == "banka-bever"
+    assert got["big"].startswith(b"? a line longer than 4096 bytes")
+    assert json.loads(got["after"][0])["turn"] == got["turn"]  # the table went on as it was
+    assert "Unhandled exception" not in caplog.text and "Too many open files" not in caplog.text
+
+
+def console_client_lines(sock: Path, lines: list[str]) -> list[str]:
+    said: list[str] = []
+    console_client(str(sock), lines, out=said.append)
+    return said
+
+
+def test_inputs_handed_in_together_cost_one_sync_and_all_or_none_are_held(
+        tmp_path, monkeypatch) -> None:
+    """Issue 36: the four slaps of a race waited for four syncs, one after the other; now the
+    inputs a step takes are written in one go and synced once. A write that fails holds none
+    of them, and each is answered as ignored."""
+    import referee.journal as journal
+
+    now = FakeTime()
+    svc = RefereeService(config(tmp_path, game="banka-bever", seats=("A", "B", "C", "D")),
+                         clock=TableClock(source=now), fsync=True)
+    svc.open_game()
+    syncs: list[int] = []
+    real = journal.os.fsync
+    monkeypatch.setattr(journal.os, "fsync", lambda fd: (syncs.append(fd), real(fd))[1])
+    before = len(read_journal(svc.current_path).inputs)
+    for seat in range(4):
+        svc.submit(Input(svc.clock.now() + seat * 1000, seat, "slap"))
+    svc.step()
+    assert len(syncs) == 1
+    assert len(read_journal(svc.current_path).inputs) == before + 4
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal.os, "fsync", full)
+    recorder = Recorder()
+    svc.outputs.append(recorder)
+    for seat in range(4):
+        svc.submit(Input(svc.clock.now() + seat * 1000, seat, "slap"))
+    svc.step()
+    assert len(read_journal(svc.current_path).inputs) == before + 4  # none of them
+    ignored = [v for verdicts, _ in recorder.batches for v in verdicts if v.verdict == "ignored"]
+    assert len(ignored) == 4 and svc.journal_fault is not None
+    svc.close()

@@ -220,3 +220,94 @@ def test_simulate_fast_and_json_take_the_fast_path(monkeypatch, capsys) -> None:
     assert capsys.readouterr().out == before
     assert main(argv[:-1] + ["--fast"]) == 0
     assert "winner" in capsys.readouterr().out
+
+
+def test_a_fast_vandatta_simulation_tells_every_play(tmp_path, capsys) -> None:
+    """Issue 37: --fast printed three lines for a whole Vändåtta game (its plays give no
+    verdict); now each play, draw, pass and call is a line, in the journal's order."""
+    path = tmp_path / "g.jsonl"
+    assert main(["simulate", "--game", "vandatta", "--players", "3", "--seed", "4", "--fast",
+                 "--journal", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    told = [line.split("  ", 1)[1] for line in lines if "  " in line]
+    inputs = [i for i in read_journal(path).inputs if i.act != "deal"]
+    plays = [t for t in told if t.startswith(("Anna ", "Bo ", "Cia "))
+             and not t.endswith(("wins the round", "is out of the game"))
+             and " wins the round" not in t]
+    assert len(plays) == len(inputs) > 20
+    assert plays[0].startswith(("Anna plays the", "Bo plays the", "Cia plays the"))
+    assert any(" draws a card" in p for p in plays)
+    assert lines[-1] == "vandatta: 32 cards played, 1 round played; winner: Anna"
+
+
+def test_summaries_count_in_the_singular_too() -> None:
+    from referee.describe import counted
+    from referee.games import games
+
+    assert counted(1, "card") == "1 card" and counted(0, "card") == "0 cards"
+    assert games["vandatta"].tally_of(1) == "1 round played"
+    assert games["banka-bever"].tally_of(1) == "1 pile collected"
+    assert games["banka-bever"].tally_of(2) == "2 piles collected"
+
+
+def test_the_full_stack_pace_of_fast_json_camera_and_given_values() -> None:
+    """Issue 37: --full-stack --fast ran a game in as long as its table time at a person's
+    pace over a 20 ms window; --fast now plays 100 times faster over a 2 ms window."""
+    from cardtable.commands.simulate import full_stack_pace
+    from hardware.camera.config import CAMERA_SETTLE_MS
+
+    assert full_stack_pace(fast=True, camera=False, speed=1.0, settle_ms=None) == (100.0, 2.0)
+    assert full_stack_pace(fast=False, camera=False, speed=1.0, settle_ms=None) == (1.0, 20.0)
+    assert full_stack_pace(fast=True, camera=False, speed=7.0, settle_ms=5.0) == (7.0, 5.0)
+    assert full_stack_pace(fast=True, camera=True, speed=1.0, settle_ms=None) == (
+        1.0, CAMERA_SETTLE_MS)
+
+
+@pytest.mark.slow
+def test_a_piped_full_stack_game_prints_as_it_plays_and_stops_when_the_reader_goes() -> None:
+    """Issue 37: piped, the full stack printed nothing until the game's end (a rich live view
+    into a pipe); now each verdict is a line at once, and a reader that goes (| head) ends
+    the game quietly."""
+    import subprocess
+    import sys
+    import time
+
+    base = [sys.executable, "-m", "cardtable.cli", "simulate", "--game", "banka-bever",
+            "--players", "4", "--seed", "7", "--full-stack"]
+    proc = subprocess.Popen([*base, "--speed", "5"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "challenges" in first or "slap" in first or "takes" in first, first
+        assert proc.poll() is None  # the game goes on (1 557 cards at a person's pace)
+    finally:
+        proc.kill()
+        proc.wait()
+    proc = subprocess.Popen([*base, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    json.loads(proc.stdout.readline())
+    proc.stdout.close()
+    start = time.monotonic()
+    assert proc.wait(60) == 0
+    assert time.monotonic() - start < 30
+    assert "Traceback" not in proc.stderr.read()
+
+
+def test_a_live_game_starts_with_what_it_is_and_how_long_it_takes() -> None:
+    """Issue 37 polish: the README's first command ran a minute with no header and no hint
+    of --fast."""
+    import argparse
+
+    from cardtable.commands.simulate import _header
+
+    sim = Simulation("banka-bever", 4, 7)
+    sim.run()
+    seconds = sim.table.verdicts[-1].t / 1e9
+    text = _header(argparse.Namespace(seed=7, speed=1.0), Simulation("banka-bever", 4, 7))
+    assert text.startswith("Banka bäver: Anna, Bo, Cia, Dan (seed 7), shown as it is played: "
+                           f"about {round(seconds)} seconds.")
+    assert "--fast" in text and "Ctrl-C" in text
+    text = _header(argparse.Namespace(seed=7, speed=0.25), Simulation("banka-bever", 4, 7))
+    assert f"about {round(seconds * 4 / 60)} minutes" in text

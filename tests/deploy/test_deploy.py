@@ -193,6 +193,23 @@ def test_full_mock_example_builds_every_edge(monkeypatch: pytest.MonkeyPatch) ->
     assert {GpioEdge, BoardEdge, FeedOutput} <= kinds
 
 
+def test_a_copy_of_the_full_mock_example_says_where_its_deck_is_looked_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: a copy of the example elsewhere found no deck beside it, and the error did
+    not say why nor how to write one."""
+    from cardtable.wiring import build_service
+    from referee.errors import ConfigError
+
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    copy = tmp_path / "table.toml"
+    copy.write_text((ROOT / "deploy" / "table.full-mock.toml").read_text())
+    with pytest.raises(ConfigError) as info:
+        build_service(refconfig.load_config(copy), console=False)
+    assert "board.deck" in str(info.value)
+    assert f"taken from the configuration's folder, {tmp_path}" in str(info.value)
+    assert f"referee deck synthetic {tmp_path / 'synthetic-deck.json'}" in str(info.value)
+
+
 def _guide_configs() -> list[str]:
     text = INSTALL.read_text(encoding="utf-8")
     return [block for block in re.findall(r"```toml\n(.*?)```", text, re.S)

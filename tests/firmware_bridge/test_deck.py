@@ -253,3 +253,27 @@ def test_check_names_cards_and_unknown_tags(tmp_path) -> None:
     assert asyncio.run(asyncio.wait_for(body(), 30)) == 0
     assert "QH (queen of hearts)" in out[1] and "unknown tag 9998" in out[2]
     json.loads(path.read_text())  # untouched, still a deck
+
+
+def test_deck_commands_without_a_board_or_with_the_wrong_file_say_so(tmp_path,
+                                                                     capsys) -> None:
+    """Issue 37: `deck check` on a port with no board ended in 'unexpected error
+    (SerialException)', exit 70; `deck show table.toml` said '0 of 52 cards enrolled', exit 0."""
+    from cardtable.cli import main
+
+    deck = tmp_path / "d.json"
+    synthetic_deck(seed=1).save(deck)
+    missing = str(tmp_path / "ttyACM7")
+    for command in (["deck", "check", str(deck)], ["deck", "enroll", str(tmp_path / "n.json")]):
+        assert main([*command, "--port", missing]) == 2
+        said = capsys.readouterr()
+        assert f"Cannot open {missing}: no such port: is the board plugged in?" in said.out
+        assert "unexpected" not in said.err
+    table = tmp_path / "table.toml"
+    table.write_text('[table]\nid = "t"\ngame = "banka-bever"\nseats = ["a", "b"]\n')
+    assert main(["deck", "show", str(table)]) == 2
+    err = capsys.readouterr().err
+    assert "not a deck file (it looks like a table configuration)" in err
+    (tmp_path / "empty.json").write_text("{}")
+    assert main(["deck", "show", str(tmp_path / "empty.json")]) == 2
+    assert "not a deck file" in capsys.readouterr().err

@@ -73,7 +73,7 @@ def test_pin_names(value: object, bcm: int) -> None:
         ("BOARD1", "3V3 power"),
         ("BOARD6", "ground"),
         ("BOARD41", "no header pin 41"),
-        ("PIN17", "unknown pin name 'PIN17'"),
+        ("PIN17", 'unknown pin name "PIN17"'),
         ("GPIO", "unknown pin name"),
         (True, "must be a BCM GPIO number"),
         (17.0, "must be a BCM GPIO number"),

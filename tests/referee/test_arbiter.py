@@ -48,3 +48,20 @@ def test_other_acts_of_one_instant_keep_file_order() -> None:
     for inp in (call, play, draw, Input(5, 1, "play")):
         arb.push(inp)
     assert [i.act for i in arb.flush()] == ["call", "play", "draw", "play"]
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from(["lay", "slap", "play"])),
+                max_size=40), st.integers(0, 40), st.integers(-1, 60))
+def test_push_all_is_push_one_after_the_other(items, cut: int, release_at: int) -> None:
+    """``push_all`` (a replay, a resume) holds, restamps and orders as ``push`` does, before a
+    release and after one."""
+    inputs = [Input(t, k % 8, act) for k, (t, act) in enumerate(items)]
+    one, many = Arbiter(settle_ns=0), Arbiter(settle_ns=0)
+    pushed_one = [one.push(inp) for inp in inputs[:cut]]
+    pushed_many = many.push_all(inputs[:cut])
+    if release_at >= 0:
+        assert one.release(release_at) == many.release(release_at)
+    pushed_one += [one.push(inp) for inp in inputs[cut:]]
+    pushed_many += many.push_all(iter(inputs[cut:]))
+    assert pushed_many == pushed_one and many.late == one.late and len(many) == len(one)
+    assert many.flush() == one.flush() and many.horizon == one.horizon

@@ -50,3 +50,30 @@ def test_deck_is_52_distinct_and_seeded_shuffle_repeats() -> None:
 
 def test_court_demands() -> None:
     assert [parse_card(c).demand for c in ("JH", "QH", "KH", "AH", "10H")] == [1, 2, 3, 4, 0]
+
+
+@pytest.mark.parametrize("text", ["QH", "qh", "Q♥", "hjärter dam", "dam hjärter", "  QH "])
+def test_every_form_gives_the_one_object_of_its_card(text: str) -> None:
+    """Cards compare by identity in C (issue 36): each card is one object, however made."""
+    queen = Card(12, "H")
+    assert parse_card(text) is queen and queen is full_deck()[full_deck().index(queen)]
+    assert queen == parse_card("QH") and queen != Card(12, "S") and queen != "QH"
+
+
+def test_a_card_is_an_immutable_value() -> None:
+    import copy
+    import dataclasses
+    import pickle
+
+    queen = Card(12, "H")
+    assert pickle.loads(pickle.dumps(queen)) is queen
+    assert copy.copy(queen) is queen and copy.deepcopy([queen])[0] is queen
+    assert {queen: 1}[parse_card("QH")] == 1 and len({queen, Card(12, "H"), Card(12, "S")}) == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        queen.rank = 13  # type: ignore[misc]
+    assert sorted([Card(12, "S"), Card(2, "H"), Card(12, "C")]) == [
+        Card(2, "H"), Card(12, "C"), Card(12, "S")]
+    assert Card(2, "H") < Card(2, "S") <= Card(2, "S") < Card(3, "C")
+    for rank, suit in ((1, "H"), (15, "H"), (2, "X"), (2, "CD"), ([2], "C")):
+        with pytest.raises(CardError, match="no such card"):
+            Card(rank, suit)  # type: ignore[arg-type]

@@ -94,3 +94,13 @@ def test_every_notice_kind_has_words() -> None:
         text = describe({"verdict": kind, "seat": 0, "button": "slap", "reason": "why",
                          "line": 3, "tag": "04AA", "act": "lay"}, ["Anna", "Bo"])
         assert not text.startswith(f"{kind}:"), (kind, text)
+
+
+def test_a_desync_does_not_show_the_hidden_card_the_referee_expected() -> None:
+    """The expected card is the top of the seat's face-down stack (issue 37): the words every
+    display shows name the card laid, never the one expected."""
+    text = describe({"verdict": "desync", "t": 1, "seat": 0, "expected": "QC", "got": "5S"},
+                    NAMES)
+    assert text == ("Anna: the table and the referee disagree — the 5 of spades is not the "
+                    "card the referee expected")
+    assert "queen" not in text.lower()

@@ -147,7 +147,20 @@ def test_bytes_that_are_not_text_are_a_line_error(tmp_path) -> None:
     path.write_bytes(json.dumps(HEADER).encode() + b"\n" + b'{"t": 1, \xd0\xff}\n')
     with pytest.raises(JournalError) as info:
         read_journal(path)
-    assert info.value.line == 2 and "not valid JSON" in info.value.reason
+    assert info.value.line == 2
+    assert info.value.reason == "is not UTF-8 text (byte 0xd0 at byte 10 of the line)"
+
+
+def test_text_that_is_not_utf8_is_damage_even_where_json_would_take_it(tmp_path) -> None:
+    """Issue 36: a Latin-1 name in the header was read as 'Bj\ufffdrn' and the game went on
+    under the altered name; docs/journal.md says bytes that are not UTF-8 make a line
+    malformed."""
+    path = tmp_path / "j.jsonl"
+    header = json.dumps(HEADER).encode().replace(b'"Anna"', '"Björn"'.encode("latin-1"))
+    path.write_bytes(header + b"\n")
+    with pytest.raises(JournalError) as info:
+        read_journal(path)
+    assert info.value.line == 1 and "not UTF-8" in info.value.reason
 
 
 def test_a_new_journal_never_lands_on_an_existing_file(tmp_path) -> None:

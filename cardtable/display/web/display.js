@@ -59,7 +59,7 @@ function playParts(play) {
   if (play.drew) return [play.name + " drew " + (play.drew === 1 ? "a card" : play.drew + " cards")];
   const parts = [play.name + " played "];
   (play.cards || []).forEach((c, i) => { if (i) parts.push(" "); parts.push(cardText(c)); });
-  if (play.declared) parts.push(" and asks for ", suitEl(play.declared));
+  if (play.as) parts.push(" as ", cardText(play.as));
   return parts;
 }
 
@@ -141,6 +141,40 @@ function draw() {
   line("scores", s.round_result && [s.round_result]);
   if (typeof drawStandings === "function") drawStandings(s);  // standings.js
   if (typeof drawRace === "function") drawRace(s);  // race.js
+  drawPairing(s);
+}
+
+// ---------------------------------------------------------------- pairing a phone
+
+// `referee run`'s own display says while a phone may pair (the scene's `pairing`: until when);
+// the code itself is answered (pairing.json) only to a browser on the referee's own machine,
+// the table's screen: a display opened elsewhere on the network never gets it.
+let pairingShown = 0;
+
+async function drawPairing(s) {
+  const box = $("pairing");
+  const until = s && s.pairing ? s.pairing * 1000 : 0;
+  if (!until || Date.now() > until) {
+    box.hidden = true;
+    pairingShown = 0;
+    return;
+  }
+  if (pairingShown === until) return;
+  pairingShown = until;
+  let answer = null;
+  try {
+    const response = await fetch("pairing.json", { cache: "no-store" });
+    if (response.ok) answer = await response.json();
+  } catch (err) {
+    answer = null;
+  }
+  if (!answer) return;  // not the table's own screen
+  $("pairing-code").textContent = answer.code;
+  $("pairing-where").textContent = answer.url;
+  $("pairing-qr").src = "pairing.svg?c=" + encodeURIComponent(answer.code);
+  box.hidden = false;
+  setTimeout(() => { if (pairingShown === until) { pairingShown = 0; drawPairing(page.scene); } },
+    Math.max(1000, Math.min(until, answer.until * 1000) - Date.now()));
 }
 
 // ---------------------------------------------------------------- start

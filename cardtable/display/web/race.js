@@ -139,7 +139,8 @@ function fitTimeline() {
     const r = svg.getBoundingClientRect();
     const scale = Math.min(r.width / svg.viewBox.baseVal.width,
       Math.max(0, room) / svg.viewBox.baseVal.height);
-    if (scale * 38 >= RACE_MIN_FONT_PX) {
+    // A page held in the hand (the operator page) reads smaller type: data-min-font says.
+    if (scale * 38 >= (Number(box.dataset.minFont) || RACE_MIN_FONT_PX)) {
       if (room < r.height) svg.style.maxHeight = Math.floor(room) + "px";
       return;
     }

@@ -1,0 +1,323 @@
+"""The set-up wizard's work (the page is ``/setup/``, :mod:`.site`): learning each pad's GPIO
+line from the edge a press makes, finding the table board by asking every serial port for its
+handshake, a camera's preview frame, and writing ``table.toml``.
+
+:func:`write_table` writes the file as a person would: readable TOML with a comment on each
+section, through tomlkit, so that a file that existed keeps its own comments and keys; the new
+text is checked as ``referee run`` checks it (:func:`cardtable.config.parse_config`) before it
+replaces anything, written to a spare file and renamed over the old one (atomic), and the old
+one is kept beside it as ``<name>.previous``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import glob
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.items import Table as TomlTable
+
+from cardtable.config import parse_config
+from cardtable.errors import ConfigError
+
+log = logging.getLogger("cardtable.operator")
+
+#: BCM lines a pad may be wired to (2/3 are I²C, 14/15 the serial console).
+CANDIDATE_LINES = tuple(n for n in range(4, 28) if n not in (14, 15))
+
+#: How long the wizard waits for a press.
+LEARN_S = 20.0
+
+
+@dataclass
+class Answers:
+    """What the wizard asks, with the answers of now (from the file that exists, if any)."""
+
+    table_id: str = "table"
+    game: str = "banka-bever"
+    seats: list[str] = field(default_factory=lambda: ["Anna", "Bo"])
+    #: One dict per seat: ``slap``, ``call``, ``led`` (BCM numbers or None).
+    pads: list[dict[str, int | None]] = field(default_factory=list)
+    pin_factory: str = "lgpio"
+    card_source: str = "virtual"
+    board_port: str | None = None
+    camera_source: str | None = None
+    broker_url: str | None = None
+    journal_dir: str = "journals"
+
+    def to_json(self) -> dict[str, Any]:
+        """As the page takes them."""
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Answers:
+        """The page's answers, checked for their kinds (what they say is checked by
+        :func:`table_document` and the configuration's own checks)."""
+        if not isinstance(obj, dict):
+            raise ValueError("the answers: names and values")
+        out = cls()
+        for key, value in obj.items():
+            if key not in out.__dict__:
+                raise ValueError(f"unknown answer {key!r}")
+            setattr(out, key, value)
+        if not isinstance(out.seats, list) or not all(isinstance(s, str) for s in out.seats):
+            raise ValueError("seats: a list of names")
+        if not isinstance(out.pads, list) or not all(isinstance(p, dict) for p in out.pads):
+            raise ValueError("pads: one set of lines per seat")
+        return out
+
+
+def answers_of(path: Path) -> Answers:
+    """The answers a configuration file gives (the defaults where it says nothing, or when
+    it cannot be read)."""
+    out = Answers()
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8")).unwrap()
+    except (OSError, ValueError, tomlkit.exceptions.TOMLKitError):
+        return out
+    table = doc.get("table") or {}
+    out.table_id = str(table.get("id", out.table_id))
+    out.game = str(table.get("game", out.game))
+    if isinstance(table.get("seats"), list):
+        out.seats = [str(s) for s in table["seats"]]
+    out.card_source = str(table.get("card_source", out.card_source))
+    out.journal_dir = str(table.get("journal_dir", out.journal_dir))
+    out.pin_factory = str((doc.get("hardware") or {}).get("pin_factory", out.pin_factory))
+    out.pads = [{k: s.get(k) for k in ("slap", "call", "led")}
+                for s in doc.get("seats") or [] if isinstance(s, dict)]
+    out.board_port = (doc.get("board") or {}).get("port")
+    out.camera_source = (doc.get("camera") or {}).get("source")
+    out.broker_url = (doc.get("broker") or {}).get("url")
+    return out
+
+
+def _section(doc: Any, name: str, comment: str) -> TomlTable:
+    if name not in doc:
+        table = tomlkit.table()
+        table.comment(comment)
+        doc[name] = table
+    section: TomlTable = doc[name]
+    return section
+
+
+def table_document(answers: Answers, existing: str | None = None) -> str:
+    """The TOML text of ``answers``: ``existing`` (a file's text) updated in place, keeping its
+    comments and every key the wizard does not ask about, or a new commented document."""
+    doc = tomlkit.parse(existing) if existing else tomlkit.document()
+    if not existing:
+        doc.add(tomlkit.comment("The card table referee's configuration (referee run --config "
+                                "this file)."))
+        doc.add(tomlkit.comment("Written by the set-up wizard; edit it freely: docs/install.md "
+                                "says what each key does."))
+        doc.add(tomlkit.nl())
+    table = _section(doc, "table", "the table, its game and its players")
+    table["id"] = answers.table_id
+    table["game"] = answers.game
+    table["seats"] = list(answers.seats)
+    table["card_source"] = answers.card_source
+    if "journal_dir" not in table:
+        table["journal_dir"] = answers.journal_dir
+        table["journal_dir"].comment("every game is kept here, and resumed after a crash")
+    pads = [p for p in answers.pads if p.get("slap") is not None]
+    if pads:
+        hardware = _section(doc, "hardware", "the GPIO pads (docs/wiring.md)")
+        hardware["pin_factory"] = answers.pin_factory
+        seats = tomlkit.aot()
+        for k, pad in enumerate(pads):
+            entry = tomlkit.table()
+            entry["name"] = answers.seats[k] if k < len(answers.seats) else f"Seat {k}"
+            for role in ("slap", "call", "led"):
+                if pad.get(role) is not None:
+                    entry[role] = pad[role]
+            seats.append(entry)
+        doc["seats"] = seats
+    else:
+        for name in ("hardware", "seats"):
+            if name in doc:
+                del doc[name]
+    if answers.card_source == "board" or answers.board_port:
+        board = _section(doc, "board", "the table board on its serial port (docs/protocol.md)")
+        board["port"] = answers.board_port or ""
+    elif "board" in doc:
+        del doc["board"]
+    if answers.card_source == "camera":
+        camera = _section(doc, "camera", "the camera over the pile (docs/camera.md)")
+        camera["source"] = answers.camera_source or "/dev/video0"
+    if answers.broker_url:
+        broker = _section(doc, "broker", "the MQTT feed for displays elsewhere (docs/feed.md)")
+        broker["url"] = answers.broker_url
+    elif "broker" in doc:
+        del doc["broker"]
+    return tomlkit.dumps(doc)
+
+
+def write_table(path: Path, answers: Answers) -> Path | None:
+    """Write ``answers`` to ``path`` (see the module's docstring); the previous file's copy,
+    or None when there was none. Raises :class:`ConfigError` naming the key when the answers
+    do not make a configuration ``referee run`` takes, before anything is written."""
+    try:
+        existing = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        existing = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), None, f"cannot read the file to update it: {exc}") from None
+    try:
+        text = table_document(answers, existing)
+    except tomlkit.exceptions.TOMLKitError as exc:  # an existing file that is not TOML
+        raise ConfigError(str(path), None, f"not valid TOML: {exc}") from None
+    parse_config(tomlkit.parse(text).unwrap(), str(path))  # what referee run will say
+    kept = None
+    if existing is not None:
+        kept = path.with_name(path.name + ".previous")
+        kept.write_text(existing, encoding="utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return kept
+
+
+class PadLearner:
+    """Learns a pad's GPIO line from the press: every free candidate line is watched (an
+    input with the pull-up, as the pads are wired) and the first that falls is the pad's."""
+
+    def __init__(self, factory: Any, candidates: Iterable[int] = CANDIDATE_LINES) -> None:
+        self.factory = factory
+        self.candidates = tuple(candidates)
+        self._lock = threading.Lock()
+
+    async def learn(self, taken: Iterable[int], timeout: float = LEARN_S) -> int | None:
+        """The line of the next press among the lines not ``taken`` (None after ``timeout``
+        seconds without one)."""
+        from gpiozero import Button
+
+        loop = asyncio.get_running_loop()
+        found: asyncio.Future[int] = loop.create_future()
+        buttons = []
+        busy = set(taken)
+
+        def pressed(line: int) -> None:
+            if not found.done():
+                found.set_result(line)
+
+        with self._lock:
+            try:
+                for line in self.candidates:
+                    if line in busy:
+                        continue
+                    try:
+                        button = Button(line, pull_up=True, bounce_time=None,
+                                        pin_factory=self.factory)
+                    except Exception as exc:  # a line in use elsewhere: not a pad to learn
+                        log.debug("wizard: GPIO %d cannot be watched (%s)", line, exc)
+                        continue
+                    button.when_pressed = (
+                        lambda line=line: loop.call_soon_threadsafe(pressed, line))
+                    buttons.append(button)
+                try:
+                    return await asyncio.wait_for(found, timeout)
+                except TimeoutError:
+                    return None
+            finally:
+                for button in buttons:
+                    with contextlib.suppress(Exception):
+                        button.close()
+
+
+def serial_ports() -> list[str]:
+    """The serial ports of this machine a board may be on."""
+    found: list[str] = []
+    with contextlib.suppress(Exception):
+        from serial.tools import list_ports
+
+        found = [p.device for p in list_ports.comports()]
+    for extra in ("/dev/serial0", *sorted(glob.glob("/dev/ttyACM*"))):
+        if os.path.exists(extra) and extra not in found:
+            found.append(extra)
+    return found
+
+
+async def probe_board(ports: Iterable[str], timeout: float = 2.0) -> list[dict[str, Any]]:
+    """Ask each port for the board's handshake: the ports a board answered on, each with the
+    board's name (all at once, ``timeout`` seconds)."""
+    from firmware_bridge.link import Link
+
+    async def ask(port: str) -> dict[str, Any] | None:
+        link = Link(port, reconnect_s=timeout * 2)
+        try:
+            await link.open()
+            await link.wait_online(timeout)
+            board = link.board
+            return {"port": port, "board": getattr(board, "name", None) or "a table board"}
+        except Exception:  # no board there (or no such port): not ours
+            return None
+        finally:
+            with contextlib.suppress(Exception):
+                await link.close()
+
+    found = await asyncio.gather(*(ask(p) for p in ports))
+    return [f for f in found if f is not None]
+
+
+def cameras() -> list[str]:
+    """The video devices of this machine."""
+    return sorted(glob.glob("/dev/video*"))
+
+
+def camera_frame(source: str, *, recognise: bool = True, deck: Path | None = None) -> bytes:
+    """One frame of a camera (or video file) as a JPEG, with the card outline the recogniser
+    found and the card it read drawn on it. Raises :class:`OSError` (the camera cannot be
+    opened or gives no frame) or :class:`ImportError` (no camera extra)."""
+    import cv2
+
+    from hardware.camera.reader.sources import open_source
+
+    src = open_source(source)
+    try:
+        frame = next(iter(src.frames()), None)
+    finally:
+        src.close()
+    if frame is None:
+        raise OSError(f"{source} gave no picture")
+    image = frame.image.copy()
+    if recognise:
+        from hardware.camera.reader.recognise import Recogniser
+        from hardware.camera.reader.templates import EnrolledDeck
+
+        enrolled = EnrolledDeck.load(deck) if deck is not None else None
+        read = Recogniser(enrolled).read(image)
+        draw_read(image, read)
+    ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
+    if not ok:
+        raise OSError("the picture could not be encoded")
+    return bytes(jpeg.tobytes())
+
+
+def draw_read(image: Any, read: Any) -> None:
+    """Draw a read on its frame: the card's outline, and the card (or why it is unclear)."""
+    import cv2
+    import numpy as np
+
+    if read.quad is not None:
+        cv2.polylines(image, [np.asarray(read.quad, dtype=np.int32).reshape(-1, 1, 2)], True,
+                      (0, 255, 0), 3)
+    words = (f"{read.card} ({read.confidence:.2f})" if read.card is not None
+             else f"unclear: {read.reason or 'no card'}")
+    cv2.putText(image, words, (12, 36), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 0), 5)
+    cv2.putText(image, words, (12, 36), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (255, 255, 255), 2)
+
+
+def now() -> float:
+    """Wall-clock seconds (a name the tests can replace)."""
+    return time.time()

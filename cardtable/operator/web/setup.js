@@ -1,0 +1,195 @@
+// The set-up wizard (cardtable/operator/wizard.py): the table, its players, each pad learned
+// by pressing it, the card source, displays elsewhere; then table.toml is written. Text goes
+// into the page as text only; the page's own words are in WORDS.
+"use strict";
+
+const WORDS = {
+  seat: (k) => "Seat " + k,
+  press: (name, role) => "Press " + name + "'s " + role + " pad now…",
+  learned: (line) => "GPIO " + line,
+  none: "none",
+  learn: "Learn",
+  forget: "Forget",
+  where: (path, exists) => (exists ? "Changing " : "Writing ") + path,
+  noCamera: "no camera found on this machine",
+  sources: { board: "The table board (card reader)", camera: "A camera over the pile",
+    console: "Typed at the console", virtual: "A virtual deck (no cards)" },
+  running: "The table is running: what you save is used when the referee starts again.",
+  starts: "The table starts now…",
+};
+const ROLES = ["slap", "call"];
+
+const wiz = { answers: null, state: null, learning: false };
+
+function onUnpaired() {
+  for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "pair";
+  showLocalCode();
+}
+
+function taken() {
+  const lines = [];
+  for (const pad of wiz.answers.pads) for (const r of ROLES) if (pad[r] != null) lines.push(pad[r]);
+  return lines;
+}
+
+function spec() { return wiz.state.games.find((g) => g.name === wiz.answers.game); }
+
+function draw() {
+  const a = wiz.answers;
+  const g = spec() || wiz.state.games[0];
+  while (a.seats.length < g.min_seats) a.seats.push("");
+  if (a.seats.length > g.max_seats) a.seats.length = g.max_seats;
+  while (a.pads.length < a.seats.length) a.pads.push({ slap: null, call: null, led: null });
+  $("table-id").value = a.table_id;
+  $("game").replaceChildren(...wiz.state.games.map((x) => {
+    const o = el("option", "", x.title);
+    o.value = x.name;
+    o.selected = x.name === a.game;
+    return o;
+  }));
+  $("seat-count").textContent = String(a.seats.length);
+  $("fewer").disabled = a.seats.length <= g.min_seats;
+  $("more").disabled = a.seats.length >= g.max_seats;
+  $("seats").replaceChildren(...seatInputs(a.seats, (k, text) => {
+    a.seats[k] = text;
+    drawPads();
+  }));
+  drawPads();
+  $("sources").replaceChildren(...Object.keys(WORDS.sources).map((s) => {
+    const label = el("label", "choice");
+    const input = el("input");
+    input.type = "radio";
+    input.name = "source";
+    input.value = s;
+    input.checked = s === a.card_source;
+    input.addEventListener("change", () => { a.card_source = s; drawSources(); });
+    label.append(input, el("span", "", WORDS.sources[s]));
+    return label;
+  }));
+  drawSources();
+  $("broker").value = a.broker_url || "";
+}
+
+function drawPads() {
+  const a = wiz.answers;
+  $("learn-note").textContent = wiz.state.learn || "";
+  $("pads").replaceChildren(...a.seats.map((name, k) => {
+    const row = el("div", "pad-row");
+    row.dataset.seat = String(k);
+    row.append(el("div", "name", name || WORDS.seat(k + 1)));
+    for (const role of ROLES) {
+      const line = a.pads[k][role];
+      const cell = el("div", "row");
+      cell.append(el("span", "pad-line", role + ": " + (line == null ? WORDS.none
+        : WORDS.learned(line))));
+      const b = el("button", "", line == null ? WORDS.learn : WORDS.forget);
+      b.type = "button";
+      b.dataset.role = role;
+      b.disabled = Boolean(wiz.state.learn) || wiz.learning;
+      b.addEventListener("click", () => (line == null ? learn(k, role)
+        : (a.pads[k][role] = null, drawPads())));
+      cell.append(b);
+      row.append(cell);
+    }
+    return row;
+  }));
+}
+
+async function learn(seat, role) {
+  say("");
+  wiz.learning = true;
+  drawPads();
+  $("learning").hidden = false;
+  $("learning-text").textContent = WORDS.press(wiz.answers.seats[seat] || WORDS.seat(seat + 1),
+    role);
+  $("mock-press").hidden = !wiz.state.mock;
+  $("learning").scrollIntoView({ block: "nearest" });
+  const answer = await api("learn", { seat: seat, role: role, taken: taken() });
+  wiz.learning = false;
+  $("learning").hidden = true;
+  if (answer.ok) wiz.answers.pads[seat][role] = answer.line;
+  say(answer.text, answer.ok ? "ok" : "error");
+  drawPads();
+}
+
+function drawSources() {
+  const a = wiz.answers;
+  $("board-part").hidden = a.card_source !== "board";
+  $("camera-part").hidden = a.card_source !== "camera";
+  const ports = wiz.ports || (a.board_port ? [a.board_port] : []);
+  $("board-port").replaceChildren(...ports.map((p) => {
+    const o = el("option", "", p);
+    o.value = p;
+    o.selected = p === a.board_port;
+    return o;
+  }));
+  const cams = wiz.state.cameras.length ? wiz.state.cameras : [];
+  $("camera").replaceChildren(...(cams.length ? cams : [WORDS.noCamera]).map((c) => {
+    const o = el("option", "", c);
+    o.value = cams.length ? c : "";
+    o.selected = c === a.camera_source;
+    return o;
+  }));
+}
+
+async function probe() {
+  say("Asking every serial port…", "ok");
+  const answer = await api("probe", {});
+  say(answer.text, answer.ok ? "ok" : "error");
+  wiz.ports = (answer.boards || []).map((b) => b.port);
+  if (wiz.ports.length) wiz.answers.board_port = wiz.ports[0];
+  drawSources();
+}
+
+async function save(event) {
+  event.preventDefault();
+  const a = wiz.answers;
+  a.table_id = $("table-id").value.trim();
+  a.game = $("game").value;
+  a.broker_url = $("broker").value.trim() || null;
+  if (a.card_source === "board") a.board_port = $("board-port").value || null;
+  if (a.card_source === "camera") a.camera_source = $("camera").value || null;
+  const body = Object.assign({}, a, { pads: a.pads.slice(0, a.seats.length) });
+  if (!body.pads.some((p) => p.slap != null)) body.pads = [];
+  const answer = await api("save", { answers: body });
+  say(answer.text, answer.ok ? "ok" : "error");
+  if (answer.ok && !wiz.state.running) {
+    say(answer.text + " " + WORDS.starts, "ok");
+    setTimeout(() => { location.href = "/operator/"; }, 3000);
+  }
+}
+
+async function start() {
+  const s = await api("/operator/api/session");
+  if (!s.paired) {
+    onUnpaired();
+    return;
+  }
+  session.csrf = s.csrf;
+  $("who").textContent = s.name;
+  wiz.state = await api("state");
+  wiz.answers = wiz.state.answers;
+  $("where").textContent = WORDS.where(wiz.state.path, wiz.state.exists)
+    + (wiz.state.running ? ". " + WORDS.running : "");
+  for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "wizard";
+  draw();
+}
+
+function wire() {
+  wirePairing(start);
+  $("wizard").addEventListener("submit", save);
+  $("game").addEventListener("change", () => { wiz.answers.game = $("game").value; draw(); });
+  $("fewer").addEventListener("click", () => { wiz.answers.seats.pop(); draw(); });
+  $("more").addEventListener("click", () => { wiz.answers.seats.push(""); draw(); });
+  $("table-id").addEventListener("input", () => { wiz.answers.table_id = $("table-id").value; });
+  $("mock-press").addEventListener("click", () => api("mock-press", { taken: taken() }));
+  $("probe").addEventListener("click", probe);
+  $("preview-button").addEventListener("click", () => {
+    const img = $("preview");
+    img.src = "api/camera.jpg?source=" + encodeURIComponent($("camera").value);
+    img.hidden = false;
+  });
+}
+
+wire();
+start();

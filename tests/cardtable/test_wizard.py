@@ -1,0 +1,166 @@
+"""The set-up wizard (issue 34): an empty folder becomes a working ``table.toml`` on the mock
+backend, each pad learned by pressing its mock pin; the file stays one a person reads and
+edits (comments kept, the previous one kept beside it), and what cannot be a configuration is
+refused before anything is written."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from cardtable.config import load_config
+from cardtable.errors import ConfigError
+from cardtable.operator.setup import Answers, PadLearner, table_document, write_table
+from cardtable.operator.wizard import SetupSite
+from cardtable.wiring import build_service
+from firmware_bridge.deck import synthetic_deck
+from firmware_bridge.emulator import VirtualBoard
+from hardware.mock import MonotonicClock, VirtualMockFactory
+
+
+def client() -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+
+
+async def post(s: aiohttp.ClientSession, url: str, body: Any, csrf: str | None = None
+               ) -> tuple[int, dict[str, Any]]:
+    origin = url.split("/setup/")[0].split("/operator/")[0]
+    headers = {"Origin": origin, **({"X-CSRF-Token": csrf} if csrf else {})}
+    async with s.post(url, json=body, headers=headers) as r:
+        return r.status, json.loads(await r.read())
+
+
+@pytest.mark.slow
+def test_an_empty_folder_becomes_a_working_table(tmp_path: Path) -> None:
+    path = tmp_path / "table.toml"
+    factory = VirtualMockFactory(MonotonicClock())
+
+    async def press_soon(line: int) -> None:
+        await asyncio.sleep(0.2)
+        pin = factory.pin(line)
+        pin.drive_low()
+        await asyncio.sleep(0.05)
+        pin.drive_high()
+
+    async def go() -> Path | None:
+        board = VirtualBoard(deck=synthetic_deck(1), seed=1)
+        port = await board.start()
+        site = SetupSite(path, port=0, pin_factory=factory, ports=(port,))
+        running = asyncio.create_task(site.run())
+        while not site.server.port:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+        base = site.url
+        try:
+            async with client() as s:
+                async with s.get(base) as r:  # the table's screen leads to the wizard
+                    assert r.url.path == "/setup/"
+                    assert "Set up the table" in await r.text()
+                code = site.pairing.current(site.clock()).code
+                status, answer = await post(s, base + "operator/api/pair",
+                                            {"code": code, "name": "Anna's phone"})
+                assert status == 200, answer
+                csrf = answer["csrf"]
+                async with s.get(base + "setup/api/state") as r:
+                    state = json.loads(await r.read())
+                assert not state["exists"] and state["mock"] and state["learn"] is None
+                # Each pad: "press seat N's pad now", and the test presses a mock pin.
+                lines = {}
+                for seat, pin in ((0, 17), (1, 5), (2, 23)):
+                    taken = list(lines.values())
+                    presser = asyncio.create_task(press_soon(pin))
+                    status, answer = await post(s, base + "setup/api/learn",
+                                                {"seat": seat, "role": "slap", "taken": taken},
+                                                csrf)
+                    await presser
+                    assert answer == {"ok": True, "line": pin,
+                                      "text": f"seat {seat + 1}'s slap pad is GPIO {pin}"}
+                    lines[seat] = pin
+                # A line already taken is not learned again: the next free one is pressed.
+                presser = asyncio.create_task(press_soon(27))
+                factory.pin(17).drive_low()  # seat 1's pad held down: not a new pad
+                status, answer = await post(s, base + "setup/api/learn",
+                                            {"seat": 0, "role": "call",
+                                             "taken": list(lines.values())}, csrf)
+                await presser
+                factory.pin(17).drive_high()
+                assert answer["line"] == 27
+                # The board is found by probing the serial ports.
+                status, answer = await post(s, base + "setup/api/probe", {}, csrf)
+                assert answer["ok"] and answer["boards"][0]["port"] == port, answer
+                answers = {"table_id": "kitchen", "game": "banka-bever",
+                           "seats": ["Anna", "Bo", "Cia"],
+                           "pads": [{"slap": 17, "call": 27, "led": None},
+                                    {"slap": 5, "call": None, "led": None},
+                                    {"slap": 23, "call": None, "led": None}],
+                           "pin_factory": "mock", "card_source": "board",
+                           "board_port": port, "broker_url": None}
+                # A change without the phone's token is refused, and writes nothing.
+                status, answer = await post(s, base + "setup/api/save", {"answers": answers})
+                assert status == 403 and not path.exists()
+                status, answer = await post(s, base + "setup/api/save", {
+                    "answers": dict(answers, seats=["Anna", "anna", "Cia"])}, csrf)
+                assert status == 400 and "already the name of seat 0" in answer["text"]
+                assert not path.exists()
+                status, answer = await post(s, base + "setup/api/save", {"answers": answers},
+                                            csrf)
+                assert status == 200 and answer["text"] == (
+                    "saved table.toml: the table starts now"), answer
+            return await asyncio.wait_for(running, 5)
+        finally:
+            running.cancel()
+            await board.close()
+
+    saved = asyncio.run(go())
+    assert saved == path
+    text = path.read_text()
+    assert text.startswith("# The card table referee's configuration")
+    cfg = load_config(path)  # what referee run reads
+    assert cfg.table_id == "kitchen" and cfg.seats == ("Anna", "Bo", "Cia")
+    assert cfg.card_source == "board" and cfg.journal_dir == tmp_path / "journals"
+    service = build_service(cfg, console=False, pin_factory=factory,
+                            deck=synthetic_deck(1))
+    pads = [e for e in service.edges if type(e).__name__ == "GpioEdge"]
+    assert len(pads) == 1
+    # The phone that set the table up stays paired once it runs (the same folder).
+    assert (tmp_path / "journals" / "operator-devices.json").exists()
+
+
+def test_the_file_keeps_what_a_person_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "table.toml"
+    first = Answers(table_id="t", game="vandatta", seats=["A", "B", "C"], card_source="virtual")
+    assert write_table(path, first) is None
+    edited = path.read_text().replace(
+        '[table]', '# our kitchen table, set up in May\n[table]').replace(
+        'card_source = "virtual"', 'card_source = "virtual"  # no cards yet\nseed = 7')
+    path.write_text(edited)
+    second = Answers(table_id="t", game="vandatta", seats=["A", "B", "Cia"],
+                     card_source="virtual", pads=[{"slap": 17}, {"slap": 5}, {"slap": 6}],
+                     pin_factory="mock")
+    kept = write_table(path, second)
+    assert kept == tmp_path / "table.toml.previous" and kept.read_text() == edited
+    now = path.read_text()
+    assert "# our kitchen table, set up in May" in now and "seed = 7" in now
+    assert "# no cards yet" in now and '"Cia"' in now and "[[seats]]" in now
+    cfg = load_config(path)
+    assert cfg.seed == 7 and cfg.seats == ("A", "B", "Cia")
+    # Answers that are not a configuration: refused with the key, the file as it was.
+    with pytest.raises(ConfigError, match="table.game"):
+        write_table(path, Answers(table_id="t", game="snap", seats=["A", "B"]))
+    assert path.read_text() == now
+    assert not list(tmp_path.glob(".table.toml.*"))  # no spare file left behind
+    assert "journal_dir" in table_document(Answers())
+
+
+def test_a_learner_times_out_without_a_press() -> None:
+    factory = VirtualMockFactory(MonotonicClock())
+
+    async def go() -> int | None:
+        return await PadLearner(factory, candidates=(4, 5)).learn([], timeout=0.2)
+
+    assert asyncio.run(go()) is None
