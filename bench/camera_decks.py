@@ -11,7 +11,8 @@ pixels to 90 % of the frame, any turn, tilt to 30 degrees, 0-4 cards beneath, an
 blur, noise, JPEG), out of the box and with the deck enrolled from 52 rendered photos.
 
 ``python3 bench/camera_decks.py [--scenes N] [--folds 1,2,...] [--dump PATH]`` (default 120
-scenes a deck, every fold; ``BENCH_SHORT=1``: 10 scenes a deck, fold 1). Prints one JSON line:
+scenes a deck, every fold whose networks are there: fold 1's ship, so fold 1 always is;
+``BENCH_SHORT=1``: 10 scenes a deck, fold 1). Prints one JSON line:
 each deck's shares right, wrong and unclear, both ways, and the totals over all decks, with
 the issue's targets as the baseline. ``--dump`` writes what each read was made of (one JSON
 line a scene), from which the thresholds were chosen (docs/camera.md). Exits non-zero only
@@ -32,7 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
+from hardware.camera.reader.classify import CLASSIFIER_PATH  # noqa: E402
 from hardware.camera.reader.enroll import Enroller  # noqa: E402
+from hardware.camera.reader.locate import LOCATOR_PATH  # noqa: E402
 from hardware.camera.reader.recognise import INDEX, Recogniser, likeliest  # noqa: E402
 from hardware.camera.synthetic.artwork import FOLDS, cache_dir  # noqa: E402
 from hardware.camera.synthetic.evaluate import Score, enrolled, timed_read  # noqa: E402
@@ -42,10 +45,23 @@ from hardware.camera.synthetic.scene import random_scene, render  # noqa: E402
 FIRST_SEED = 50_000
 
 
+#: The fold whose networks ship (hardware/camera/reader/weights.json): without its networks in
+#: the cache, the shipped files are that fold's.
+SHIPPED_FOLD = 1
+
+
 def fold_models(k: int) -> tuple[Path, Path]:
     """The locator and classifier of fold ``k`` (``training --fold K`` writes them)."""
     models = cache_dir() / "models"
-    return models / f"locator-fold-{k}.onnx", models / f"classifier-fold-{k}.onnx"
+    locator, classifier = models / f"locator-fold-{k}.onnx", models / f"classifier-fold-{k}.onnx"
+    if k == SHIPPED_FOLD and not (locator.exists() and classifier.exists()):
+        return LOCATOR_PATH, CLASSIFIER_PATH
+    return locator, classifier
+
+
+def trained_folds() -> list[int]:
+    """The folds whose networks are there."""
+    return [k for k in range(1, len(FOLDS) + 1) if all(p.exists() for p in fold_models(k))]
 
 
 def totals(scores: list[Score]) -> dict[str, object]:
@@ -60,8 +76,9 @@ def main() -> int:
     short = os.environ.get("BENCH_SHORT") == "1"
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenes", type=int, default=10 if short else 120)
-    ap.add_argument("--folds", default="1" if short else ",".join(
-        str(k) for k in range(1, len(FOLDS) + 1)))
+    ap.add_argument("--folds", default="1" if short else ",".join(map(str, trained_folds())),
+                    help="the folds to read, comma-separated (default: every fold whose "
+                    "networks are there; the shipped networks are fold 1's)")
     ap.add_argument("--dump", type=Path, help="write each read's parts here (JSON lines)")
     ap.add_argument("--first-seed", type=int, default=FIRST_SEED,
                     help=f"the first scene's seed (default {FIRST_SEED}; the thresholds were "
@@ -111,6 +128,8 @@ def main() -> int:
                                    score=round(m.score, 4), margin=round(m.margin, 4),
                                    deck_guess=str(dcard), deck_chance=round(dchance, 4),
                                    deck_index=round(dindex, 4), indexed=index >= INDEX,
+                                   deck_guess_score=round(
+                                       enrolled_deck.scores(look)[dcard], 4),
                                    glyphs=np.round(look.glyphs, 4).tolist(),
                                    suits=np.round(look.suits, 4).tolist())
                     dump.write(json.dumps(row) + "\n")

@@ -15,15 +15,17 @@ least that keep the wrong share under the issue's limits with room to spare.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from hardware.camera.reader.recognise import DENY, INDEX, NEAR, THRESHOLD
+from hardware.camera.reader.recognise import AGREE_CHANCE, DENY, INDEX, NEAR, THRESHOLD
 
 AGREES = (0.0, 0.005, 0.01, 0.02)
+AGREE_CHANCES = (0.0, 0.3, 0.5, 0.7)
 OUT_OF_BOX = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99)
 MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15)
 
@@ -62,44 +64,43 @@ def curve(rows: list[dict[str, Any]], key: str, guess: str, candidates: tuple[fl
     return out
 
 
-def enrolled(r: dict[str, Any], agree: float, margin: float) -> str | None:
+def enrolled(r: dict[str, Any], agree: float, margin: float,
+             agree_chance: float = AGREE_CHANCE) -> str | None:
     """The card :func:`~hardware.camera.reader.recognise.decide_enrolled` names for a dumped
     read with these margins (None: unclear)."""
     if "margin" not in r or r.get("reason") in ("not the top card", "no card"):
         return None
     seen = r["deck_index"] >= INDEX
     card, chance, match = r["deck_guess"], r["deck_chance"], r["match"]
-    if seen and card == match and r["margin"] >= agree:
+    if seen and card == match and (r["margin"] >= agree and chance >= agree_chance
+                                   or chance >= THRESHOLD):
         return str(card)
-    denied = seen and card != match and chance >= DENY
-    if r["margin"] >= margin and r["score"] >= NEAR and not denied:
-        return str(match)
-    if seen and chance >= THRESHOLD:
-        return str(card)
+    if r["margin"] >= margin and r["score"] >= NEAR:
+        return None if seen and card != match and chance >= DENY else str(match)
     return None
 
 
-def enrolled_grid(rows: list[dict[str, Any]]) -> list[tuple[float, float, float, float, float]]:
-    """For each pair of margins (agreeing, alone): the shares right and wrong, and the worst
-    deck's wrong share."""
+def enrolled_grid(rows: list[dict[str, Any]]
+                  ) -> list[tuple[float, float, float, float, float, float]]:
+    """For each agreeing margin and chance and each margin alone: the shares right and wrong,
+    and the worst deck's wrong share."""
     out = []
-    for agree in AGREES:
-        for margin in MARGINS:
-            right = wrong = 0
-            by_deck: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-            for r in rows:
-                by_deck[r["deck"]][1] += 1
-                got = enrolled(r, agree, margin)
-                if got is None:
-                    continue
-                if got == r["top"]:
-                    right += 1
-                else:
-                    wrong += 1
-                    by_deck[r["deck"]][0] += 1
-            n = max(1, len(rows))
-            worst = max(w / max(1, t) for w, t in by_deck.values())
-            out.append((agree, margin, right / n, wrong / n, worst))
+    for agree, chance_, margin in itertools.product(AGREES, AGREE_CHANCES, MARGINS):
+        right = wrong = 0
+        by_deck: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for r in rows:
+            by_deck[r["deck"]][1] += 1
+            got = enrolled(r, agree, margin, chance_)
+            if got is None:
+                continue
+            if got == r["top"]:
+                right += 1
+            else:
+                wrong += 1
+                by_deck[r["deck"]][0] += 1
+        n = max(1, len(rows))
+        worst = max(w / max(1, t) for w, t in by_deck.values())
+        out.append((agree, chance_, margin, right / n, wrong / n, worst))
     return out
 
 
@@ -117,9 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     print("enrolled: margin, right, wrong, worst deck's wrong")
     for c, right, wrong, worst in curve(rows, "margin", "match", MARGINS):
         print(f"  {c:5.2f}  {right:.4f}  {wrong:.4f}  {worst:.4f}")
-    print("enrolled, deck and classifier together: agree, margin, right, wrong, worst deck's wrong")
-    for agree, margin, right, wrong, worst in enrolled_grid(rows):
-        print(f"  {agree:5.3f}  {margin:5.2f}  {right:.4f}  {wrong:.4f}  {worst:.4f}")
+    print("enrolled, deck and classifier together: agree, agree chance, margin, right, wrong, "
+          "worst deck's wrong")
+    for agree, chance_, margin, right, wrong, worst in enrolled_grid(rows):
+        print(f"  {agree:5.3f}  {chance_:4.2f}  {margin:5.2f}  {right:.4f}  {wrong:.4f}  "
+              f"{worst:.4f}")
     return 0
 
 

@@ -11,8 +11,8 @@
    an enrolled deck (:mod:`hardware.camera.reader.templates`), :func:`decide_enrolled`: the
    deck's nearest card when the classifier (reading the deck's own glyphs) names the same
    card, or when it is nearer than any other by :data:`MARGIN` and the classifier does not
-   surely name another; else the classifier's read as out of the box, so an enrolled deck
-   never leaves unclear what the classifier alone reads surely.
+   surely name another; where the deck is unsure, the classifier's read as sure as out of the
+   box of the card the deck holds nearest.
 
 The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
 ``bench/camera_decks.py``; docs/camera.md).
@@ -48,10 +48,12 @@ Array = npt.NDArray[Any]
 THRESHOLD = 0.90
 #: Views must see an index this surely (the surest view's chance of a glyph at all).
 INDEX = 0.5
-#: With an enrolled deck: the least margin of the nearest card over any other, and the least
-#: cosine, for the deck alone to name a card; how sure the classifier must be of another card
-#: to deny the deck's choice; and the least margin when the deck and the classifier agree.
-MARGIN, NEAR, DENY, AGREE = 0.06, 0.6, 0.95, 0.01
+#: With an enrolled deck (:func:`decide_enrolled`): the least margin of the nearest card over
+#: any other, and the least cosine, for the deck alone to name a card; how sure the classifier
+#: must be of another card to deny the deck's choice; and, where the deck and the classifier
+#: name the same card, the least margin and the least chance of the classifier's read.
+MARGIN, NEAR, DENY = 0.06, 0.6, 0.95
+AGREE, AGREE_CHANCE = 0.01, 0.5
 #: The locator's places tried, likeliest first, and the least mean chance inside an outline
 #: for it to be read (an outline taking in a card beneath, or the table, has less).
 SPOT_TRIES, ON_TOP = 2, 0.7
@@ -142,17 +144,18 @@ def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = No
 def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
                     quad: Array | None = None) -> Read:
     """With an enrolled deck: the deck's nearest card and the classifier (its glyphs meaning
-    what they mean in this deck) together, the classifier alone when the deck is unsure."""
+    what they mean in this deck) together. Where the deck is unsure, only a card it holds
+    nearest and the classifier reads as surely as out of the box is named: a deck whose suits
+    the classifier was never taught (Swiss, German) is read by the deck or not at all."""
     m = deck.match(look)
     card, chance, index = likeliest(look, deck.meaning)
     seen = index >= INDEX
     sure = float(min(1.0, 0.5 + m.margin * 5))
-    if seen and card == m.card and m.margin >= AGREE:
+    if seen and card == m.card and (m.margin >= AGREE and chance >= AGREE_CHANCE
+                                    or chance >= threshold):
         return Read(card, max(chance, sure), quad)
-    denied = seen and card != m.card and chance >= DENY
-    if m.margin >= MARGIN and m.score >= NEAR and not denied:
+    if m.margin >= MARGIN and m.score >= NEAR:
+        if seen and card != m.card and chance >= DENY:
+            return Read(None, m.margin, quad, "classifier disagrees", m.card)
         return Read(m.card, sure, quad)
-    if seen and chance >= threshold:
-        return Read(card, chance, quad)
-    return Read(None, max(m.margin, chance if seen else 0.0), quad,
-                "classifier disagrees" if denied else "deck unsure", m.card)
+    return Read(None, max(m.margin, chance if seen else 0.0), quad, "deck unsure", m.card)
