@@ -45,14 +45,14 @@ from referee.cards import Card
 Array = npt.NDArray[Any]
 
 #: Out of the box, a read is named at this confidence or more (rank times suit).
-THRESHOLD = 0.90
+THRESHOLD = 0.95
 #: Views must see an index this surely (the surest view's chance of a glyph at all).
 INDEX = 0.5
 #: With an enrolled deck (:func:`decide_enrolled`): the least margin of the nearest card over
 #: any other, and the least cosine, for the deck alone to name a card; how sure the classifier
 #: must be of another card to deny the deck's choice; and, where the deck and the classifier
 #: name the same card, the least margin and the least chance of the classifier's read.
-MARGIN, NEAR, DENY = 0.06, 0.6, 0.95
+MARGIN, NEAR, DENY = 0.05, 0.6, 0.95
 AGREE, AGREE_CHANCE = 0.01, 0.5
 #: The locator's places tried, likeliest first, and the least mean chance inside an outline
 #: for it to be read (an outline taking in a card beneath, or the table, has less).

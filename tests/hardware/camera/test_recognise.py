@@ -15,10 +15,16 @@ cv2 = pytest.importorskip("cv2")
 
 from hardware.camera.config import INDEX_SETS  # noqa: E402
 from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
-from hardware.camera.reader.recognise import Read, Recogniser, decide  # noqa: E402
+from hardware.camera.reader.recognise import (  # noqa: E402
+    Read,
+    Recogniser,
+    decide,
+    decide_enrolled,
+)
+from hardware.camera.reader.templates import EnrolledDeck  # noqa: E402
 from hardware.camera.synthetic.scene import Scene, random_scene, render  # noqa: E402
 from hardware.camera.synthetic.tables import kind_of  # noqa: E402
-from referee.cards import Card  # noqa: E402
+from referee.cards import Card, full_deck  # noqa: E402
 from tests.hardware.camera.conftest import need_artwork  # noqa: E402
 
 
@@ -149,3 +155,40 @@ def test_views_without_an_index_decide_nothing_and_doubt_makes_unclear() -> None
     assert torn.card is None and torn.guess == Card.parse("6C")
     sure = decide(_look([{"7": 0.99}, {}, {"7": 0.99}, {}], "D"), meaning, 0.9)
     assert sure == Read(Card.parse("7D"), sure.confidence) and sure.confidence > 0.9
+
+
+def _deck() -> EnrolledDeck:
+    """A made-up enrolled deck: each card one random unit descriptor (the same turned half
+    round, so that the deck's nearest card is the mix's larger part), English letters."""
+    rng = np.random.default_rng(3)
+    half = rng.normal(size=(52, 16)).astype(np.float32)
+    d = np.concatenate([half, half], axis=1)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    return EnrolledDeck(tuple(full_deck()), d, glyph_ranks(("english",)))
+
+
+def _seen_as(deck: EnrolledDeck, look: Look, mix: dict[str, float]) -> Look:
+    """``look`` with the features of a card that is ``mix`` of the deck's cards."""
+    f = sum(w * deck.descriptors[deck.cards.index(Card.parse(c))] for c, w in mix.items())
+    return Look(look.glyphs, look.suits, np.asarray(f, np.float32).reshape(4, 8))
+
+
+def test_an_enrolled_deck_and_the_classifier_decide_together() -> None:
+    deck = _deck()
+    seven = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "D")
+    hearts = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H")
+    doubt = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H", sure=0.3)
+    # the deck sure of 7D: the classifier agreeing, or unsure of another card, names 7D
+    assert decide_enrolled(_seen_as(deck, seven, {"7D": 1}), deck, 0.95).card == Card.parse("7D")
+    assert decide_enrolled(_seen_as(deck, doubt, {"7D": 1}), deck, 0.95).card == Card.parse("7D")
+    # ... the classifier sure of another card denies it
+    denied = decide_enrolled(_seen_as(deck, hearts, {"7D": 1}), deck, 0.95)
+    assert denied.card is None and denied.reason == "classifier disagrees"
+    # the deck unsure between 7D and 7H, nearer 7D: the classifier's sure 7H is not taken
+    # against it (out of the box it would be), its sure 7D is
+    torn = {"7D": 0.51, "7H": 0.49}
+    assert deck.match(_seen_as(deck, hearts, torn)).margin < 0.05
+    assert decide(_seen_as(deck, hearts, torn), deck.meaning, 0.95).card == Card.parse("7H")
+    unsure = decide_enrolled(_seen_as(deck, hearts, torn), deck, 0.95)
+    assert unsure.card is None and unsure.guess == Card.parse("7D")
+    assert decide_enrolled(_seen_as(deck, seven, torn), deck, 0.95).card == Card.parse("7D")
