@@ -51,7 +51,7 @@ def test_an_enrolled_deck_reads_a_deck_the_classifier_cannot(swiss: EnrolledDeck
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="the shipped classifier (fold 1) was never taught Swiss "
-                   "suits and reads a rose 8 of this deck as 8D at 0.93 out of the box: "
+                   "suits and reads this deck's 8H as 8D at 0.93 out of the box: "
                    "confidently wrong (docs/camera.md); strict, so it fails once that is mended")
 def test_out_of_the_box_a_swiss_deck_is_unclear_not_wrong() -> None:
     need_artwork("swiss-xvii")
