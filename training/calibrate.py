@@ -15,10 +15,12 @@ least that keep the wrong share under the issue's limits with room to spare.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,27 +42,37 @@ def load(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def shares(rows: list[dict[str, Any]], named: Callable[[dict[str, Any]], str | None]
+           ) -> tuple[float, float, float]:
+    """The shares of rows that ``named`` names right and wrong (None: unclear), and the worst
+    deck's wrong share."""
+    right = wrong = 0
+    by_deck: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in rows:
+        by_deck[r["deck"]][1] += 1
+        got = named(r)
+        if got is None:
+            continue
+        if got == r["top"]:
+            right += 1
+        else:
+            wrong += 1
+            by_deck[r["deck"]][0] += 1
+    n = max(1, len(rows))
+    return right / n, wrong / n, max(w / max(1, t) for w, t in by_deck.values())
+
+
 def curve(rows: list[dict[str, Any]], key: str, guess: str, candidates: tuple[float, ...],
           extra: Any = None) -> list[tuple[float, float, float, float]]:
     """For each candidate: the shares right and wrong over all rows, and the worst deck's
-    wrong share."""
+    wrong share, a row naming its ``guess`` where its ``key`` reaches the candidate."""
     out = []
     for c in candidates:
-        right = wrong = 0
-        by_deck: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for r in rows:
-            by_deck[r["deck"]][1] += 1
-            if key not in r or (extra is not None and not extra(r)):
-                continue
-            if r[key] >= c:
-                if r[guess] == r["top"]:
-                    right += 1
-                else:
-                    wrong += 1
-                    by_deck[r["deck"]][0] += 1
-        n = max(1, len(rows))
-        worst = max(w / max(1, t) for w, t in by_deck.values())
-        out.append((c, right / n, wrong / n, worst))
+        def named(r: dict[str, Any], c: float = c) -> str | None:
+            ok = key in r and (extra is None or extra(r)) and r[key] >= c
+            return str(r[guess]) if ok else None
+
+        out.append((c, *shares(rows, named)))
     return out
 
 
@@ -85,22 +97,10 @@ def enrolled_grid(rows: list[dict[str, Any]]
     """For each agreeing margin and chance and each margin alone: the shares right and wrong,
     and the worst deck's wrong share."""
     out = []
-    for agree, chance_, margin in itertools.product(AGREES, AGREE_CHANCES, MARGINS):
-        right = wrong = 0
-        by_deck: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for r in rows:
-            by_deck[r["deck"]][1] += 1
-            got = enrolled(r, agree, margin, chance_)
-            if got is None:
-                continue
-            if got == r["top"]:
-                right += 1
-            else:
-                wrong += 1
-                by_deck[r["deck"]][0] += 1
-        n = max(1, len(rows))
-        worst = max(w / max(1, t) for w, t in by_deck.values())
-        out.append((agree, chance_, margin, right / n, wrong / n, worst))
+    for agree, chance, margin in itertools.product(AGREES, AGREE_CHANCES, MARGINS):
+        out.append((agree, chance, margin,
+                    *shares(rows, functools.partial(enrolled, agree=agree, margin=margin,
+                                                    agree_chance=chance))))
     return out
 
 
