@@ -1,26 +1,24 @@
-"""Train the locator network (:mod:`hardware.camera.reader.locate`) from scenes rendered here;
-writes ``hardware/camera/reader/locator.onnx``.
+"""Train the locator network (:mod:`hardware.camera.reader.locate`) on scenes filmed here; writes
+``hardware/camera/reader/locator.onnx``.
 
-``python3 -m training.locator [--scenes N] [--epochs N] [--jobs N] [--threads N]
-[--leave-out DECK,...] [--full-share F] [--out PATH]``
+``python3 -m training.locator [--fold K] [--scenes N] [--epochs N] [--jobs N] [--threads N]
+[--seed S] [--out PATH]``
 
-Needs PyTorch (``python3 -m pip install -e '.[train]'``; the recogniser itself runs the network
-with OpenCV alone). The scenes are piles filmed by the virtual camera
-(:mod:`hardware.camera.synthetic.scene`) with more spread than the benchmark's: 0 to 5 cards
-beneath, sometimes squared almost exactly on one another, cards 140 to 300 pixels long, a hand now
-and then (sometimes over the pile), any of 200 table textures, stronger tilt and glare. The decks
-are the training decks only: ``anglo`` and ``gnomangelo`` (gnome-cards-data), the ``font-<n>``
-decks and the ``pips-<n>`` decks drawn here (:mod:`hardware.camera.synthetic.artwork`), each also
-with its border painted white (``+plain``). ``touati`` (the npm deck) is never used: it is the
-held-out deck of the benchmark. The target of each scene is the top card's outline, filled, at an
-eighth of the frame's size. Rendered scenes are kept in the cache (``.cache/camera/locator``), so a
-second run trains at once.
+Needs PyTorch and onnx (``python3 -m pip install -e '.[train]'``; the recogniser runs what it
+writes with OpenCV alone). The scenes are piles filmed by the virtual camera
+(:mod:`hardware.camera.synthetic.scene`) a little wider than the range the recogniser is held
+to: frames of 640x480 to 1280x960 (filmed straight at the network's input size), the top card
+100 pixels long to the whole frame's height, 0 to 5 cards beneath (now and then squared on one
+another), a hand beside or over the pile, an empty table now and then, any table, tilt up to
+32 degrees, glare. The decks are those of :mod:`training.classifier` (``--fold K`` leaves out
+fold K's and writes ``.cache/camera/models/locator-fold-K.onnx``), each also with its border
+painted white (``+plain``). The target of each scene is the top card's outline, filled, at half
+the input's size. Rendered scenes are kept in the cache (``.cache/camera/locator``).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
 import random
 import sys
@@ -33,151 +31,119 @@ from typing import Any
 import cv2
 import numpy as np
 
-from hardware.camera.reader.locate import (
-    IN_H,
-    IN_W,
-    LOCATOR_PATH,
-    MAP_H,
-    MAP_W,
-    Array,
-    fit_box,
-    fit_sides,
-)
-from hardware.camera.synthetic import scene as scene_module
-from hardware.camera.synthetic.artwork import FONT_DECKS, PIP_DECKS, cache_dir, render_deck
+from hardware.camera.reader.locate import IN_H, IN_W, LOCATOR_PATH, Array
+from hardware.camera.synthetic.artwork import FOLDS, REAL_DECKS, cache_dir, render_deck
 from hardware.camera.synthetic.scene import (
-    FILM_SCALE,
-    FRAME_H,
-    FRAME_W,
     PLAIN,
-    Placed,
+    SIZES,
     Scene,
     corners_in_frame,
-    half_extent,
+    pile,
     random_hand,
     random_look,
     render,
 )
 from referee.cards import full_deck
+from training.classifier import DRAWN
+from training.manifest import REPRODUCIBLE, record
 
-TRAIN_DECKS = ("anglo", "gnomangelo", *FONT_DECKS,
-               *(f"pips-{n}" for n in range(1, PIP_DECKS + 1)))
-#: Scenes rendered (those set aside included), passes over them, and the first scene's seed
-#: (the benchmark's scenes are seeds 10 000 to 12 000 of ``random_scene``, which draws them
-#: otherwise).
-SCENES, EPOCHS, FIRST_SEED = 40_000, 5, 100_000
-#: The share of the training scenes filmed whole (the rest at half size): all of them for
-#: the network that ships; less renders faster but gave a network that outlines worse.
-FULL_SHARE = 1.0
-#: Scenes kept aside to report how often the outline is found.
+SCENES, EPOCHS, FIRST_SEED = 40_000, 6, 1_000_000
+#: Scenes set aside to report how often the outline is found.
 CHECK = 500
+#: The kind of scenes the cache holds: change it when the filming changes.
+SCENES_KIND = "l1"
+ALL_DECKS = (*REAL_DECKS, *DRAWN)
 
 
-def train_scene(seed: int, decks: tuple[str, ...] = TRAIN_DECKS) -> Scene:
-    """A random pile for training, drawn from ``seed``."""
+def fold_path(k: int) -> Path:
+    """Where the network of fold ``k`` is written."""
+    return cache_dir() / "models" / f"locator-fold-{k}.onnx"
+
+
+def train_scene(seed: int, decks: tuple[str, ...]) -> Scene:
+    """A random pile for training, drawn from ``seed``: a real deck in 3 scenes of 5."""
     rng = random.Random(f"locator-{seed}")
-    deck = rng.choice(decks)
-    if rng.random() < 0.5:
+    real = [d for d in decks if not d.startswith("drawn-")]
+    drawn = [d for d in decks if d.startswith("drawn-")]
+    deck = rng.choice(real if real and (rng.random() < 0.6 or not drawn) else drawn)
+    if rng.random() < 0.3:
         deck += PLAIN
-    scene = Scene(deck=deck, background=rng.randrange(200), seed=seed)
-    random_look(scene, rng)
-    scene.tilt = (rng.uniform(-0.08, 0.08), rng.uniform(-0.08, 0.08))
+    size = rng.choice(SIZES)
+    scene = Scene(deck=deck, background=rng.randrange(100_000), seed=seed, size=size)
+    random_look(scene, rng, tilt=32.0)
     if rng.random() < 0.15:
-        scene.glare = (rng.uniform(0, FRAME_W), rng.uniform(0, FRAME_H), rng.uniform(20, 90))
+        scene.glare = (rng.random(), rng.random(), rng.uniform(0.05, 0.25), rng.uniform(40, 120))
     if rng.random() < 0.03:
         return scene  # an empty table
     cards = full_deck()
     rng.shuffle(cards)
-    n_below = rng.choice((0, 1, 1, 2, 2, 3, 4, 5))
-    height = rng.uniform(140, 300)
-    angle = rng.uniform(-180, 180)
-    half_w, half_h = half_extent(height, angle)
-    cx, cy = FRAME_W / 2, FRAME_H / 2
-    for _ in range(30):  # the top card wholly in view
-        cx = rng.uniform(min(half_w, FRAME_W / 2), max(FRAME_W - half_w, FRAME_W / 2))
-        cy = rng.uniform(min(half_h, FRAME_H / 2), max(FRAME_H - half_h, FRAME_H / 2))
-        c = corners_in_frame(scene, Placed(cards[-1], cx, cy, height, angle))
-        if (c.min(axis=0) >= 2).all() and (c[:, 0] <= FRAME_W - 3).all() \
-                and (c[:, 1] <= FRAME_H - 3).all():
-            break
-    squared = rng.random() < 0.15
-    for i in range(n_below):
-        if squared:
-            d, turn = rng.uniform(0.0, 0.12) * height, rng.uniform(-8, 8)
-        else:
-            d, turn = rng.uniform(0.1, 0.5) * height, rng.uniform(-45, 45)
-        b = rng.uniform(0, 2 * math.pi)
-        scene.cards.append(Placed(cards[i], cx + d * math.cos(b), cy + d * math.sin(b), height,
-                                  angle + turn))
-    scene.cards.append(Placed(cards[-1], cx, cy, height, angle))
+    length = math.exp(rng.uniform(math.log(100), math.log(size[1])))
+    below = rng.choice((0, 1, 1, 2, 2, 3, 4, 5))
+    if not pile(scene, rng, cards[-1], length, below, cards[:-1], squared=0.2):
+        scene.tilt = (0.0, 0.0)
+        pile(scene, rng, cards[-1], min(length, 0.8 * size[1]), below, cards[:-1])
     r = rng.random()
+    p = scene.cards[-1]
     if r < 0.3:
-        scene.hands.append(random_hand(rng, (cx, cy, 0.95 * height)))
-    elif r < 0.38:
-        scene.hands.append(random_hand(rng, (cx, cy, 0.6 * height)))
+        scene.hands.append(random_hand(rng, size, (p.cx, p.cy, 0.95 * p.height)))
+    elif r < 0.38:  # a hand over the pile
+        scene.hands.append(random_hand(rng, size, (p.cx, p.cy, 0.6 * p.height)))
     return scene
 
 
 def target(scene: Scene) -> Array:
-    """The top card's outline, filled, at the map's size (0-255)."""
-    full = np.zeros((FRAME_H, FRAME_W), np.uint8)
+    """The top card's outline, filled, at half the network's input size (0-255)."""
+    w, h = scene.size
+    full = np.zeros((IN_H, IN_W), np.uint8)
     if scene.cards:
-        quad = corners_in_frame(scene, scene.cards[-1])
-        cv2.fillConvexPoly(full, np.round(quad * 8).astype(np.int32).reshape(-1, 1, 2), 255,
-                           cv2.LINE_AA, 3)
-    return np.asarray(cv2.resize(full, (MAP_W, MAP_H), interpolation=cv2.INTER_AREA))
+        quad = corners_in_frame(scene, scene.cards[-1]) * np.array([IN_W / w, IN_H / h])
+        pts = np.round((quad + 0.5) * 16 - 0.5 * 16).astype(np.int32).reshape(-1, 1, 2)
+        cv2.fillConvexPoly(full, pts, 255, cv2.LINE_AA, 4)
+    return np.asarray(cv2.resize(full, (IN_W // 2, IN_H // 2), interpolation=cv2.INTER_AREA))
 
 
-def sample(seed: int, decks: tuple[str, ...] = TRAIN_DECKS,
-           full: bool = True) -> tuple[Array, Array]:
-    """One training pair: the frame at the network's input size, and its target. The frame is
-    filmed at 640x480 and shrunk as the locator shrinks a camera's frame (JPEG and all: about
-    65 ms, the network that ships), or unless ``full`` at half size (320x240,
-    :func:`~hardware.camera.synthetic.scene.render` with a scale: about 9 ms) and shrunk by area."""
+def sample(seed: int, decks: tuple[str, ...]) -> tuple[Array, Array, str]:
+    """One training pair: the scene filmed at the network's input size, its target, and its
+    deck."""
     scene = train_scene(seed, decks)
-    frame = render(scene) if full else render(scene, FILM_SCALE)
-    return np.asarray(cv2.resize(frame, (IN_W, IN_H), interpolation=cv2.INTER_AREA)), \
-        target(scene)
+    return render(scene, (IN_W, IN_H)), target(scene), scene.deck.removesuffix(PLAIN)
 
 
-def _chunk(args: tuple[int, int, tuple[str, ...], bool]) -> tuple[Array, Array]:
+def _chunk(args: tuple[int, int, tuple[str, ...]]) -> tuple[Array, Array, list[str]]:
     cv2.setNumThreads(1)
-    first, count, decks, full = args
-    pairs = [sample(s, decks, full) for s in range(first, first + count)]
-    return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    first, count, decks = args
+    got = [sample(s, decks) for s in range(first, first + count)]
+    return (np.stack([g[0] for g in got]), np.stack([g[1] for g in got]), [g[2] for g in got])
 
 
-def scenes(first: int, count: int, decks: tuple[str, ...], jobs: int,
-           full: bool = True) -> tuple[Array, Array]:
-    """``count`` pairs (:func:`sample`) from seed ``first`` on, from the cache or rendered by
-    ``jobs`` processes (then cached, under a key that changes with the virtual camera's
-    code)."""
-    kind = "full" if full else f"scale-{FILM_SCALE}"
-    drawn = hashlib.sha256(Path(scene_module.__file__).read_bytes()).hexdigest()
-    key = hashlib.sha256(f"{kind}-{first}-{count}-{','.join(decks)}-{drawn}".encode()
-                         ).hexdigest()[:16]
-    path = cache_dir() / "locator" / f"scenes-{key}.npz"
+def scenes(first: int, count: int, jobs: int) -> tuple[Array, Array, Array]:
+    """``count`` pairs (:func:`sample`) of every deck from seed ``first`` on, and each one's
+    deck (a fold leaves its decks' scenes out), from the cache or rendered by ``jobs``
+    processes (then cached)."""
+    decks = ALL_DECKS
+    path = cache_dir() / "locator" / f"scenes-{SCENES_KIND}-{first}-{count}.npz"
     if path.exists():
         with np.load(path) as z:
-            return np.asarray(z["x"]), np.asarray(z["y"])
+            return np.asarray(z["x"]), np.asarray(z["y"]), np.asarray(z["deck"])
     step = 250
-    parts = [(s, min(step, first + count - s), decks, full)
-             for s in range(first, first + count, step)]
+    parts = [(s, min(step, first + count - s), decks) for s in range(first, first + count, step)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(render_deck, sorted({d.removesuffix(PLAIN) for d in decks})))  # each once
+        list(pool.map(render_deck, decks))
         done = list(pool.map(_chunk, parts))
     x = np.concatenate([d[0] for d in done])
     y = np.concatenate([d[1] for d in done])
+    names = np.array([n for d in done for n in d[2]])
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
-        np.savez(fh, x=x, y=y)
-    return x, y
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, x=x, y=y, deck=names)
+    tmp.replace(path)
+    return x, y, names
 
 
 def network() -> Any:
-    """The locator network (PyTorch): a small encoder-decoder. In: the frame at a quarter of
-    its size (3x120x160, BGR scaled to -0.5..0.5); out: one logit per cell of an eighth of it
-    (1x60x80)."""
+    """The locator network (PyTorch): a small encoder-decoder. In: the frame at the network's
+    input size (3 x IN_H x IN_W, or any size a multiple of 16: BGR scaled to -0.5..0.5); out: one
+    logit a cell of half that size."""
     import torch
     from torch import nn
     from torch.nn import functional as F
@@ -189,10 +155,10 @@ def network() -> Any:
     class Net(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.s1 = nn.Sequential(cbr(3, 12, 2), cbr(12, 12))  # 60x80
-            self.s2 = nn.Sequential(cbr(12, 24, 2), cbr(24, 24))  # 30x40
-            self.s3 = nn.Sequential(cbr(24, 48, 2), cbr(48, 48), cbr(48, 48))  # 15x20
-            self.s4 = nn.Sequential(cbr(48, 64, 2), cbr(64, 64))  # 8x10
+            self.s1 = nn.Sequential(cbr(3, 12, 2), cbr(12, 12))  # 1/2
+            self.s2 = nn.Sequential(cbr(12, 24, 2), cbr(24, 24))  # 1/4
+            self.s3 = nn.Sequential(cbr(24, 48, 2), cbr(48, 48), cbr(48, 48))  # 1/8
+            self.s4 = nn.Sequential(cbr(48, 64, 2), cbr(64, 64), cbr(64, 64))  # 1/16
             self.u3, self.u2, self.u1 = cbr(64 + 48, 32), cbr(32 + 24, 24), cbr(24 + 12, 12)
             self.out = nn.Conv2d(12, 1, 1)
 
@@ -201,7 +167,7 @@ def network() -> Any:
             x2 = self.s2(x1)
             x3 = self.s3(x2)
             x4 = self.s4(x3)
-            y = self.u3(torch.cat([F.interpolate(x4, size=(15, 20), mode="nearest"), x3], 1))
+            y = self.u3(torch.cat([F.interpolate(x4, scale_factor=2.0, mode="nearest"), x3], 1))
             y = self.u2(torch.cat([F.interpolate(y, scale_factor=2.0, mode="nearest"), x2], 1))
             y = self.u1(torch.cat([F.interpolate(y, scale_factor=2.0, mode="nearest"), x1], 1))
             return self.out(y)
@@ -209,24 +175,9 @@ def network() -> Any:
     return Net()
 
 
-def outline_found(chance: Array, true: Array, within: float = 8.0) -> bool:
-    """Whether the likeliest blob of a map, fitted as the locator fits it (before the sides
-    go onto the edges in the frame), lies within ``within`` pixels of the true outline."""
-    up = cv2.resize(chance, (FRAME_W // 2, FRAME_H // 2), interpolation=cv2.INTER_LINEAR)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats((up > 0.5).astype(np.uint8))
-    if n < 2:
-        return False
-    i = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    contours, _ = cv2.findContours((labels == i).astype(np.uint8), cv2.RETR_EXTERNAL,
-                                   cv2.CHAIN_APPROX_SIMPLE)
-    outline = max(contours, key=cv2.contourArea).reshape(-1, 2).astype(np.float32)
-    quad = fit_box(up, fit_sides(outline, cv2.boxPoints(cv2.minAreaRect(outline)))) * 2.0
-    return min(float(np.abs(quad - np.roll(t, k, axis=0)).max())
-               for t in (true, true[::-1]) for k in range(4)) <= within
-
-
 def train(x: Array, y: Array, epochs: int, seed: int, log: Any = None) -> Any:
-    """Fit the network to the pairs (flips and colour changes of the table added at random)."""
+    """Fit the network to the pairs (flips, colour changes and other table colours added at
+    random)."""
     import torch
     from torch.nn import functional as F
 
@@ -249,7 +200,7 @@ def train(x: Array, y: Array, epochs: int, seed: int, log: Any = None) -> Any:
             gain = (torch.empty(batch, 3, 1, 1).uniform_(0.8, 1.2, generator=gen)
                     * torch.empty(batch, 1, 1, 1).uniform_(0.75, 1.2, generator=gen))
             xb = (xb * gain).clamp(0, 1)
-            swap = torch.rand(batch, generator=gen) < 0.3  # other table colours
+            swap = torch.rand(batch, generator=gen) < 0.3  # other colours
             xb[swap] = xb[swap][:, torch.randperm(3, generator=gen)]
             if torch.rand(1, generator=gen) < 0.5:
                 xb, yb = xb.flip(3), yb.flip(3)
@@ -271,96 +222,88 @@ def train(x: Array, y: Array, epochs: int, seed: int, log: Any = None) -> Any:
     return net.eval()
 
 
-def chances(net: Any, x: Array) -> Array:
-    """The network's maps of frames at its input size (PyTorch, for checking)."""
-    import torch
-
-    with torch.no_grad():
-        out = []
-        for i in range(0, len(x), 100):
-            xb = torch.from_numpy(x[i:i + 100]).float().permute(0, 3, 1, 2) / 255.0 - 0.5
-            out.append(torch.sigmoid(net(xb.contiguous())).numpy()[:, 0])
-    return np.concatenate(out)
-
-
 def export(net: Any, path: Path) -> None:
     """Write the network as ONNX, for OpenCV's dnn module."""
     import torch
 
     net = net.eval().to(memory_format=torch.contiguous_format)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():  # the TorchScript exporter on purpose: OpenCV reads its
         warnings.simplefilter("ignore", DeprecationWarning)  # opset 13 graph
         torch.onnx.export(net, (torch.zeros(1, 3, IN_H, IN_W),), str(path), dynamo=False,
-                          opset_version=13, input_names=["frame"], output_names=["chance"])
+                          opset_version=13, input_names=["frame"], output_names=["chance"],
+                          dynamic_axes={"frame": {2: "h", 3: "w"}, "chance": {2: "h", 3: "w"}})
 
 
 def main(argv: list[str] | None = None) -> int:
     """Render, train, check and write the locator."""
-    ap = argparse.ArgumentParser(prog="python3 -m training.locator",
-                                 description="Train the camera's locator network from scenes "
-                                 "of the training decks rendered here (touati is held out).")
-    ap.add_argument("--out", type=Path, default=LOCATOR_PATH,
-                    help="where to write the network (default: the package's locator.onnx)")
-    ap.add_argument("--scenes", type=int, default=SCENES,
-                    help=f"scenes rendered (default {SCENES})")
-    ap.add_argument("--epochs", type=int, default=EPOCHS,
-                    help=f"passes over them (default {EPOCHS})")
-    ap.add_argument("--jobs", type=int, default=2, help="processes rendering (default 2)")
-    ap.add_argument("--threads", type=int, default=2, help="threads training (default 2)")
-    ap.add_argument("--leave-out", default="", metavar="DECK,...",
-                    help="training decks left out (to measure on decks the network has not "
-                    "seen; the network written is then not the one to ship)")
-    ap.add_argument("--seed", type=int, default=1, help="the seed of the training (default 1)")
-    ap.add_argument("--full-share", type=float, default=FULL_SHARE, metavar="F",
-                    help="the share of training scenes filmed at 640x480 and shrunk, as a "
-                    "camera's frames are; the rest are filmed at half size, about 7 times "
-                    f"faster (default {FULL_SHARE}, the network that ships; --full-share 0 "
-                    "--scenes 30500 --epochs 4 takes about 20 minutes instead of 44, but its "
-                    "network outlines worse: docs/camera.md)")
+    ap = argparse.ArgumentParser(prog="python3 -m training.locator", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fold", type=int, choices=range(1, len(FOLDS) + 1),
+                    help="leave out the decks of this fold (for leave-decks-out figures)")
+    ap.add_argument("--out", type=Path, help="where to write (default: the shipped file, or "
+                    "the fold's file in the cache)")
+    ap.add_argument("--scenes", type=int, default=SCENES)
+    ap.add_argument("--epochs", type=int, default=EPOCHS)
+    ap.add_argument("--jobs", type=int, default=2, help="processes rendering")
+    ap.add_argument("--threads", type=int, default=2, help="PyTorch's threads")
+    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
-    if args.scenes <= 2 * CHECK:
-        ap.error(f"--scenes must be more than {2 * CHECK} ({CHECK} are set aside to check)")
-    if not 0.0 <= args.full_share <= 1.0:
-        ap.error("--full-share must be between 0 and 1")
     try:
         import torch
     except ImportError:
         ap.error("PyTorch is not installed (python3 -m pip install -e '.[train]')")
-    left_out = {d for d in args.leave_out.split(",") if d}
-    unknown = left_out - set(TRAIN_DECKS)
-    if unknown:
-        ap.error(f"not training decks: {', '.join(sorted(unknown))}")
-    decks = tuple(d for d in TRAIN_DECKS if d not in left_out)
+
+    from hardware.camera.reader.locate import Locator
+
     torch.set_num_threads(args.threads)
+    left_out = set(FOLDS[args.fold - 1]) if args.fold else set()
+    decks = tuple(d for d in ALL_DECKS if d not in left_out)
+    out = args.out or (fold_path(args.fold) if args.fold else LOCATOR_PATH)
     t0 = time.monotonic()
-    seeds = range(FIRST_SEED, FIRST_SEED + CHECK)
-    check_x, _ = scenes(seeds.start, len(seeds), decks, args.jobs, full=True)
-    # the scenes after those set aside
-    count = args.scenes - CHECK
-    full = round(count * args.full_share)
-    parts = [scenes(first, n, decks, args.jobs, full=whole)  # the last seeds filmed whole
-             for first, n, whole in ((seeds.stop, count - full, False),
-                                     (seeds.stop + count - full, full, True)) if n]
-    x, y = (parts[0] if len(parts) == 1 else
-            (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])))
-    print(f"{len(x)} scenes of {len(decks)} decks, and {len(check_x)} set aside, in "
-          f"{time.monotonic() - t0:.0f} s", file=sys.stderr)
-    true = [train_scene(s, decks) for s in seeds]
-    outlines = [(i, corners_in_frame(sc, sc.cards[-1])) for i, sc in enumerate(true)
-                if sc.cards]
+    x, y, names = scenes(FIRST_SEED, args.scenes, args.jobs)
+    keep = ~np.isin(names, sorted(left_out))
+    x, y = x[keep], y[keep]
+    check = [train_scene(s, decks) for s in range(FIRST_SEED - CHECK, FIRST_SEED)]
+    print(f"{len(x)} scenes of {len(decks)} decks in {time.monotonic() - t0:.0f} s",
+          file=sys.stderr, flush=True)
 
     def log(epoch: int, loss: float, net: Any) -> None:
-        net.eval()
-        maps = chances(net, check_x)
-        found = sum(outline_found(maps[i], q) for i, q in outlines)
-        print(f"epoch {epoch + 1}: loss {loss:.4f}, outline within 8 px in {found} of "
-              f"{len(outlines)} scenes set aside ({time.monotonic() - t0:.0f} s)",
-              file=sys.stderr)
+        export(net, out)
+        net.train()
+        found = outlines_found(Locator(out, fresh=True), check)
+        print(f"epoch {epoch + 1}: loss {loss:.4f}, outline within 3 % in {found} of "
+              f"{sum(1 for s in check if s.cards)} scenes set aside "
+              f"({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
 
     net = train(x, y, args.epochs, args.seed, log)
-    export(net, args.out)
-    print(f"wrote {args.out} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+    export(net, out)
+    record(out, "python3 -m training.locator", REPRODUCIBLE)
+    print(f"wrote {out} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
     return 0
+
+
+def outlines_found(locator: Any, check: list[Scene], within: float = 0.03) -> int:
+    """In how many scenes the locator's likeliest place is the top card, each corner within
+    ``within`` of the card's length."""
+    found = 0
+    for s in check:
+        if not s.cards:
+            continue
+        true = corners_in_frame(s, s.cards[-1])
+        spots = locator.look(render(s)).spots
+        if spots and corner_error(spots[0].quad, true) <= within * max(
+                float(np.linalg.norm(true[0] - true[3])), 1.0):
+            found += 1
+    return found
+
+
+def corner_error(quad: Array, true: Array) -> float:
+    """The largest distance between a found quad's corners and the true ones (pixels), the
+    two in the same order or turned half round."""
+    q = quad.reshape(4, 2)
+    return min(float(np.linalg.norm(q - np.roll(t, k, axis=0), axis=1).max())
+               for t in (true, true[::-1]) for k in range(4))
 
 
 if __name__ == "__main__":

@@ -15,10 +15,26 @@ from typing import Any
 from cardtable.errors import CommandError
 from cardtable.extras import require
 
+_LETTERS_HELP = ("the index sets the deck may print (english A/K/Q/J, german B/D/K, french "
+                 "R/D/V, russian В/Д/К/Т, swedish Kn/D/K, italian F/D/R, dutch H/V/B), "
+                 "comma-separated (default: all of them but dutch)")
 
-def _recogniser(deck: str | None) -> Any:
+
+def _letters(value: str | None) -> tuple[str, ...]:
+    from hardware.camera.config import DEFAULT_INDEX_LETTERS, index_sets
+
+    if value is None:
+        return DEFAULT_INDEX_LETTERS
+    try:
+        return index_sets([v.strip() for v in value.split(",") if v.strip()])
+    except ValueError as exc:
+        raise CommandError(f"--index-letters: {exc}") from None
+
+
+def _recogniser(deck: str | None, letters: str | None = None) -> Any:
     from hardware.camera.reader import recognise
     from hardware.camera.reader.classify import RecogniserError
+    from hardware.camera.reader.locate import LocatorError
     from hardware.camera.reader.templates import EnrolledDeck
 
     enrolled = None
@@ -28,16 +44,20 @@ def _recogniser(deck: str | None) -> Any:
         except (OSError, ValueError) as exc:
             raise CommandError(f"--deck {deck}: {exc}") from None
     try:
-        return recognise.Recogniser(enrolled)
-    except RecogniserError as exc:
+        return recognise.Recogniser(enrolled, letters=_letters(letters))
+    except (RecogniserError, LocatorError) as exc:
         raise CommandError(str(exc)) from None
 
 
 def _cmd_read(args: argparse.Namespace) -> int:
     require("camera", "referee camera read")
+    from hardware.camera.reader.draw import annotated
     from hardware.camera.reader.sources import SourceError, read_image
 
-    recogniser = _recogniser(args.deck)
+    recogniser = _recogniser(args.deck, args.index_letters)
+    show = Path(args.show) if args.show else None
+    if show is not None and len(args.images) > 1 and not show.is_dir():
+        raise CommandError(f"--show {show}: give a folder to draw several images into")
     status = 0
     for path in args.images:
         try:
@@ -53,13 +73,30 @@ def _cmd_read(args: argparse.Namespace) -> int:
             what = str(read.card) if read.card is not None else (
                 "no card" if read.quad is None else "unclear")
             print(f"{path}: {what} ({read.confidence:.2f})")
+        if show is not None:
+            import cv2
+
+            target = show / f"{Path(path).stem}.png" if show.is_dir() else show
+            if not cv2.imwrite(str(target), annotated(image, read)):
+                raise CommandError(f"--show: cannot write {target}")
     return status
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 def _cmd_enroll(args: argparse.Namespace) -> int:
     require("camera", "referee camera enroll")
-    from hardware.camera.reader.enroll import EnrollError, enroll_images, enroll_live
+    from hardware.camera.reader.enroll import (
+        EnrollError,
+        confusable,
+        enroll_images,
+        enroll_live,
+        glyph_names,
+    )
     from hardware.camera.reader.sources import SourceError, open_source
+    from referee.cards import full_deck
 
     out = Path(args.out)
     if out.exists() and not args.overwrite:
@@ -70,19 +107,30 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         if args.images is not None:
             deck, problems = enroll_images(args.images)
             for p in problems:
-                print(f"note: {p}", file=sys.stderr)
+                _say(f"note: {p}")
         else:
             try:
                 source = open_source(args.device)
             except SourceError as exc:
                 raise CommandError(f"--device {args.device}: {exc}") from None
+            total = len(full_deck())
+            done = 0
 
             def show(card: Any, what: str) -> None:
-                print(f"\r{str(card):>3}: {what}   ", end="" if what != "taken" else "\n",
-                      file=sys.stderr, flush=True)
+                nonlocal done
+                if what == "lay":
+                    _say(f"[{done + 1:2}/{total}] lay {card.name()} ({card}) alone under the "
+                         "camera, and hold still")
+                else:
+                    done += 1
+                    _say(f"        {card}: taken; take it away")
 
+            _say("Enrolling a deck: the camera takes each card as it is asked for, once it "
+                 "lies still (Ctrl-C stops).")
             try:
                 deck = enroll_live(source.frames(), show)
+            except KeyboardInterrupt:
+                raise CommandError("enrollment stopped: nothing written") from None
             finally:
                 source.close()
     except EnrollError as exc:
@@ -92,6 +140,17 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"{out}: 52 cards enrolled")
+    letters = glyph_names(deck)
+    named = ", ".join(f"{'A' if r == 14 else 'JQK'[r - 11]} as {'/'.join(g)}"
+                      for r, g in sorted(letters.items()) if r > 10)
+    if named:
+        print(f"its index prints {named}")
+    pairs = confusable(deck)
+    if pairs:
+        print("cards it may not tell apart (left unclear when they show; type them at the "
+              "console): " + ", ".join(f"{a} and {b}" for a, b, _ in pairs))
+    else:
+        print("self-check: every card is told apart from every other")
     return 0
 
 
@@ -102,7 +161,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
     with contextlib.suppress(AttributeError, ValueError):
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    recogniser = _recogniser(args.deck)
+    recogniser = _recogniser(args.deck, args.index_letters)
     try:
         source = open_source(args.source)
     except SourceError as exc:
@@ -139,13 +198,17 @@ def register(sub: Any) -> None:
                         "is not sure is unclear (card null), never a guess.")
     r.add_argument("images", nargs="+", metavar="IMAGE", help="photos (PNG, JPEG, …)")
     r.add_argument("--deck", help="a deck file from referee camera enroll (higher accuracy)")
+    r.add_argument("--index-letters", metavar="SETS", help=_LETTERS_HELP)
     r.add_argument("--json", action="store_true", help='one line per image: {"image": PATH, '
                    '"card": "QH" or null, "confidence": 0.0-1.0}')
+    r.add_argument("--show", metavar="PNG|DIR", help="also draw what the camera saw: the "
+                   "outline found and the card read, on the image (a folder for several)")
     r.set_defaults(func=_cmd_read)
     e = csub.add_parser("enroll", help="learn a particular deck",
                         description="Learn a deck's 52 cards: from a folder of photos named by "
                         "card (QH.png, 10S.jpg), or live from a camera, one card after the other "
-                        "(the terminal says which card to lay, and when it was taken).")
+                        "(the terminal says which card to lay, and when it was taken). At the "
+                        "end it says which cards of the deck it cannot tell apart, if any.")
     e.add_argument("--images", metavar="DIR", help="a folder of 52 photos named by card")
     e.add_argument("--device", metavar="DEV", help="a camera: /dev/video0, its number, or "
                    "picamera (the Pi camera)")
@@ -159,6 +222,7 @@ def register(sub: Any) -> None:
     w.add_argument("source", metavar="SOURCE", help="a video file or URL, /dev/videoN, its "
                    "number, or picamera")
     w.add_argument("--deck", help="a deck file from referee camera enroll")
+    w.add_argument("--index-letters", metavar="SETS", help=_LETTERS_HELP)
     w.add_argument("--json", action="store_true",
                    help='one line per lay: {"t": ns, "card": "QH"}')
     w.add_argument("--frames", type=int, default=3,

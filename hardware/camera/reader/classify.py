@@ -1,67 +1,113 @@
-"""The classifiers that name a corner index's rank and suit: numpy MLPs trained by
-``python3 -m training.classifier`` and shipped beside this file as ``model.npz``."""
+"""Step 3 of a read: the classifier, a small convolutional network (``classifier.onnx``, trained by
+``python3 -m training.classifier``, run by OpenCV's ``dnn`` module on one thread) that looks at
+each of a warped card's four corner views (:func:`hardware.camera.reader.warp.views`) and says
+which rank glyph it shows upright (one of :data:`GLYPHS`, or none: a corner without an index, or
+the index upside down), which suit the card is, and a feature vector (what an enrolled deck is
+matched on, :mod:`hardware.camera.reader.templates`).
+
+What a glyph means is the table's index sets (``[camera] index_letters``,
+:data:`hardware.camera.config.INDEX_SETS`): :func:`rank_chances` folds the glyphs into ranks.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
-from referee.cards import Card, full_deck
+from hardware.camera.config import DEFAULT_INDEX_LETTERS, INDEX_SETS
 from referee.errors import RefereeError
 
 Array = npt.NDArray[Any]
 
-RANK_CLASSES = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
-SUIT_CLASSES = "CDHS"
-MODEL_PATH = Path(__file__).with_name("model.npz")
+#: The glyphs a corner index may print for its rank: the numbers, and the letters of the index
+#: sets (the Russian В and К are drawn as B and K, which they look like; ``1`` is an ace).
+GLYPHS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K",
+          "B", "D", "V", "R", "Kn", "F", "H", "Д", "Т", "1")
+#: The classifier's class for "no rank glyph upright in this view".
+NO_GLYPH = len(GLYPHS)
+SUITS = "CDHS"
+RANKS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+CLASSIFIER_PATH = Path(__file__).with_name("classifier.onnx")
 
 
 class RecogniserError(RefereeError, RuntimeError):
-    """The shipped model is missing: a broken install (a RuntimeError, so ``referee run`` reports
-    it as such and does not wait for it). ``python3 -m training.classifier`` writes it."""
+    """The shipped classifier is missing: a broken install (a RuntimeError, so ``referee run``
+    reports it as such). ``python3 -m training.classifier`` writes it."""
 
 
-class Mlp:
-    """One-hidden-layer perceptrons with a softmax output, their probabilities averaged
-    (weights from ``model.npz``, stacked along a first axis; a single network's have none).
-    The logits are divided by ``temperature`` (below 1: surer)."""
+@dataclass(frozen=True)
+class Look:
+    """What the classifier made of a card's four views: each view's glyph chances
+    (4 x ``len(GLYPHS) + 1``, the last: none), suit chances (4 x 4) and features."""
 
-    def __init__(self, mean: Array, std: Array, w1: Array, b1: Array, w2: Array,
-                 b2: Array, temperature: float = 1.0) -> None:
-        self.mean, self.std, self.temperature = mean, std, temperature
-        self.w1, self.b1 = (w1, b1) if w1.ndim == 3 else (w1[None], b1[None])
-        self.w2, self.b2 = (w2, b2) if w2.ndim == 3 else (w2[None], b2[None])
-
-    def probabilities(self, x: Array) -> Array:
-        """Class probabilities of each row of ``x``."""
-        z = (x - self.mean) / self.std
-        h = np.maximum(z @ self.w1 + self.b1[:, None], 0)
-        o = (h @ self.w2 + self.b2[:, None]) / self.temperature
-        o = o - o.max(axis=-1, keepdims=True)
-        e = np.exp(o)
-        return np.asarray((e / e.sum(axis=-1, keepdims=True)).mean(axis=0))
+    glyphs: Array
+    suits: Array
+    features: Array
 
 
 @lru_cache(maxsize=4)
-def load_model(path: Path = MODEL_PATH) -> tuple[Mlp, Mlp]:
-    """The rank and suit classifiers that ship with the package."""
+def _network(path: Path) -> Any:
     if not path.exists():
-        raise RecogniserError(f"the recogniser's model {path} is missing; make it with "
+        raise RecogniserError(f"the recogniser's classifier {path} is missing; make it with "
                               "python3 -m training.classifier")
-    with np.load(path) as z:
-        nets = []
-        for name in ("rank", "suit"):
-            mean, std, w1, b1, w2, b2 = (z[f"{name}_{k}"]
-                                         for k in ("mean", "std", "w1", "b1", "w2", "b2"))
-            t = float(z[f"{name}_temperature"]) if f"{name}_temperature" in z else 1.0
-            nets.append(Mlp(mean, std, w1, b1, w2, b2, t))
-    return nets[0], nets[1]
+    return cv2.dnn.readNetFromONNX(str(path))
 
 
-def all_cards() -> list[Card]:
-    """The 52 cards, in the order of the classifiers' tables."""
-    return full_deck()
+def _softmax(z: Array) -> Array:
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return np.asarray(e / e.sum(axis=-1, keepdims=True), np.float32)
+
+
+class Classifier:
+    """Reads corner views with the shipped network."""
+
+    def __init__(self, path: Path = CLASSIFIER_PATH) -> None:
+        self.net = _network(path)
+
+    def look(self, views: Array) -> Look:
+        """The network's reading of a card's four views (4 x H x W x 3, BGR uint8)."""
+        blob = (views.astype(np.float32) * (1 / 255.0) - 0.5).transpose(0, 3, 1, 2)
+        self.net.setInput(np.ascontiguousarray(blob))
+        glyphs, suits, features = self.net.forward(["glyph", "suit", "features"])
+        return Look(_softmax(np.asarray(glyphs, np.float32)),
+                    _softmax(np.asarray(suits, np.float32)), np.asarray(features, np.float32))
+
+
+def glyph_ranks(letters: tuple[str, ...] = DEFAULT_INDEX_LETTERS) -> Array:
+    """A glyphs-by-ranks matrix (``len(GLYPHS) + 1`` x 13) of 0 and 1: which rank each glyph
+    names in the index sets ``letters`` (a glyph of no set, and none, name no rank)."""
+    m = np.zeros((len(GLYPHS) + 1, len(RANKS)), np.float32)
+    for r in range(2, 11):
+        m[GLYPHS.index(str(r)), RANKS.index(r)] = 1
+    for name in letters:
+        for glyph, rank in INDEX_SETS[name].items():
+            m[GLYPHS.index(glyph), RANKS.index(rank)] = 1
+    return m
+
+
+def rank_chances(look: Look, meaning: Array) -> tuple[Array, float]:
+    """The chance of each rank (13) by the views that show an index, and how much of the
+    views' belief went to an index at all (0: no view shows a glyph). ``meaning``:
+    :func:`glyph_ranks`. Glyphs that name no rank of the table's sets count against every
+    rank."""
+    index = 1 - look.glyphs[:, NO_GLYPH]
+    if float(index.sum()) < 1e-6:
+        return np.zeros(len(RANKS), np.float32), 0.0
+    per_view = look.glyphs @ meaning  # each view's chance of each rank
+    per_view = per_view / np.maximum(index[:, None], 1e-6)
+    weights = index / index.sum()
+    return np.asarray(weights @ per_view, np.float32), float(index.max())
+
+
+def suit_chances(look: Look) -> Array:
+    """The chance of each suit, all four views together (each a witness of its own: a view
+    that sees no suit is near even and moves nothing)."""
+    logp = np.log(np.clip(look.suits, 1e-6, 1.0)).sum(axis=0)
+    return np.asarray(_softmax(logp[None])[0], np.float32)

@@ -1,26 +1,49 @@
 """Enrollment of a particular deck for the camera: its 52 cards shown once each, from photos
-named by card (``QH.png``, ``10S.jpg``) or live from a camera, kept as templates in a deck
-file (npz) that ``--deck`` gives to the recogniser."""
+named by card (``QH.png``, ``10S.jpg``) or live from a camera as the screen asks for them card
+by card, kept in a deck file (npz) that ``--deck`` and ``[camera] deck`` give to the recogniser
+(:mod:`hardware.camera.reader.templates`).
+
+Each card is found as the recogniser finds it (the locator), read by the classifier from its
+outline and from :data:`COPIES` outlines moved a little (the locator's outline at the table is
+a few pixels off now and then), and kept as descriptors and as the glyphs it prints. At the end
+the deck checks itself (:func:`confusable`): the cards whose nearest other card is nearer than
+the recogniser's margin, which it may then leave unclear.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from hardware.camera.reader.find import find_cards
+from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, Classifier, Look
+from hardware.camera.reader.locate import Locator
+from hardware.camera.reader.recognise import MARGIN
 from hardware.camera.reader.sources import Frame, read_image
-from hardware.camera.reader.templates import EnrolledDeck, template_vector
-from hardware.camera.reader.warp import Array, warp
+from hardware.camera.reader.templates import EnrolledDeck, deck_meaning, descriptor, turned
+from hardware.camera.reader.warp import Array, views, warp
 from referee.cards import Card, full_deck, parse_card
 from referee.errors import CardError, RefereeError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
+#: Outlines read for each card: the one found, and others with each corner moved up to this
+#: share of the card's length.
+COPIES, MOVE = 8, 0.015
 
 
 class EnrollError(RefereeError, ValueError):
     """A folder or a camera that does not give the 52 cards."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One card as enrollment keeps it: its descriptors and the glyphs it was read with."""
+
+    descriptors: Array
+    glyphs: Array
 
 
 def card_of(path: Path) -> Card | None:
@@ -33,20 +56,80 @@ def card_of(path: Path) -> Card | None:
         return None
 
 
-def vector_of(image: Array) -> Array | None:
-    """The template of the card in a photo (the largest whole card), or None."""
-    quads = find_cards(image)
-    if not quads:
-        return None
-    return template_vector(warp(image, quads[0]))
+class Enroller:
+    """Sees cards one at a time, as the recogniser would."""
+
+    def __init__(self, locator: Locator | None = None,
+                 classifier: Classifier | None = None) -> None:
+        self.locator = locator or Locator()
+        self.classifier = classifier or Classifier()
+
+    def quad(self, image: Array) -> Array | None:
+        """The outline of the card in a photo (the locator's likeliest), or None."""
+        spots = self.locator.look(image, 1).spots
+        return spots[0].quad if spots else None
+
+    def see(self, image: Array, quad: Array | None = None) -> Seen | None:
+        """A photo of one card as enrollment keeps it (None: no card found in it)."""
+        quad = self.quad(image) if quad is None else quad
+        if quad is None:
+            return None
+        length = float(np.linalg.norm(quad[0] - quad[3]))
+        rng = random.Random(0)
+        looks: list[Look] = []
+        for k in range(COPIES):
+            move = np.zeros((4, 2), np.float32) if k == 0 else np.array(
+                [[rng.uniform(-MOVE, MOVE) * length for _ in range(2)] for _ in range(4)],
+                np.float32)
+            looks.append(self.classifier.look(views(warp(image, quad + move))))
+        index = 1 - looks[0].glyphs[:, NO_GLYPH]
+        glyphs = (looks[0].glyphs * index[:, None]).sum(axis=0) / max(1.0, float(index.sum()))
+        return Seen(np.stack([descriptor(look) for look in looks]), glyphs)
 
 
-def enroll_images(folder: str | Path) -> tuple[EnrolledDeck, list[str]]:
+def build(seen: dict[Card, Seen]) -> EnrolledDeck:
+    """The deck file's content from the 52 cards seen."""
+    cards: list[Card] = []
+    rows: list[Array] = []
+    for card in full_deck():
+        for d in seen[card].descriptors:
+            cards.append(card)
+            rows.append(d)
+    meaning = deck_meaning({c: s.glyphs for c, s in seen.items()})
+    return EnrolledDeck(tuple(cards), np.stack(rows), meaning)
+
+
+def confusable(deck: EnrolledDeck, margin: float = MARGIN) -> list[tuple[Card, Card, float]]:
+    """The cards of an enrolled deck that it may not tell apart: each card whose copies lie
+    nearer to another card (or turned round) than ``margin`` less than to its own other
+    copies, with that card and the margin (worst first)."""
+    d = deck.descriptors
+    sims = np.maximum(d @ d.T, d @ np.stack([turned(x) for x in d]).T)
+    cards = np.array([str(c) for c in deck.cards])
+    out: dict[frozenset[str], tuple[Card, Card, float]] = {}
+    for card in dict.fromkeys(deck.cards):
+        mine = cards == str(card)
+        own = sims[np.ix_(mine, mine)]
+        own_near = float(np.median(own[~np.eye(int(mine.sum()), dtype=bool)])) \
+            if mine.sum() > 1 else 1.0
+        others = sims[np.ix_(mine, ~mine)]
+        j = int(np.unravel_index(int(others.argmax()), others.shape)[1])
+        other = Card.parse(str(cards[~mine][j]))
+        gap = own_near - float(others.max())
+        key = frozenset((str(card), str(other)))
+        if gap < margin and (key not in out or gap < out[key][2]):
+            out[key] = (card, other, gap)
+    return sorted(out.values(), key=lambda t: t[2])
+
+
+def enroll_images(folder: str | Path, enroller: Enroller | None = None
+                  ) -> tuple[EnrolledDeck, list[str]]:
     """The deck from a folder of photos named by card; also what could not be used."""
     root = Path(folder)
     if not root.is_dir():
         raise EnrollError(f"{root}: not a folder")
-    vectors: dict[Card, Array] = {}
+    enroller = enroller or Enroller()
+    seen: dict[Card, Seen] = {}
     problems: list[str] = []
     for path in sorted(root.iterdir()):
         card = card_of(path)
@@ -57,42 +140,71 @@ def enroll_images(folder: str | Path) -> tuple[EnrolledDeck, list[str]]:
         except OSError as exc:
             problems.append(str(exc))
             continue
-        vec = vector_of(image)
-        if vec is None:
-            problems.append(f"{path.name}: no whole card found in the photo")
+        got = enroller.see(image)
+        if got is None:
+            problems.append(f"{path.name}: no card found in the photo")
             continue
-        vectors[card] = vec
-    missing = [c for c in full_deck() if c not in vectors]
+        seen[card] = got
+    missing = [c for c in full_deck() if c not in seen]
     if missing:
         raise EnrollError(f"{root}: {len(missing)} of the 52 cards are missing or unusable "
-                         f"({' '.join(map(str, missing[:13]))}{' …' if len(missing) > 13 else ''})"
-                         + (f"; {problems[0]}" if problems else ""))
-    cards = tuple(full_deck())
-    return EnrolledDeck(cards, np.stack([vectors[c] for c in cards])), problems
+                          f"({' '.join(map(str, missing[:13]))}{' …' if len(missing) > 13 else ''})"
+                          + (f"; {problems[0]}" if problems else ""))
+    return build(seen), problems
 
 
-def enroll_live(frames: Iterator[Frame], show: Callable[[Card, str], None], *,
-               steady: int = 8) -> EnrolledDeck:
-    """The deck from a live camera: each card in turn is asked for (``show``) and taken once
-    a whole card has lain still for ``steady`` frames and differs from the card before."""
-    cards = tuple(full_deck())
-    vectors: list[Array] = []
+def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
+              cards: Sequence[Card], *, steady: int = 6,
+              enroller: Enroller | None = None) -> dict[Card, Seen]:
+    """Cards from a live camera: each in turn is asked for (``show(card, "lay")``) and taken
+    (``show(card, "taken")``) once a card has lain still for ``steady`` frames and is not the
+    card taken before (the locator's outline moved less than 2 % of the card's length)."""
+    enroller = enroller or Enroller()
+    seen: dict[Card, Seen] = {}
+    before: Array | None = None  # the last card taken, as a descriptor
     for card in cards:
-        show(card, "lay it alone under the camera")
-        run: list[Array] = []
+        show(card, "lay")
+        run: list[tuple[Array, Array]] = []
         for frame in frames:
-            vec = vector_of(frame.image)
-            if vec is None or (vectors and float(vec @ vectors[-1]) > 0.97):
+            quad = enroller.quad(frame.image)
+            if quad is None:
                 run = []
                 continue
-            if run and float(vec @ run[-1]) < 0.9:
-                run = []
-            run.append(vec)
+            d = descriptor(enroller.classifier.look(views(warp(frame.image, quad))))
+            length = float(np.linalg.norm(quad[0] - quad[3]))
+            if before is not None and max(float(d @ before), float(d @ turned(before))) > 0.97:
+                run = []  # still the card before
+                continue
+            if run and float(np.abs(quad - run[-1][0]).max()) > 0.02 * length:
+                run = []  # it moved: start again
+            run.append((quad, d))
             if len(run) >= steady:
-                mean = np.mean(run, axis=0)
-                vectors.append(np.asarray(mean / (np.linalg.norm(mean) + 1e-6), np.float32))
+                got = enroller.see(frame.image, quad)
+                if got is None:
+                    run = []
+                    continue
+                seen[card], before = got, d
                 show(card, "taken")
                 break
         else:
             raise EnrollError(f"the camera stopped before {card} was taken")
-    return EnrolledDeck(cards, np.stack(vectors))
+    return seen
+
+
+def enroll_live(frames: Iterator[Frame], show: Callable[[Card, str], None], *,
+                steady: int = 6, enroller: Enroller | None = None) -> EnrolledDeck:
+    """The deck from a live camera, card by card as asked (:func:`take_live`)."""
+    return build(take_live(frames, show, full_deck(), steady=steady, enroller=enroller))
+
+
+def glyph_names(deck: EnrolledDeck) -> dict[int, list[str]]:
+    """For each rank, the letters an enrolled deck prints for it (the numbers left out)."""
+    out: dict[int, list[str]] = {}
+    from hardware.camera.reader.classify import RANKS
+
+    for g, name in enumerate(GLYPHS):
+        if name.isdigit() and name != "1":
+            continue
+        for r in np.nonzero(deck.meaning[g])[0].tolist():
+            out.setdefault(RANKS[r], []).append(name)
+    return out

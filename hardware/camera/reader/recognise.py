@@ -1,63 +1,62 @@
 """The recogniser: the top card of a pile in a camera frame, with a confidence.
 
-1. Find the top card: first where the locator network sees it
-   (:mod:`hardware.camera.reader.locate`); when that does not read, by the frame's edges
-   (:mod:`hardware.camera.reader.find`): paper regions grown into card-shaped rectangles
-   (:mod:`~hardware.camera.reader.regions`), the rectangles of straight lines
-   (:mod:`~hardware.camera.reader.rectangles`), cards found from one corner. The largest
-   whole card is the top one (and the locator's map must agree that it is on top).
-2. Warp it upright to 200x300 (:mod:`hardware.camera.reader.warp`).
-3. Read both corner indices (:mod:`hardware.camera.reader.index`): each corner's rank and suit
-   glyphs, named by two small classifiers (numpy MLPs trained by ``python3 -m
-   training.classifier`` and shipped as ``model.npz``, :mod:`hardware.camera.reader.classify`).
-4. The card is named only when both corners agree (or, with an enrolled deck, when its
-   template clearly sides with one of two corners that differ,
-   :mod:`hardware.camera.reader.templates`); the confidence combines the readings. Below the
-   threshold (:data:`AGREED` for two corners that agree by themselves, :data:`THRESHOLD`
-   otherwise) the read is *unclear* (``card`` None), never a guess.
-5. A number card's large pips, counted and read apart from the index
-   (:mod:`hardware.camera.reader.pips`), make a read below :data:`PIP_CHECK` unclear when they
-   plainly show another card (or, for a black card, another suit), and name a card left
-   unclear when they plainly show one that a corner or the template named too.
+1. Find the top card (:mod:`hardware.camera.reader.locate`): the locator network's map of
+   where the top card lies, each blob fitted as a quad and its sides laid on the card's edges.
+2. Warp it upright and take its four corner views (:mod:`hardware.camera.reader.warp`).
+3. The classifier network reads each view (:mod:`hardware.camera.reader.classify`): the rank
+   glyph it shows upright, if any, and the card's suit.
+4. Decide. Out of the box, the glyphs mean what the table's index sets say
+   (``[camera] index_letters``); the confidence is the chance of the rank times that of the
+   suit, and a read below :data:`THRESHOLD` is *unclear* (``card`` None), never a guess. With
+   an enrolled deck (:mod:`hardware.camera.reader.templates`), :func:`decide_enrolled`: the
+   deck's nearest card when the classifier (reading the deck's own glyphs) names the same
+   card, or when it is nearer than any other by :data:`MARGIN` and the classifier does not
+   surely name another; where the deck is unsure, the classifier's read as sure as out of the
+   box of the card the deck holds nearest.
+
+The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
+``bench/camera_decks.py``; docs/camera.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy.typing as npt
 
-from hardware.camera.reader.classify import load_model
-from hardware.camera.reader.find import find
-from hardware.camera.reader.index import read_corners
-from hardware.camera.reader.locate import Locator, Sight
-from hardware.camera.reader.pips import PIP_CHECK, find_pips, pip_card, pips_deny
-from hardware.camera.reader.templates import EnrolledDeck, alike
-from hardware.camera.reader.warp import grow_quad, reshaped, warp
+from hardware.camera.config import DEFAULT_INDEX_LETTERS
+from hardware.camera.reader.classify import (
+    CLASSIFIER_PATH,
+    RANKS,
+    SUITS,
+    Classifier,
+    Look,
+    glyph_ranks,
+    rank_chances,
+    suit_chances,
+)
+from hardware.camera.reader.locate import LOCATOR_PATH, Locator
+from hardware.camera.reader.templates import EnrolledDeck
+from hardware.camera.reader.warp import views, warp
 from referee.cards import Card
 
 Array = npt.NDArray[Any]
 
-#: A read below this confidence is unclear; AGREED for two corners that name one card by
-#: themselves (the geometric mean of their readings), THRESHOLD for every other read.
-THRESHOLD, AGREED = 0.80, 0.65
-#: Cards found from a corner tried when no whole card read.
-CORNER_TRIES = 5
-#: Reads of a quad that may be a court card's picture frame, and how many such quads are
-#: widened onto their card.
-BLANK, BLANK_TRIES = ("no index", "one corner"), 3
-#: Quads read unclear whose sides are moved in
-#: (:meth:`~hardware.camera.reader.find.Finding.shrunk`), and how many are tried.
-UNSURE, UNSURE_TRIES = ("unclear", "one corner", "no index"), 2
-#: Pixels (of the frame) by which a quad is widened, in turn, when a corner cannot be read.
-READ_WIDER = (4.0, 8.0)
-#: The locator's places tried, likeliest first.
-SPOT_TRIES = 2
-#: An outline of the edge finder is read only where the locator's map holds at least this
-#: mean chance (a card beneath, or the table, is near 0).
-ON_TOP = 0.25
+#: Out of the box, a read is named at this confidence or more (rank times suit).
+THRESHOLD = 0.95
+#: Views must see an index this surely (the surest view's chance of a glyph at all).
+INDEX = 0.5
+#: With an enrolled deck (:func:`decide_enrolled`): the least margin of the nearest card over
+#: any other, and the least cosine, for the deck alone to name a card; how sure the classifier
+#: must be of another card to deny the deck's choice; and, where the deck and the classifier
+#: name the same card, the least margin and the least chance of the classifier's read.
+MARGIN, NEAR, DENY = 0.05, 0.6, 0.95
+AGREE, AGREE_CHANCE = 0.01, 0.5
+#: The locator's places tried, likeliest first, and the least mean chance inside an outline
+#: for it to be read (an outline taking in a card beneath, or the table, has less).
+SPOT_TRIES, ON_TOP = 2, 0.7
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ class Read:
     confidence: float
     quad: Array | None = None  # the top card's corners in the frame, or None: no card seen
     reason: str = ""
-    guess: Card | None = None  # of an unclear read: the card both its corners named, if any
+    guess: Card | None = None  # of an unclear read: the likeliest card
 
     def to_json(self, image: str | None = None) -> dict[str, Any]:
         """``{"image": …, "card": "QH" | None, "confidence": …}``."""
@@ -79,209 +78,84 @@ class Read:
 
 
 class Recogniser:
-    """Reads the top card of frames; ``deck`` (an enrolled deck) sharpens the reads."""
+    """Reads the top card of frames; ``deck`` (an enrolled deck) decides for that deck;
+    ``letters``: the index sets whose glyphs count out of the box."""
 
-    def __init__(self, deck: EnrolledDeck | None = None, threshold: float = THRESHOLD,
-                 agreed: float = AGREED, locator: Locator | None | bool = True) -> None:
+    def __init__(self, deck: EnrolledDeck | None = None, *,
+                 letters: tuple[str, ...] = DEFAULT_INDEX_LETTERS,
+                 threshold: float = THRESHOLD, locator: Path = LOCATOR_PATH,
+                 classifier: Path = CLASSIFIER_PATH) -> None:
         self.deck = deck
         self.threshold = threshold
-        self.agreed = agreed
-        self.locator = Locator() if locator is True else (locator or None)
-        load_model()
+        self.meaning = glyph_ranks(letters)
+        self.locator = Locator(locator)
+        self.classifier = Classifier(classifier)
 
     def read(self, frame: Array) -> Read:
-        """The top card of a BGR frame, or an unclear read (``card`` None): where the
-        locator sees the top card first (then its likeliest place given a card's shape,
-        :func:`reshaped`), then the outlines found in the frame's edges."""
+        """The top card of a BGR frame, or an unclear read (``card`` None)."""
+        sight = self.locator.look(frame, SPOT_TRIES)
         first: Read | None = None
-        sight: Sight | None = None
-        if self.locator is not None:
-            sight = self.locator.look(frame)
-            for spot in sight.spots[:SPOT_TRIES]:
-                got = self.read_quad(frame, spot.quad)
-                if got.card is not None:
-                    return got
-                first = first or got
-            if sight.spots:
-                # the likeliest place, one side a few pixels off: given a card's shape
-                for quad in reshaped(sight.spots[0].quad):
-                    got = self.read_quad(frame, quad)
-                    if got.card is not None and sight.on_top(quad) >= ON_TOP:
-                        return got
-        got = self.read_outlines(frame)
-        if got.card is not None and sight is not None and got.quad is not None \
-                and sight.on_top(got.quad) < ON_TOP:
-            # the network takes that outline for a card beneath, or the table
-            got = Read(None, got.confidence, got.quad, "beneath the top card", got.card)
-        return got if got.card is not None or first is None else first
-
-    def read_outlines(self, frame: Array) -> Read:
-        """The top card by the outlines found in the frame's edges. The whole cards
-        found are tried largest first (two cards that happen to line up can pass for one
-        large card; such a quad reads unclear and the next is tried)."""
-        first: Read | None = None
-        finding = find(frame)
-        blank: list[Array] = []  # quads in which no index, or one alone, was seen
-        unsure: list[Array] = []  # quads read unclear, whatever the reason (UNSURE)
-        beneath: Read | None = None  # a read of a quad a straight edge runs across
-        doubts: list[Read] = []  # whole cards read unclear, with the card they named
-        for quad in finding.quads[:3]:
-            got = self.read_quad(frame, quad)
-            if got.guess is not None:
-                doubts.append(got)
-            if got.card is not None:
-                if not finding.crossed(quad):
-                    return got
-                # It lies beneath a card (or spans two): only when no other quad reads.
-                beneath = beneath or got
+        for spot in sight.spots:
+            if spot.on_top < ON_TOP:
+                # the outline takes in much the network sees as no top card: a card beneath
+                first = first or Read(None, 0.0, spot.quad, "not the top card")
                 continue
-            if got.reason in BLANK:
-                blank.append(quad)
-            if got.reason in UNSURE:
-                unsure.append(quad)
-            first = first or got
-        if beneath is not None:
-            return beneath
-        for quad in finding.rectangles():
-            got = self.read_quad(frame, quad)
-            if got.guess is not None:
-                doubts.append(got)
-            if got.card is not None and not finding.crossed(quad):
-                return got
-            if got.reason in BLANK:
-                blank.append(quad)
-            if got.reason in UNSURE:
-                unsure.append(quad)
-            first = first or got
-        # No whole card read: a card whose sides on a white card beneath are faint. Such a
-        # quad may also be a card beneath one whose sides there are faint: not one that
-        # another quad found lies on (a quad a straight edge runs across lies beneath a card
-        # itself, or spans two: it tells nothing).
-        corners = finding.from_corners()[:CORNER_TRIES]
-        for quad in corners:
-            got = _unless_disputed(self.read_quad(frame, quad), doubts)
+            got = self.read_quad(frame, spot.quad)
             if got.card is not None:
-                if not finding.covered(quad, corners + finding.quads[:3]):
-                    return got
-                got = Read(None, got.confidence, quad, "beneath another")
-            if got.reason in BLANK:
-                blank.append(quad)
+                return got
             first = first or got
-        # A quad without an index may be a court card's picture frame (its one "index" a
-        # piece of the picture): the card around it.
-        for quad in blank[:BLANK_TRIES]:
-            wider = finding.around(quad)
-            for card in ([wider] if wider is not None else []) + finding.enclosing(quad):
-                got = _unless_disputed(self.read_quad(frame, card), doubts)
-                if got.card is not None:
-                    return got
-        # A quad that ran on along a card beneath, past the top card's faint side.
-        for quad in unsure[:UNSURE_TRIES]:
-            for card in finding.shrunk(quad):
-                got = _unless_disputed(self.read_quad(frame, card), doubts)
-                if got.card is not None and not finding.covered(card, corners + finding.quads[:3]):
-                    return got
         return first or Read(None, 0.0, None, "no card")
+
+    def look(self, frame: Array, quad: Array) -> Look:
+        """The classifier's reading of the card inside ``quad``."""
+        return self.classifier.look(views(warp(frame, quad)))
 
     def read_quad(self, frame: Array, quad: Array) -> Read:
         """The card inside one quad of the frame."""
-        card_img = warp(frame, quad)
-        corners = read_corners(card_img)
-        for px in READ_WIDER:
-            if all(c is not None for c in corners):
-                break
-            # The outline may have been found a few pixels inside the card, cutting an index:
-            # read a little wider (the margins of the corners take off what lies beyond).
-            wider = read_corners(warp(frame, grow_quad(quad, px)))
-            corners = [c if c is not None else w for c, w in zip(corners, wider, strict=True)]
-        seen = [c for c in corners if c is not None]
-        if not seen:
-            return Read(None, 0.0, quad, "no index")
-        card: Card | None = None
-        conf = 0.0
-        agreed = len(seen) == 2 and seen[0][0] == seen[1][0]
-        need = self.threshold
-        if agreed:
-            # Two corners read apart agree (their geometric mean: the corners of one deck err
-            # alike, so they are not independent evidence).
-            card, conf = seen[0][0], (seen[0][1] * seen[1][1]) ** 0.5
-            need = min(self.threshold, self.agreed)
-        elif len(seen) == 2:
-            surer = max(seen, key=lambda s: s[1])
-            card, conf = surer[0], 0.5 * surer[1] * (1 - min(s[1] for s in seen))
-        elif len(seen) == 1:
-            # One corner alone is too often a card beneath whose other corner is covered, and
-            # the visible part of such a card can match its enrolled template well (2 of the
-            # 3 wrong reads of 2 000 enrolled scenes): never a card.
-            return Read(None, 0.85 * seen[0][1], quad, "one corner")
-        # The cards the readings name, for the pips to settle an unclear read (below); where
-        # both corners name one card, the surer one's chance (sorted: it is set last).
-        support = dict(sorted(seen, key=lambda s: s[1]))
-        if self.deck is not None and card is not None:
-            t = self.deck.look(card_img)
-            tcard, tconf = t.card, t.clear
-            sides = {s[0]: s[1] for s in seen if alike(s[0], tcard)}
-            if tconf >= 0.5:
-                support[tcard] = max(support.get(tcard, 0.0), tconf)
-            if card != tcard or tconf < 0.5:
-                need = self.threshold  # an enrolled deck's template must confirm a lesser read
-            if card == tcard:
-                conf = 1 - (1 - conf) * (1 - tconf)
-            elif len({s[0] for s in seen}) == 2 and len(sides) == 1 and t.clear_kind >= 0.5:
-                # the corners differ and the deck's template sides with one of them
-                card, conf = next(iter(sides)), t.clear_kind * max(sides.values())
-            elif alike(card, tcard):
-                pass  # a template a pixel off cannot tell the suits of one colour: the corners
-            elif t.clear_kind >= 0.5 and conf < 0.99:
-                # the template clearly names another card: unclear, unless the corners are all
-                # but sure (a template that is not clear leaves the corners to decide)
-                return self._pips_settle(card_img, support,
-                                         Read(None, conf, quad, "template disagrees"))
-        if card is None or conf < need:
-            return self._pips_settle(card_img, support,
-                                     Read(None, conf, quad, "unclear", card if agreed else None))
-        if conf < PIP_CHECK:
-            # Blur joins a club's lobes in a small index into a spade's outline, and makes a
-            # 10 of an 8: pips that plainly show another card, or another suit, deny the read.
-            found = find_pips(card_img)
-            shown = None if found is None else pip_card(card_img, found)
-            if shown is not None:
-                denied = shown[0] != card
-            else:
-                denied = found is not None and pips_deny(card_img, card, found)
-            if denied:
-                unclear = Read(None, conf, quad, "pips disagree", card if agreed else None)
-                return _settled(shown, support, unclear)
-        return Read(card, conf, quad)
+        look = self.look(frame, quad)
+        if self.deck is not None:
+            return self._enrolled(look, quad)
+        return decide(look, self.meaning, self.threshold, quad)
 
-    @staticmethod
-    def _pips_settle(card_img: Array, support: dict[Card, float], unclear: Read) -> Read:
-        """``unclear``, or the card its pips settle it on (:func:`_settled`)."""
-        if not any(2 <= c.rank <= 10 for c in support):
-            return unclear  # only a number card's pips are read
-        return _settled(pip_card(card_img), support, unclear)
+    def _enrolled(self, look: Look, quad: Array) -> Read:
+        assert self.deck is not None
+        return decide_enrolled(look, self.deck, self.threshold, quad)
 
 
-def _settled(shown: tuple[Card, float] | None, support: dict[Card, float],
-             unclear: Read) -> Read:
-    """``unclear``, or the number card the pips plainly show (``shown``, :func:`pip_card`)
-    where a corner or the enrolled deck's template named it too: two readings that cannot err
-    alike (the pips are counted and their suit read apart from the index)."""
-    if shown is None or shown[0] not in support:
-        return unclear
-    card, chance = shown
-    return Read(card, 1 - (1 - chance) * (1 - support[card]), unclear.quad, "pips")
+def likeliest(look: Look, meaning: Array) -> tuple[Card, float, float]:
+    """The likeliest card of a reading, its chance (rank times suit) and how surely a view
+    sees an index at all."""
+    ranks, index = rank_chances(look, meaning)
+    suits = suit_chances(look)
+    r, s = int(ranks.argmax()), int(suits.argmax())
+    return Card(RANKS[r], SUITS[s]), float(ranks[r] * suits[s]), index
 
 
-def _unless_disputed(got: Read, doubts: list[Read]) -> Read:
-    """``got``, or an unclear read when a whole card found on the same place named another
-    card, if not surely (an outline found from a corner may be a few pixels off, onto the
-    card beneath)."""
-    if got.card is None or got.quad is None:
-        return got
-    centre = got.quad.mean(axis=0)
-    for d in doubts:
-        if d.quad is not None and d.guess != got.card and cv2.pointPolygonTest(
-                d.quad.reshape(-1, 1, 2), (float(centre[0]), float(centre[1])), False) > 0:
-            return Read(None, got.confidence, got.quad, "outlines disagree", got.card)
-    return got
+def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = None) -> Read:
+    """Out of the box: the likeliest card if sure enough, else an unclear read."""
+    card, chance, index = likeliest(look, meaning)
+    if index < INDEX:
+        return Read(None, 0.0, quad, "no index")
+    if chance < threshold:
+        return Read(None, chance, quad, "unclear", card)
+    return Read(card, chance, quad)
+
+
+def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
+                    quad: Array | None = None) -> Read:
+    """With an enrolled deck: the deck's nearest card and the classifier (its glyphs meaning
+    what they mean in this deck) together. Where the deck is unsure, only a card it holds
+    nearest and the classifier reads as surely as out of the box is named: a deck whose suits
+    the classifier was never taught (Swiss, German) is read by the deck or not at all."""
+    m = deck.match(look)
+    card, chance, index = likeliest(look, deck.meaning)
+    seen = index >= INDEX
+    sure = float(min(1.0, 0.5 + m.margin * 5))
+    if seen and card == m.card and (m.margin >= AGREE and chance >= AGREE_CHANCE
+                                    or chance >= threshold):
+        return Read(card, max(chance, sure), quad)
+    if m.margin >= MARGIN and m.score >= NEAR:
+        if seen and card != m.card and chance >= DENY:
+            return Read(None, m.margin, quad, "classifier disagrees", m.card)
+        return Read(m.card, sure, quad)
+    return Read(None, max(m.margin, chance if seen else 0.0), quad, "deck unsure", m.card)

@@ -1,5 +1,14 @@
-"""An enrolled deck (``referee camera enroll``): its 52 cards as templates, against which a
-warped card is matched (:meth:`EnrolledDeck.look`), which decides between close readings."""
+"""An enrolled deck (``referee camera enroll``): the deck's own 52 faces are its classifier.
+
+Each card of the deck was seen once (a photo, or the camera) and read by the classifier; what is
+kept of it is what the classifier's four corner views made of it (:attr:`Look.features
+<hardware.camera.reader.classify.Look>`, a few copies each from an outline moved a little) and
+the glyph each corner printed. A card on the table is then named by its nearest enrolled card
+(:meth:`EnrolledDeck.match`: the cosine of the features, the card turned round or not), with
+the margin by which it is nearer than any other card: the deck's artwork decides, whatever it
+is. The glyphs the deck prints (``B`` for a jack, ``Т`` for an ace …) are kept as what they
+mean in this deck (:attr:`EnrolledDeck.meaning`).
+"""
 
 from __future__ import annotations
 
@@ -7,114 +16,113 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
-from referee.cards import Card
+from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, RANKS, Look
+from referee.cards import Card, full_deck
 
 Array = npt.NDArray[Any]
 
-#: A template's size: the whole card, small (its layout of pips or picture names it; a corner
-#: index at this size does not, and at full size a warp a pixel or two off spoils it).
-TEMPLATE = (40, 60)
-#: The width (template pixels) of the slow change of light taken away from a template's grey.
-TEMPLATE_LIGHT = 8.0
-#: The weight of a template's redness beside its grey (hearts and diamonds from spades and
-#: clubs, where the suits' shapes are too small to tell).
-TEMPLATE_RED = 0.5
-#: What a deck file's templates are: a file made by another version cannot be matched.
-TEMPLATE_KIND = "card-light-red-40x60"
-#: The lead of a template's best score over any card not alike it that makes it clear (1).
-TEMPLATE_LEAD = 0.08
-#: A best score below this names nothing (a card covered, or not the deck's).
-TEMPLATE_FLOOR = 0.6
+#: What a deck file holds: a file of another kind (another classifier) cannot be matched.
+TEMPLATE_KIND = "corner-features-v1"
 
 
-def template_vector(card: Array) -> Array:
-    """A warped card as a zero-mean unit vector, for matching: its grey without the light's
-    slow change across it, and its redness, both small."""
-    small = cv2.resize(card, TEMPLATE, interpolation=cv2.INTER_AREA).astype(np.float32)
-    b, g, r = cv2.split(small)
-    grey = 0.114 * b + 0.587 * g + 0.299 * r
-    grey = grey - cv2.GaussianBlur(grey, (0, 0), TEMPLATE_LIGHT)
-    v = np.concatenate([grey.ravel(), TEMPLATE_RED * (r - (g + b) / 2).ravel()])
-    v = v - v.mean()
-    return np.asarray(v / (np.linalg.norm(v) + 1e-6), np.float32)
+def descriptor(look: Look) -> Array:
+    """A card's four views as one unit vector (each view's features a unit vector of its own,
+    in the order the views were read)."""
+    f = look.features / (np.linalg.norm(look.features, axis=1, keepdims=True) + 1e-6)
+    return np.asarray(f.reshape(-1) / 2.0, np.float32)
+
+
+def turned(d: Array) -> Array:
+    """A descriptor of the same card turned half round: its views in the other order."""
+    views = d.reshape(4, -1)
+    return np.asarray(views[[2, 3, 0, 1]].reshape(-1), np.float32)
+
+
+@dataclass(frozen=True)
+class Match:
+    """An enrolled deck's nearest card to a read, how near (cosine), and the margin over the
+    nearest other card."""
+
+    card: Card
+    score: float
+    margin: float
+    runner_up: Card
 
 
 @dataclass(frozen=True)
 class EnrolledDeck:
-    """The 52 cards of one deck as templates (``referee camera enroll``)."""
+    """A deck's cards as descriptors (several each), and what its glyphs mean."""
 
-    cards: tuple[Card, ...]
-    vectors: Array
+    cards: tuple[Card, ...]  # the card of each descriptor
+    descriptors: Array  # n x D unit vectors
+    meaning: Array  # glyphs x ranks (as hardware.camera.reader.classify.glyph_ranks)
 
     def save(self, path: str | Path) -> None:
         """Write the deck file (npz)."""
         with open(path, "wb") as fh:
             np.savez_compressed(fh, cards=np.array([str(c) for c in self.cards]),
-                                vectors=self.vectors, kind=np.array(TEMPLATE_KIND))
+                                descriptors=self.descriptors, meaning=self.meaning,
+                                kind=np.array(TEMPLATE_KIND))
 
     @classmethod
     def load(cls, path: str | Path) -> EnrolledDeck:
         """Read a deck file; a file that is not one raises ValueError or OSError."""
         try:
             with np.load(path, allow_pickle=False) as z:
-                cards = tuple(Card.parse(str(c)) for c in z["cards"])
-                vectors = np.asarray(z["vectors"], np.float32)
                 kind = str(z["kind"]) if "kind" in z.files else "an older kind"
+                if kind != TEMPLATE_KIND:
+                    raise ValueError(f"{path} was enrolled by an earlier version ({kind}), "
+                                     "which this one cannot match: enroll the deck again "
+                                     "(referee camera enroll)")
+                cards = tuple(Card.parse(str(c)) for c in z["cards"])
+                descriptors = np.asarray(z["descriptors"], np.float32)
+                meaning = np.asarray(z["meaning"], np.float32)
         except (KeyError, EOFError) as exc:
             raise ValueError(f"{path} is not a camera deck file ({exc})") from None
         except ValueError as exc:
+            if "enroll the deck again" in str(exc):
+                raise
             raise ValueError(f"{path} is not a camera deck file ({exc})") from None
-        if len(cards) != vectors.shape[0]:
+        if len(cards) != descriptors.shape[0] or meaning.shape != (len(GLYPHS) + 1, len(RANKS)):
             raise ValueError(f"{path} is not a camera deck file (sizes differ)")
-        if kind != TEMPLATE_KIND:
-            raise ValueError(f"{path} holds templates of {kind}, which this version does not "
-                             "match: enroll the deck again (referee camera enroll)")
-        return cls(cards, vectors)
+        if set(cards) != set(full_deck()):
+            raise ValueError(f"{path} does not hold the 52 cards of a deck")
+        return cls(cards, descriptors, meaning)
 
-    def look(self, card: Array) -> TemplateMatch:
-        """How the deck's templates match a warped card (both orientations tried)."""
-        a = template_vector(card)
-        b = template_vector(cv2.flip(card, -1))
-        scores = np.maximum(self.vectors @ a, self.vectors @ b)
-        order = np.argsort(-scores)
-        best = self.cards[int(order[0])]
-        second = float(scores[order[1]]) if len(order) > 1 else -1.0  # a deck of one card
-        other = next((float(scores[i]) for i in order[1:]
-                      if not alike(self.cards[int(i)], best)), -1.0)
-        return TemplateMatch(best, float(scores[order[0]]), second, other)
+    def scores(self, look: Look) -> dict[Card, float]:
+        """Each card's best cosine to the read, the card either way round."""
+        d = descriptor(look)
+        sims = np.maximum(self.descriptors @ d, self.descriptors @ turned(d))
+        best: dict[Card, float] = {}
+        for card, s in zip(self.cards, sims.tolist(), strict=True):
+            if s > best.get(card, -2.0):
+                best[card] = s
+        return best
 
-
-@dataclass(frozen=True)
-class TemplateMatch:
-    """The enrolled template likeliest for a card, its score, the runner-up's, and the best
-    score of a card not :func:`alike` it."""
-
-    card: Card
-    score: float
-    second: float
-    other: float
-
-    @property
-    def clear(self) -> float:
-        """How clearly the template names its card (0-1: its lead over the runner-up); none
-        below the floor (a card covered, or not the deck's)."""
-        return float(np.clip((self.score - self.second) / TEMPLATE_LEAD, 0, 1)) \
-            * float(self.score > TEMPLATE_FLOOR)
-
-    @property
-    def clear_kind(self) -> float:
-        """How clearly it names its card's rank and colour (its lead over any card not alike
-        it), as :attr:`clear`."""
-        return float(np.clip((self.score - self.other) / TEMPLATE_LEAD, 0, 1)) \
-            * float(self.score > TEMPLATE_FLOOR)
+    def match(self, look: Look) -> Match:
+        """The nearest enrolled card to a read, and its margin over any other."""
+        ranked = sorted(self.scores(look).items(), key=lambda cs: -cs[1])
+        (card, score), (other, second) = ranked[0], ranked[1]
+        return Match(card, score, score - second, other)
 
 
-def alike(a: Card, b: Card) -> bool:
-    """Whether two cards look alike to a template: the same rank and colour (the ace of
-    hearts and of diamonds differ only in the small pips' shape, which a template a pixel
-    off loses; the corners tell their suits)."""
-    return a.rank == b.rank and (a.suit in "HD") == (b.suit in "HD")
+def deck_meaning(glyph_reads: dict[Card, Array]) -> Array:
+    """What each glyph means in an enrolled deck, from the glyph chances its cards were read
+    with (each card's views summed): a glyph stands for the rank of the cards it was read on
+    most; the numbers always stand for themselves."""
+    m = np.zeros((len(GLYPHS) + 1, len(RANKS)), np.float32)
+    for r in range(2, 11):
+        m[GLYPHS.index(str(r)), RANKS.index(r)] = 1
+    weight = np.zeros((len(GLYPHS) + 1, len(RANKS)), np.float32)
+    for card, chances in glyph_reads.items():
+        weight[:, RANKS.index(card.rank)] += chances
+    for g, name in enumerate(GLYPHS):
+        if name.isdigit() and name != "1":
+            continue
+        if float(weight[g].max()) >= 0.5:  # read on at least one card, half sure
+            m[g, int(weight[g].argmax())] = 1
+    m[NO_GLYPH] = 0
+    return m

@@ -1,9 +1,15 @@
 """The virtual camera: seeded, deterministic photographs of a pile of cards on a table.
 
-A :class:`Scene` is the table (a felt, wood or cloth texture), the cards lying on it (the top one
-last, those beneath offset and partly covered) and maybe a hand; :func:`render` films it as a
-640x480 BGR frame through a camera with perspective, uneven light, glare, blur, noise and JPEG
-artefacts. :func:`random_scene` draws one at random from a seed: the same seed, the same image.
+A :class:`Scene` is the table (:mod:`hardware.camera.synthetic.tables`: felt, wood, white,
+dark, striped or checked cloth …), the cards lying on it (the top one last, those beneath
+offset and partly covered), maybe a hand, and the camera: its frame size (640x480 to 1280x960),
+its tilt off vertical (a pinhole camera turned about its centre, up to 30 degrees), the light
+(uneven, tinted, vignetted, a soft glare) and the picture's faults (focus and motion blur,
+sensor noise, JPEG). :func:`render` films it; :func:`random_scene` draws one from a seed within
+the range the recogniser is held to: the same seed, the same image.
+
+Positions are on the table plane, in pixels of the frame a camera straight above would take
+(the same frame size): :func:`camera` maps them into the tilted camera's frame.
 """
 
 from __future__ import annotations
@@ -19,30 +25,33 @@ import numpy as np
 import numpy.typing as npt
 
 from hardware.camera.synthetic.artwork import card_png
+from hardware.camera.synthetic.tables import table_image
 from referee.cards import Card, full_deck
 
 #: An image or any array (numpy's dtypes are not worth spelling out at this edge).
 Image = npt.NDArray[Any]
+#: The frame size of a scene unless it says otherwise.
 FRAME_W, FRAME_H = 640, 480
-#: The scale (``render(scene, FILM_SCALE)``) at which the locator's training films the scenes it
-#: does not film whole, before shrinking them to the network's input.
-FILM_SCALE = 0.5
+#: The frame sizes the recogniser is held to.
+SIZES = ((640, 480), (800, 600), (1024, 768), (1280, 960))
 
 
 @dataclass(frozen=True)
 class Placed:
-    """A card lying on the table: its centre and size in pixels of the frame, its turn."""
+    """A card lying on the table: its centre and length (its long side) in pixels of the
+    table plane, its turn (degrees)."""
 
     card: Card
     cx: float
     cy: float
     height: float
-    angle: float  # degrees
+    angle: float
 
 
 @dataclass(frozen=True)
 class Hand:
-    """A hand over the table: where the palm is, which way the fingers point, how big."""
+    """A hand over the table: where the palm is, which way the fingers point, how big (pixels
+    of a 640-wide frame: a hand is drawn to the frame's scale)."""
 
     x: float
     y: float
@@ -56,15 +65,19 @@ class Scene:
     """What the camera sees, and how it sees it."""
 
     deck: str
-    background: int
+    background: int  # the table (:func:`~hardware.camera.synthetic.tables.table_image`)
     cards: list[Placed] = field(default_factory=list)
     hands: list[Hand] = field(default_factory=list)
     seed: int = 0
-    tilt: tuple[float, float] = (0.0, 0.0)
-    light: tuple[float, float, float] = (1.0, 0.0, 0.0)
-    glare: tuple[float, float, float] | None = None
-    blur: float = 0.0
-    motion: float = 0.0
+    size: tuple[int, int] = (FRAME_W, FRAME_H)
+    tilt: tuple[float, float] = (0.0, 0.0)  # degrees off vertical, and towards which way
+    fov: float = 62.0  # the camera's horizontal field of view, degrees
+    light: tuple[float, float, float] = (1.0, 0.0, 0.0)  # gain, slope across, slope down
+    tint: tuple[float, float, float] = (1.0, 1.0, 1.0)  # white balance: B, G, R gains
+    vignette: float = 0.0
+    glare: tuple[float, float, float, float] | None = None  # x, y (share of frame), size, gain
+    blur: float = 0.0  # focus blur, pixels of a 640-wide frame
+    motion: tuple[float, float] = (0.0, 0.0)  # motion blur: length (as blur), direction
     noise: float = 0.0
     jpeg: int = 0
 
@@ -75,11 +88,11 @@ class Scene:
 
 
 #: A deck named ``NAME+plain`` is deck NAME with its border line painted white: a borderless
-#: card, as most real decks print theirs (every training deck has a border line).
+#: card, as many printed decks are.
 PLAIN = "+plain"
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=512)
 def card_rgba(deck: str, card: Card) -> Image:
     """A card's artwork as BGRA (``deck`` may end in :data:`PLAIN`), rendered once and cached."""
     base = deck.removesuffix(PLAIN)
@@ -88,64 +101,45 @@ def card_rgba(deck: str, card: Card) -> Image:
         raise OSError(f"cannot read the artwork of {card} in {base}")
     if im.shape[2] == 3:
         im = np.dstack([im, np.full(im.shape[:2], 255, np.uint8)])
-    if deck != base:  # the ring 3 px in from the card's edge, white
+    if deck != base:  # the ring 4 px in from the card's edge, the paper's colour
         alpha = im[..., 3]
-        inner = cv2.erode((alpha > 250).astype(np.uint8), np.ones((7, 7), np.uint8),
+        inner = cv2.erode((alpha > 250).astype(np.uint8), np.ones((9, 9), np.uint8),
                           borderType=cv2.BORDER_CONSTANT, borderValue=0)
-        im[(alpha > 0) & (inner == 0), :3] = 254
+        ring = (alpha > 0) & (inner == 0)
+        paper = np.median(im[inner > 0][:, :3], axis=0) if inner.any() else (254, 254, 254)
+        im[ring, :3] = np.asarray(paper, np.uint8)
     return np.asarray(im, np.uint8)
 
 
 @lru_cache(maxsize=8192)
 def _art_size(deck: str, card: Card) -> tuple[int, int]:
-    """A card's artwork's height and width, in pixels."""
     h, w = card_rgba(deck, card).shape[:2]
     return h, w
 
 
-def _aspect(deck: str, card: Card) -> float:
-    """A card's height over its width in its artwork."""
+def aspect(deck: str, card: Card) -> float:
+    """A card's length over its width in its artwork."""
     h, w = _art_size(deck, card)
     return h / w
 
 
-@lru_cache(maxsize=16)
-def _background(kind: int) -> Image:
-    rng = np.random.default_rng(kind)
-    h, w = FRAME_H + 80, FRAME_W + 80
-    palettes = [(40, 110, 40), (35, 80, 150), (120, 40, 40), (60, 60, 60), (30, 30, 35),
-                (45, 85, 130), (70, 120, 60), (95, 60, 40)]
-    base = np.array(palettes[kind % len(palettes)], np.float32)  # BGR
-    img: Image
-    if kind % 4 == 3:  # wood: grain along x
-        y = np.arange(h, dtype=np.float32)[:, None]
-        x = np.arange(w, dtype=np.float32)[None, :]
-        grain = np.sin(y / 7.0 + 3 * np.sin(x / 90.0 + kind)) * 0.5 + 0.5
-        wood = np.array([40, 80, 130], np.float32)
-        img = wood * (0.75 + 0.35 * grain[..., None])
-    else:
-        img = np.broadcast_to(base, (h, w, 3)).astype(np.float32)
-    fine = rng.normal(0, 9, (h, w, 1)).astype(np.float32)
-    coarse = cv2.resize(rng.normal(0, 12, (h // 40, w // 40)).astype(np.float32), (w, h))
-    img = img + fine + coarse[..., None]
-    return np.asarray(np.clip(img, 0, 255), np.uint8)
+def camera(scene: Scene) -> npt.NDArray[np.float64]:
+    """The homography from the table plane to the frame: a pinhole camera turned ``tilt[0]``
+    degrees off vertical about its centre, towards ``tilt[1]``."""
+    w, h = scene.size
+    f = (w / 2) / math.tan(math.radians(scene.fov) / 2)
+    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+    angle, towards = (math.radians(v) for v in scene.tilt)
+    axis = np.array([-math.sin(towards), math.cos(towards), 0.0]) * angle
+    R, _ = cv2.Rodrigues(axis)
+    return np.asarray(K @ R @ np.linalg.inv(K), np.float64)
 
 
-def _camera(scene: Scene) -> npt.NDArray[np.float64]:
-    """The homography from the table plane (frame pixels seen from straight above) to the
-    frame: a camera a little off vertical."""
-    tx, ty = scene.tilt
-    src = np.array([[0, 0], [FRAME_W, 0], [FRAME_W, FRAME_H], [0, FRAME_H]], np.float32)
-    dx, dy = tx * FRAME_W, ty * FRAME_H
-    dst = np.array([[dx, dy], [FRAME_W - dx, -dy], [FRAME_W + dx, FRAME_H + dy],
-                    [-dx, FRAME_H - dy]], np.float32)
-    return np.asarray(cv2.getPerspectiveTransform(src, dst), np.float64)
-
-
-def card_corners(p: Placed, aspect: float) -> npt.NDArray[np.float32]:
-    """The four corners of a placed card on the table plane (top-left first, clockwise)."""
+def card_corners(p: Placed, ratio: float) -> npt.NDArray[np.float32]:
+    """The four corners of a placed card on the table plane (top-left of its artwork first,
+    clockwise)."""
     h = p.height
-    w = h / aspect
+    w = h / ratio
     a = math.radians(p.angle)
     ca, sa = math.cos(a), math.sin(a)
     pts = [(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)]
@@ -154,274 +148,296 @@ def card_corners(p: Placed, aspect: float) -> npt.NDArray[np.float32]:
 
 
 def corners_in_frame(scene: Scene, p: Placed) -> npt.NDArray[np.float32]:
-    """A placed card's corners as the camera sees them."""
-    pts = card_corners(p, _aspect(scene.deck, p.card)).reshape(-1, 1, 2)
-    return np.asarray(cv2.perspectiveTransform(pts, _camera(scene)).reshape(-1, 2), np.float32)
+    """A placed card's corners as the camera sees them (pixels of the frame)."""
+    pts = card_corners(p, aspect(scene.deck, p.card)).reshape(-1, 1, 2)
+    return np.asarray(cv2.perspectiveTransform(pts, camera(scene)).reshape(-1, 2), np.float32)
 
 
-def _hand_mask(hand: Hand) -> npt.NDArray[np.float32]:
-    mask = np.zeros((FRAME_H, FRAME_W), np.uint8)
+def hand_mask(hand: Hand, size: tuple[int, int], scale: float = 1.0) -> npt.NDArray[np.float32]:
+    """Where a hand covers a frame of ``size`` (0-1), its coordinates times ``scale``."""
+    w, h = size
+    mask = np.zeros((h, w), np.uint8)
     a = math.radians(hand.angle)
     ux, uy = math.cos(a), math.sin(a)
-    s = hand.size
-    cv2.ellipse(mask, (round(hand.x), round(hand.y)), (round(0.55 * s), round(0.45 * s)),
-                hand.angle, 0, 360, 255, -1)
-    # the arm, back towards the edge of the frame
-    ax, ay = hand.x - ux * 3 * s, hand.y - uy * 3 * s
-    cv2.line(mask, (round(hand.x), round(hand.y)), (round(ax), round(ay)), 255, round(0.7 * s))
+    s = hand.size * scale
+    x, y = hand.x * scale, hand.y * scale
+
+    def pt(px: float, py: float) -> tuple[int, int]:
+        return round(px), round(py)
+
+    cv2.ellipse(mask, pt(x, y), pt(0.55 * s, 0.45 * s), hand.angle, 0, 360, 255, -1)
+    cv2.line(mask, pt(x, y), pt(x - ux * 3 * s, y - uy * 3 * s), 255, max(1, round(0.7 * s)))
     for i, (off, length) in enumerate(((-0.33, 0.85), (-0.11, 1.0), (0.11, 0.95),
                                        (0.31, 0.75))):
-        bx = hand.x + ux * 0.35 * s - uy * off * s
-        by = hand.y + uy * 0.35 * s + ux * off * s
-        ex, ey = bx + ux * length * s, by + uy * length * s
-        cv2.line(mask, (round(bx), round(by)), (round(ex), round(ey)), 255,
-                 max(3, round((0.2 - 0.01 * i) * s)))
+        bx, by = x + ux * 0.35 * s - uy * off * s, y + uy * 0.35 * s + ux * off * s
+        cv2.line(mask, pt(bx, by), pt(bx + ux * length * s, by + uy * length * s), 255,
+                 max(2, round((0.2 - 0.01 * i) * s)))
     thumb = a - 1.1
-    tx, ty = hand.x + math.cos(thumb) * 0.9 * s, hand.y + math.sin(thumb) * 0.9 * s
-    cv2.line(mask, (round(hand.x), round(hand.y)), (round(tx), round(ty)), 255,
-             max(3, round(0.22 * s)))
-    return cv2.GaussianBlur(mask, (5, 5), 0).astype(np.float32) / 255.0
+    cv2.line(mask, pt(x, y), pt(x + math.cos(thumb) * 0.9 * s, y + math.sin(thumb) * 0.9 * s),
+             255, max(2, round(0.22 * s)))
+    k = max(3, round(5 * scale) | 1)
+    return cv2.GaussianBlur(mask, (k, k), 0).astype(np.float32) / 255.0
 
 
-#: Pixels round a card's box that its shadow (a blur of radius 10, shifted 2) may darken.
+#: The least height (pixels) of the card artwork kept for a card drawn small: a card ``n``
+#: pixels long gets artwork 96, 192, 384 … pixels tall, never less than ``n`` (a warp that
+#: enlarges artwork blurs it; one that shrinks it much only samples it).
+_SMALL_CARD = 96
+
+
+@lru_cache(maxsize=4096)
+def _card_at(deck: str, card: Card, height: int) -> Image:
+    im = card_rgba(deck, card)
+    if height >= im.shape[0]:
+        return im
+    h, w = im.shape[:2]
+    size = (max(1, round(w * height / h)), height)
+    return np.asarray(cv2.resize(im, size, interpolation=cv2.INTER_AREA), np.uint8)
+
+
+def _artwork_for(deck: str, card: Card, length: float) -> Image:
+    """The card's artwork at the least kept height for a card ``length`` pixels long."""
+    kept = int(_SMALL_CARD * 2 ** max(0, math.ceil(math.log2(max(length, 1) / _SMALL_CARD))))
+    return _card_at(deck, card, kept)
+
+
+#: Pixels (of a 640-wide frame) round a card's box that its shadow may darken.
 _MARGIN = 16
 
 
-def _compose(frame: npt.NDArray[np.float32], warped: Image) -> npt.NDArray[np.float32]:
-    """``frame`` with the card ``warped`` (BGRA, the same size) laid on it."""
-    alpha = warped[..., 3:4].astype(np.float32) / 255.0
-    # a soft shadow where the card's edge stands off the table or the card beneath
-    shadow = cv2.GaussianBlur(alpha[..., 0], (0, 0), 2.5)
-    shadow = np.roll(shadow, (2, 2), axis=(0, 1))[..., None]
-    frame = frame * (1 - 0.45 * shadow)
-    face = warped[..., :3].astype(np.float32)
-    # the card's cut edge: a thin grey line all round (paper seen edge-on, dust, wear)
-    rim = alpha[..., 0] - cv2.erode(alpha[..., 0], np.ones((3, 3), np.uint8))
-    face = face * (1 - 0.35 * rim[..., None])
-    return np.asarray(frame * (1 - alpha) + face * alpha, np.float32)
+def _lay(frame: Image, warped: Image, box: tuple[int, int, int, int], k: float) -> None:
+    """Lay the card ``warped`` (BGRA, the frame's size within ``box``) on ``frame`` in place:
+    its soft shadow on what lies beneath, its grey cut edge."""
+    x0, y0, x1, y1 = box
+    alpha = warped[y0:y1, x0:x1, 3].astype(np.float32) / 255.0
+    shadow = cv2.GaussianBlur(alpha, (0, 0), max(0.5, 2.5 * k))
+    move = np.array([[1, 0, 2 * k], [0, 1, 2 * k]], np.float32)
+    shadow = cv2.warpAffine(shadow, move, (x1 - x0, y1 - y0))[..., None]
+    part = frame[y0:y1, x0:x1] * (1 - 0.45 * shadow)
+    rim = alpha - cv2.erode(alpha, np.ones((3, 3), np.uint8))
+    face = warped[y0:y1, x0:x1, :3].astype(np.float32) * (1 - 0.35 * min(1.0, k) * rim[..., None])
+    frame[y0:y1, x0:x1] = part * (1 - alpha[..., None]) + face * alpha[..., None]
 
 
-def render(scene: Scene, scale: float = 1.0) -> Image:
-    """Film the scene: a 640x480 BGR frame; with ``scale`` below 1, the frame at that share of
-    the size (see :func:`_render_small`)."""
-    if scale != 1.0:
-        return _render_small(scene, scale)
+def render(scene: Scene, out: tuple[int, int] | None = None) -> Image:
+    """Film the scene: a BGR frame of the scene's size, or of ``out`` (the same scene filmed
+    at that size: blur, motion and noise scaled with it; JPEG only at the scene's own size).
+    The locator's training films its scenes straight at the network's input size."""
+    w, h = scene.size
+    ow, oh = out or scene.size
+    k = ow / w  # output pixels per frame pixel
+    S = np.array([[k, 0, 0.5 * k - 0.5], [0, oh / h, 0.5 * oh / h - 0.5], [0, 0, 1]], np.float64)
     rng = np.random.default_rng(scene.seed)
-    H = _camera(scene)
-    bg = _background(scene.background)
-    ox, oy = 40, 40
-    shift = np.array([[1, 0, ox], [0, 1, oy], [0, 0, 1]], np.float64)
-    frame: Image = cv2.warpPerspective(bg, H @ shift, (FRAME_W, FRAME_H),
+    H = S @ camera(scene)
+    bg, margin = table_image(scene.background, (ow, oh))  # drawn at the output's scale
+    M = H @ np.array([[1 / k, 0, -margin / k], [0, 1 / k, -margin / k], [0, 0, 1]], np.float64)
+    frame: Image = cv2.warpPerspective(bg, M, (ow, oh), flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_REFLECT).astype(np.float32)
+    scale = k * w / FRAME_W  # pixels of a 640-wide frame to output pixels
     for p in scene.cards:
-        im = card_rgba(scene.deck, p.card)
-        ch, cw = im.shape[:2]
-        src = np.array([[0, 0], [cw, 0], [cw, ch], [0, ch]], np.float32)
-        dst = corners_in_frame(scene, p)
-        M = cv2.getPerspectiveTransform(src, dst)
-        warped = cv2.warpPerspective(im, M, (FRAME_W, FRAME_H), flags=cv2.INTER_AREA)
-        x, y, w, h = cv2.boundingRect(warped[..., 3])
-        if w == 0:
+        dst = cv2.perspectiveTransform(
+            card_corners(p, aspect(scene.deck, p.card)).reshape(-1, 1, 2), H).reshape(4, 2)
+        length = float(max(np.linalg.norm(dst[0] - dst[3]), np.linalg.norm(dst[1] - dst[2])))
+        im = _artwork_for(scene.deck, p.card, length)
+        ah, aw = im.shape[:2]
+        full_h, full_w = _art_size(scene.deck, p.card)
+        # the artwork's corners as they lie on the full-size artwork (pixel centres kept)
+        src = np.array([[0, 0], [full_w, 0], [full_w, full_h], [0, full_h]], np.float32)
+        src = (src + 0.5) * np.array([aw / full_w, ah / full_h], np.float32) - 0.5
+        x, y, bw, bh = cv2.boundingRect(dst.astype(np.float32))
+        m = round(_MARGIN * scale) + 2
+        x0, y0 = max(0, x - m), max(0, y - m)
+        x1, y1 = min(ow, x + bw + m), min(oh, y + bh + m)
+        if x1 <= x0 or y1 <= y0:
             continue  # wholly out of the frame
-        # Only the card's box and a margin wider than its shadow change: compose there. Near
-        # the frame's edges the whole frame is composed (the shadow's shift wraps round).
-        x0, y0, x1, y1 = x - _MARGIN, y - _MARGIN, x + w + _MARGIN, y + h + _MARGIN
-        if x0 < 0 or y0 < 0 or x1 > FRAME_W or y1 > FRAME_H:
-            x0, y0, x1, y1 = 0, 0, FRAME_W, FRAME_H
-        frame[y0:y1, x0:x1] = _compose(frame[y0:y1, x0:x1], warped[y0:y1, x0:x1])
+        shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
+        G = shift @ cv2.getPerspectiveTransform(src, dst.astype(np.float32))
+        warped = cv2.warpPerspective(im, G, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR)
+        _lay(frame[y0:y1, x0:x1], warped, (0, 0, x1 - x0, y1 - y0), scale)
     for hand in scene.hands:
-        m = _hand_mask(hand)[..., None]
+        mh = hand_mask(hand, (ow, oh), scale)[..., None]
         tone = np.array(hand.tone, np.float32)
-        shade = 0.8 + 0.25 * cv2.GaussianBlur(rng.random((FRAME_H, FRAME_W), np.float32),
-                                              (0, 0), 9)[..., None] * 2
-        frame = frame * (1 - m) + tone * shade * m
-    yy, xx = np.mgrid[0:FRAME_H, 0:FRAME_W].astype(np.float32)
-    return _film(scene, frame, xx, yy, rng, 1.0)
+        shade = 0.8 + 0.5 * cv2.GaussianBlur(rng.random((oh, ow), np.float32), (0, 0),
+                                             max(1.0, 9 * scale))[..., None]
+        frame = frame * (1 - mh) + tone * shade * mh
+    return _film(scene, frame, scale, (ow, oh) == scene.size, rng)
 
 
-def _film(scene: Scene, frame: Image, xx: Image, yy: Image, rng: np.random.Generator,
-          scale: float) -> Image:
-    """The camera's faults on a composed frame: uneven light and glare (``xx``, ``yy``: each
-    pixel's place in the 640x480 frame), motion, blur and noise (in pixels of the frame, times
-    ``scale``), then JPEG (at full size only)."""
+#: Sensor noise is drawn from a few fields of unit noise a frame size (drawing it afresh for
+#: every frame costs more than the rest of the film).
+_NOISES = 4
+
+
+@lru_cache(maxsize=_NOISES)
+def _noise_field(which: int) -> Image:
+    return np.random.default_rng(which).standard_normal((960, 1280, 3), dtype=np.float32)
+
+
+def _noise(w: int, h: int, which: int) -> Image:
+    """Unit noise for a frame of ``w`` x ``h``: a corner of one of the fields, or drawn anew
+    for a larger frame."""
+    if w <= 1280 and h <= 960:
+        return _noise_field(which)[:h, :w]
+    return np.random.default_rng(which).standard_normal((h, w, 3), dtype=np.float32)
+
+
+def _film(scene: Scene, frame: Image, scale: float, jpeg: bool,
+          rng: np.random.Generator) -> Image:
+    """The camera's faults on a composed frame: uneven, tinted, vignetted light, glare, motion
+    and focus blur and noise (``scale``: output pixels per pixel of a 640-wide frame), JPEG."""
+    oh, ow = frame.shape[:2]
+    # light, vignette and glare change slowly: worked out on a coarse grid, then enlarged
+    gw, gh = max(2, ow // 16), max(2, oh // 16)
+    yy, xx = np.mgrid[0:gh, 0:gw].astype(np.float32)
+    u, v = (xx + 0.5) / gw - 0.5, (yy + 0.5) / gh - 0.5
     gain, gx, gy = scene.light
-    field_ = gain * (1 + gx * (xx / FRAME_W - 0.5) + gy * (yy / FRAME_H - 0.5))
-    frame = frame * field_[..., None]
+    light = gain * (1 + gx * u + gy * v) * (1 - scene.vignette * (u * u + v * v) * 2)
+    glare = np.zeros_like(light)
     if scene.glare is not None:
-        gx_, gy_, strength = scene.glare
-        d2 = ((xx - gx_) ** 2 + (yy - gy_) ** 2) / (2 * 60.0 ** 2)
-        frame = frame + strength * np.exp(-d2)[..., None]
-    if scene.motion > 0:
-        k = max(1, round(scene.motion * scale))
-        kernel = np.zeros((k, k), np.float32)
-        kernel[k // 2, :] = 1.0 / k
-        frame = cv2.filter2D(frame, -1, kernel)
-    if scene.blur > 0:
+        cx, cy, size, strength = scene.glare
+        d2 = ((u + 0.5 - cx) ** 2 + ((v + 0.5 - cy) * oh / ow) ** 2) / (2 * size ** 2)
+        glare = strength * np.exp(-d2)
+    gains = cv2.merge([light * np.float32(t) for t in scene.tint])
+    frame = cv2.multiply(frame, cv2.resize(gains, (ow, oh), interpolation=cv2.INTER_LINEAR))
+    if scene.glare is not None:
+        glare = cv2.resize(glare, (ow, oh), interpolation=cv2.INTER_LINEAR)
+        frame = cv2.add(frame, cv2.merge([glare, glare, glare]))
+    length, direction = scene.motion
+    if length * scale >= 1.5:
+        n = max(2, round(length * scale))
+        kernel = np.zeros((n | 1, n | 1), np.float32)
+        c = (n | 1) // 2
+        a = math.radians(direction)
+        cv2.line(kernel, (round(c - math.cos(a) * n / 2), round(c - math.sin(a) * n / 2)),
+                 (round(c + math.cos(a) * n / 2), round(c + math.sin(a) * n / 2)), 1.0, 1)
+        frame = cv2.filter2D(frame, -1, kernel / kernel.sum())
+    if scene.blur * scale > 0.3:
         frame = cv2.GaussianBlur(frame, (0, 0), scene.blur * scale)
     if scene.noise > 0:
-        frame = frame + rng.normal(0, scene.noise * scale, frame.shape).astype(np.float32)
-    out: Image = np.asarray(np.clip(frame, 0, 255), np.uint8)
-    if scene.jpeg and scale == 1.0:
+        noise = _noise(frame.shape[1], frame.shape[0], int(rng.integers(_NOISES)))
+        frame = cv2.scaleAdd(noise, scene.noise * min(1.0, scale), frame)
+    out: Image = np.asarray(cv2.convertScaleAbs(cv2.max(frame, 0.0)), np.uint8)  # saturated
+    if scene.jpeg and jpeg:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg])
         if ok:
             out = np.asarray(cv2.imdecode(buf, cv2.IMREAD_COLOR), np.uint8)
     return out
 
 
-#: The least height (pixels) of the card artwork kept for small frames: at a quarter of the
-#: frame a card is at most 75 pixels long; a longer card gets artwork twice, four times …
-#: as tall, never less than its own length (a warp that enlarges artwork blurs it).
-_SMALL_CARD = 96
-
-
-def _small_height(length: float) -> int:
-    """The height of the kept artwork for a card ``length`` pixels long in a small frame."""
-    return int(_SMALL_CARD * 2 ** max(0, math.ceil(math.log2(length / _SMALL_CARD))))
-
-
-@lru_cache(maxsize=8192)
-def _card_small(deck: str, card: Card, height: int) -> Image:
-    im = card_rgba(deck, card)
-    h, w = im.shape[:2]
-    size = (max(1, round(w * height / h)), height)
-    return np.asarray(cv2.resize(im, size, interpolation=cv2.INTER_AREA), np.uint8)
-
-
-@lru_cache(maxsize=256)
-def _background_small(kind: int, scale: float) -> Image:
-    bg = _background(kind)
-    size = (round(bg.shape[1] * scale), round(bg.shape[0] * scale))
-    return np.asarray(cv2.resize(bg, size, interpolation=cv2.INTER_AREA), np.uint8)
-
-
-def _to_small(scale: float) -> npt.NDArray[np.float64]:
-    """Pixels of the frame (or of any image) to pixels of that image shrunk by ``scale``,
-    pixel centres as ``cv2.resize`` puts them."""
-    c = 0.5 * scale - 0.5
-    return np.array([[scale, 0, c], [0, scale, c], [0, 0, 1]], np.float64)
-
-
-def _render_small(scene: Scene, scale: float) -> Image:
-    """The scene filmed straight at ``scale`` of the frame's size: close to the 640x480 frame
-    shrunk with ``cv2.INTER_AREA`` (the locator's input), at a small share of the cost. Blur,
-    motion and noise are scaled as the shrinking scales them; JPEG is left out (its 8-pixel
-    blocks mostly average away). For training the locator, where thousands of frames are
-    needed."""
-    rng = np.random.default_rng(scene.seed)
-    w, h = round(FRAME_W * scale), round(FRAME_H * scale)
-    S = _to_small(scale)
-    bg = _background_small(scene.background, scale)
-    shift = np.array([[1, 0, 40], [0, 1, 40], [0, 0, 1]], np.float64)
-    M = S @ _camera(scene) @ shift @ np.linalg.inv(S)
-    frame: Image = cv2.warpPerspective(bg, M, (w, h),
-                                       borderMode=cv2.BORDER_REFLECT).astype(np.float32)
-    for p in scene.cards:
-        target = p.height * scale
-        kept = _small_height(target)
-        im = _card_small(scene.deck, p.card, kept)
-        if target < 0.8 * kept:  # shrink by area first: a warp only samples
-            k = target / kept
-            im = cv2.resize(im, (max(1, round(im.shape[1] * k)), max(1, round(target))),
-                            interpolation=cv2.INTER_AREA)
-        # the artwork's corners (as the full frame warps them) in the shrunk artwork
-        full_h, full_w = _art_size(scene.deck, p.card)
-        kx, ky = im.shape[1] / full_w, im.shape[0] / full_h
-        src = np.array([[0, 0], [full_w, 0], [full_w, full_h], [0, full_h]], np.float32)
-        src = (src + 0.5) * np.array([kx, ky], np.float32) - 0.5
-        dst = cv2.perspectiveTransform(corners_in_frame(scene, p).reshape(-1, 1, 2), S)
-        warped = cv2.warpPerspective(im, cv2.getPerspectiveTransform(src, dst), (w, h),
-                                     flags=cv2.INTER_LINEAR)
-        alpha = warped[..., 3:4].astype(np.float32) / 255.0
-        shadow = cv2.GaussianBlur(alpha[..., 0], (0, 0), max(0.5, 2.5 * scale))
-        move = np.array([[1, 0, 2 * scale], [0, 1, 2 * scale]], np.float32)
-        shadow = cv2.warpAffine(shadow, move, (w, h))[..., None]
-        frame = frame * (1 - 0.45 * shadow)
-        rim = alpha[..., 0] - cv2.erode(alpha[..., 0], np.ones((3, 3), np.uint8))
-        face = warped[..., :3].astype(np.float32) * (1 - 0.35 * scale * rim[..., None])
-        frame = frame * (1 - alpha) + face * alpha
-    for hand in scene.hands:
-        m = cv2.resize(_hand_mask(hand), (w, h), interpolation=cv2.INTER_AREA)[..., None]
-        tone = np.array(hand.tone, np.float32)
-        shade = 0.8 + 0.25 * cv2.GaussianBlur(rng.random((h, w), np.float32),
-                                              (0, 0), 9 * scale)[..., None] * 2
-        frame = frame * (1 - m) + tone * shade * m
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    return _film(scene, frame, (xx + 0.5) / scale - 0.5, (yy + 0.5) / scale - 0.5, rng, scale)
-
-
-def random_look(scene: Scene, rng: random.Random) -> None:
-    """Draw the camera's tilt, the light and the picture's faults."""
-    scene.tilt = (rng.uniform(-0.06, 0.06), rng.uniform(-0.06, 0.06))
-    scene.light = (rng.uniform(0.7, 1.15), rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5))
+def random_look(scene: Scene, rng: random.Random, *, tilt: float = 30.0) -> None:
+    """Draw the camera's tilt (up to ``tilt`` degrees), the light and the picture's faults."""
+    scene.tilt = (rng.uniform(0, tilt) if rng.random() < 0.7 else rng.uniform(0, 5),
+                  rng.uniform(-180, 180))
+    scene.fov = rng.uniform(50, 75)
+    scene.light = (rng.uniform(0.65, 1.15), rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5))
+    scene.tint = (rng.uniform(0.85, 1.15), 1.0, rng.uniform(0.85, 1.15))
+    scene.vignette = rng.choice((0.0, rng.uniform(0, 0.35)))
     if rng.random() < 0.3:
-        scene.glare = (rng.uniform(0, FRAME_W), rng.uniform(0, FRAME_H), rng.uniform(20, 70))
-    scene.blur = rng.choice((0.0, 0.0, 0.6, 1.0, 1.4))
-    scene.motion = rng.choice((0.0, 0.0, 0.0, 3.0))
-    scene.noise = rng.uniform(0, 7)
-    scene.jpeg = rng.choice((0, 50, 70, 85, 95))
+        scene.glare = (rng.random(), rng.random(), rng.uniform(0.05, 0.2), rng.uniform(20, 90))
+    scene.blur = rng.choice((0.0, 0.0, 0.5, 0.8, 1.2, 1.6))
+    scene.motion = (rng.choice((0.0, 0.0, 0.0, rng.uniform(2, 6))), rng.uniform(0, 180))
+    scene.noise = rng.uniform(0, 8)
+    scene.jpeg = rng.choice((0, 45, 60, 75, 85, 95))
 
 
-def random_hand(rng: random.Random, avoid: tuple[float, float, float] | None = None) -> Hand:
-    """A hand reaching in from an edge of the frame (away from ``avoid`` = x, y, radius)."""
+def random_hand(rng: random.Random, size: tuple[int, int],
+                avoid: tuple[float, float, float] | None = None) -> Hand:
+    """A hand reaching in from an edge of a frame of ``size`` (away from ``avoid`` = x, y,
+    radius, pixels of the frame)."""
+    w, h = size
+    k = w / FRAME_W
+    x, y = w / 2, h / 2
     for _ in range(20):
-        x, y = rng.uniform(0, FRAME_W), rng.uniform(0, FRAME_H)
+        x, y = rng.uniform(0, w), rng.uniform(0, h)
         if avoid is None or math.hypot(x - avoid[0], y - avoid[1]) > avoid[2]:
             break
-    angle = math.degrees(math.atan2(y - FRAME_H / 2, x - FRAME_W / 2)) + 180
-    angle += rng.uniform(-30, 30)
+    angle = math.degrees(math.atan2(y - h / 2, x - w / 2)) + 180 + rng.uniform(-30, 30)
     tone = rng.choice(((120, 150, 205), (90, 120, 170), (60, 80, 120), (140, 170, 225)))
-    return Hand(x, y, angle, rng.uniform(45, 75), tone)
+    return Hand(x / k, y / k, angle, rng.uniform(45, 75), tone)
 
 
-def half_extent(height: float, angle: float) -> tuple[float, float]:
-    """Half the width and height of the frame a card of ``height`` pixels turned ``angle``
-    degrees takes, with room for the camera's tilt."""
-    a = math.radians(angle)
-    width = height / 1.45
-    return (0.5 * (width * abs(math.cos(a)) + height * abs(math.sin(a))) * 1.08 + 4,
-            0.5 * (width * abs(math.sin(a)) + height * abs(math.cos(a))) * 1.08 + 4)
+def in_frame(scene: Scene, p: Placed, margin: float = 2.0) -> bool:
+    """Whether the whole of a placed card lies in the frame."""
+    c = corners_in_frame(scene, p)
+    w, h = scene.size
+    return bool((c.min(axis=0) >= margin).all() and (c[:, 0] <= w - 1 - margin).all()
+                and (c[:, 1] <= h - 1 - margin).all())
+
+
+def apparent_length(scene: Scene, p: Placed) -> float:
+    """A placed card's long side as the camera sees it (pixels, the longer of the two)."""
+    c = corners_in_frame(scene, p)
+    return float(max(np.linalg.norm(c[0] - c[3]), np.linalg.norm(c[1] - c[2])))
+
+
+def pile(scene: Scene, rng: random.Random, top: Card, length: float, below: int,
+         cards: list[Card], *, squared: float = 0.2, angle: float | None = None) -> bool:
+    """Lay a pile in the scene: the top card ``length`` pixels long (as seen) wholly in the
+    frame, ``below`` cards of ``cards`` beneath it at any offset and turn (a share
+    ``squared`` of piles lie almost square on one another). False if no place was found."""
+    w, h = scene.size
+    angle = rng.uniform(-180, 180) if angle is None else angle
+    back = np.linalg.inv(camera(scene))  # from the frame to the table
+    for attempt in range(80):
+        room = 0.42 * max(0.0, 1.0 - length / h)  # a long card lies near the middle
+        u, v = (0.5 + rng.uniform(-room, room)) * w, (0.5 + rng.uniform(-room, room)) * h
+        cx, cy = (float(c) for c in cv2.perspectiveTransform(
+            np.array([[[u, v]]], np.float64), back)[0, 0])
+        trial = Placed(top, cx, cy, length, angle)
+        seen = apparent_length(scene, trial)
+        trial = Placed(top, cx, cy, length * length / max(seen, 1.0), angle)
+        if in_frame(scene, trial):
+            break
+        if attempt >= 20:
+            length *= 0.98  # a card too long for the frame at this tilt: a little shorter
+    else:
+        return False
+    square = rng.random() < squared
+    for card in cards[:below]:
+        if square:
+            d, turn = rng.uniform(0.0, 0.12) * trial.height, rng.uniform(-8, 8)
+        else:
+            d, turn = rng.uniform(0.1, 0.6) * trial.height, rng.uniform(-180, 180)
+        b = rng.uniform(0, 2 * math.pi)
+        scene.cards.append(Placed(card, cx + d * math.cos(b), cy + d * math.sin(b),
+                                  trial.height, angle + turn))
+    scene.cards.append(trial)
+    return True
 
 
 def random_scene(seed: int, deck: str, *, top: Card | None = None, beneath: int | None = None,
-                 hands: bool = True) -> Scene:
-    """A random pile photograph: a top card (``top`` or random) wholly in view, up to 3 cards
-    beneath it, sometimes a hand beside the top card's corners. The same arguments, the same
-    scene."""
+                 hands: bool = True, size: tuple[int, int] | None = None,
+                 length: tuple[float, float] | None = None, tilt: float = 30.0,
+                 angle: float | None = None, table: int | None = None) -> Scene:
+    """A random pile photograph within the range the recogniser is held to: a frame of one of
+    :data:`SIZES` (or ``size``), the top card (``top`` or random) wholly in view, from 120
+    pixels long to 90 % of the frame's height (or ``length``: the least and most), 0 to 4
+    cards beneath at any offset and turn, any table, a camera up to ``tilt`` degrees off
+    vertical, sometimes a hand beside the pile (``angle``: the top card's turn, ``table``: the
+    table, else drawn). The same arguments, the same scene."""
     rng = random.Random(f"scene-{deck}-{seed}")
-    scene = Scene(deck=deck, background=rng.randrange(8), seed=seed)
+    frame = size or rng.choice(SIZES)
+    number = rng.randrange(100_000)
+    scene = Scene(deck=deck, background=number if table is None else table, seed=seed,
+                  size=frame)
     cards = full_deck()
     rng.shuffle(cards)
-    if top is not None:
-        cards.remove(top)
-        cards.append(top)
-    n_below = rng.choice((0, 1, 1, 2, 3)) if beneath is None else beneath
-    height = rng.uniform(170, 260)
-    angle = rng.uniform(-180, 180)
-    # The camera is mounted over the pile: the top card lies wholly in view (the cards
-    # beneath may run out of it), with room for the camera's tilt.
-    half_w, half_h = half_extent(height, angle)
-    cx = rng.uniform(half_w, FRAME_W - half_w)
-    cy = rng.uniform(half_h, FRAME_H - half_h)
-    random_look(scene, rng)
-    for _ in range(20):  # the camera's tilt may still take a corner out
-        corners = corners_in_frame(scene, Placed(cards[-1], cx, cy, height, angle))
-        if (corners.min(axis=0) >= 2).all() and (corners[:, 0] <= FRAME_W - 3).all() \
-                and (corners[:, 1] <= FRAME_H - 3).all():
-            break
-        cx = rng.uniform(half_w, FRAME_W - half_w)
-        cy = rng.uniform(half_h, FRAME_H - half_h)
-    for i in range(n_below):
-        d = rng.uniform(0.15, 0.45) * height
-        a = rng.uniform(0, 2 * math.pi)
-        scene.cards.append(Placed(cards[i], cx + d * math.cos(a), cy + d * math.sin(a), height,
-                                  angle + rng.uniform(-40, 40)))
-    scene.cards.append(Placed(cards[-1], cx, cy, height, angle))
+    card = top or cards[-1]
+    cards = [c for c in cards if c != card]
+    low, high = length or (120.0, 0.9 * frame[1])
+    want = math.exp(rng.uniform(math.log(low), math.log(high)))
+    random_look(scene, rng, tilt=tilt)
+    n_below = rng.choice((0, 1, 1, 2, 2, 3, 4)) if beneath is None else beneath
+    if not pile(scene, rng, card, want, n_below, cards, angle=angle):
+        scene.tilt = (0.0, 0.0)
+        pile(scene, rng, card, min(want, 0.8 * frame[1]), n_below, cards, angle=angle)
     if hands and rng.random() < 0.25:
-        scene.hands.append(random_hand(rng, (cx, cy, 0.95 * height)))
+        p = scene.cards[-1]
+        scene.hands.append(random_hand(rng, frame, (p.cx, p.cy, 0.95 * p.height)))
     return scene
 
 
 def as_dict(scene: Scene) -> dict[str, Any]:
     """What the scene holds, for a bench's or a test's message."""
     return {"deck": scene.deck, "top": str(scene.top), "cards": len(scene.cards),
-            "hands": len(scene.hands), "seed": scene.seed}
+            "hands": len(scene.hands), "seed": scene.seed, "size": list(scene.size)}

@@ -23,7 +23,7 @@ from hardware.camera.synthetic.scene import (
     Hand,
     Placed,
     Scene,
-    _hand_mask,
+    hand_mask,
     render,
 )
 from referee.cards import Card
@@ -53,8 +53,8 @@ class VirtualTable:
         self.rng = random.Random(f"virtual-table-{seed}")
         self.card_height = card_height
         self.events = _Events()
-        self.look = Scene(deck=deck, background=self.rng.randrange(8), seed=seed,
-                          tilt=(self.rng.uniform(-0.04, 0.04), self.rng.uniform(-0.04, 0.04)),
+        self.look = Scene(deck=deck, background=self.rng.randrange(100_000), seed=seed,
+                          tilt=(self.rng.uniform(0, 8), self.rng.uniform(-180, 180)),
                           light=(self.rng.uniform(0.85, 1.1), self.rng.uniform(-0.3, 0.3),
                                  self.rng.uniform(-0.3, 0.3)))
         self.cx, self.cy = FRAME_W / 2, FRAME_H / 2
@@ -109,7 +109,7 @@ class VirtualTable:
         if hands:
             img = img.copy()
             for hand in hands:
-                m = _hand_mask(hand)[..., None]
+                m = hand_mask(hand, (FRAME_W, FRAME_H))[..., None]
                 img = img * (1 - m) + np.array(hand.tone, np.float32) * m
         n = int(t * self.fps // 1_000_000_000)
         out = np.clip(img + self._noise[n % len(self._noise)], 0, 255).astype(np.uint8)

@@ -45,3 +45,16 @@ def test_a_camera_table_waits_the_camera_window() -> None:
     doc = table()
     doc["table"]["settle_ms"] = 40  # type: ignore[index]
     assert parse_config(doc).settle_ms == 40
+
+
+@pytest.mark.parametrize("letters", [["english"], ["german", "russian"]])
+def test_the_index_letters_reach_the_recogniser(letters: list[str], tmp_path: Path) -> None:
+    pytest.importorskip("cv2")
+    from cardtable.wiring import camera_edge
+    from hardware.camera.reader.classify import glyph_ranks
+
+    cfg = parse_config(table(camera={"index_letters": letters}))
+    edge = camera_edge(cfg, open_source=lambda: None)
+    meaning = edge.recogniser.meaning
+    assert (meaning == glyph_ranks(tuple(letters))).all()
+    assert not (meaning == glyph_ranks()).all()  # not the default sets

@@ -1,6 +1,11 @@
-"""The virtual camera's frames (hardware/camera/synthetic/scene.py)."""
+"""The virtual camera's frames (hardware/camera/synthetic/scene.py, tables.py): scenes over the
+range the recogniser is held to (issue 33), the same seed the same frame, and a frame filmed
+small the frame filmed whole and shrunk."""
 
 from __future__ import annotations
+
+import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -9,100 +14,131 @@ cv2 = pytest.importorskip("cv2")
 
 from hardware.camera.synthetic import scene as scene_module  # noqa: E402
 from hardware.camera.synthetic.scene import (  # noqa: E402
-    FILM_SCALE,
+    SIZES,
+    Placed,
     Scene,
+    apparent_length,
+    camera,
     corners_in_frame,
+    in_frame,
     random_scene,
     render,
 )
+from hardware.camera.synthetic.tables import KINDS, kind_of, table_image  # noqa: E402
+from referee.cards import Card  # noqa: E402
 
 
 @pytest.mark.slow
-def test_a_card_composed_in_its_box_is_the_card_composed_on_the_whole_frame(
-        decks: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each card is laid on the frame only inside its box and a margin (the cost of a frame
-    is then the cards' area, not the frame's times the cards): the frames are the very ones
-    composed on the whole frame, shadows and all, near the frame's edges too."""
-    scenes = [random_scene(seed, deck) for seed in range(40)
-              for deck in ("anglo", "touati+plain")]
-    boxed = [render(s) for s in scenes]
-    monkeypatch.setattr(scene_module, "_MARGIN", 10_000)  # every box leaves the frame: whole
-    whole = [render(s) for s in scenes]
-    assert all(np.array_equal(a, b) for a, b in zip(boxed, whole, strict=True))
-    monkeypatch.setattr(scene_module, "_MARGIN", 4)  # a margin narrower than the shadow
-    narrow = [render(s) for s in scenes]
-    assert not all(np.array_equal(a, b) for a, b in zip(narrow, whole, strict=True))
+def test_random_scenes_span_the_issue_s_range(decks: None) -> None:
+    """Frames of every size, the top card wholly in view from about 120 pixels long to 90 % of
+    the frame's height, 0 to 4 cards beneath, tilt up to 30 degrees, every kind of table."""
+    scenes = [random_scene(seed, "anglo") for seed in range(400)]
+    assert {s.size for s in scenes} == set(SIZES)
+    lengths = [apparent_length(s, s.cards[-1]) / s.size[1] for s in scenes]
+    small = [apparent_length(s, s.cards[-1]) for s in scenes]
+    assert min(small) < 140 and min(small) > 100
+    assert max(lengths) > 0.8 and max(lengths) < 0.95
+    assert all(in_frame(s, s.cards[-1]) for s in scenes)
+    assert {len(s.cards) - 1 for s in scenes} == {0, 1, 2, 3, 4}
+    tilts = [s.tilt[0] for s in scenes]
+    assert max(tilts) > 25 and max(tilts) <= 30
+    assert {kind_of(s.background) for s in scenes} == set(KINDS)
+    turns = {round(s.cards[-1].angle / 90) % 4 for s in scenes}
+    assert turns == {0, 1, 2, 3}
 
 
-def test_a_small_frame_is_the_frame_filmed_and_shrunk(decks: None) -> None:
-    """A scene filmed straight at the locator's input size (160x120) is the 640x480 frame
-    shrunk as the locator shrinks a camera's frame, to within the pixels that the artwork's
-    own shrinking changes (sensor noise and JPEG left out here: a small frame draws other
-    noise, and no JPEG)."""
-    scenes = [random_scene(seed, deck) for seed in range(20)
-              for deck in ("anglo", "touati+plain")]
-    for s in scenes:
-        s.noise, s.jpeg = 0.0, 0
-    small = [render(s, 0.25) for s in scenes]
-    assert {f.shape for f in small} == {(120, 160, 3)}
-    assert np.array_equal(render(scenes[0], 0.25), small[0])
-    shrunk = [cv2.resize(render(s), (160, 120), interpolation=cv2.INTER_AREA) for s in scenes]
-    off = [float(np.abs(a.astype(np.float32) - b).mean()) for a, b in zip(small, shrunk,
-                                                                          strict=True)]
-    # measured: 1.8 on average, 2.9 at most; each card one small pixel off gives 4.2 and 6.6
-    assert float(np.mean(off)) < 2.5 and max(off) < 4.0, off
+def test_the_same_seed_films_the_same_frame(decks: None) -> None:
+    a, b = random_scene(3, "anglo", size=(640, 480)), random_scene(3, "anglo", size=(640, 480))
+    assert a == b
+    assert np.array_equal(render(a), render(b))
+    assert render(a).shape == (480, 640, 3)
 
 
-def _edges(scene: Scene) -> np.ndarray:
-    """The pixels of a 160x120 frame within a pixel or so of a card's edge."""
-    band = np.zeros((120, 160), np.uint8)
-    for card in scene.cards:
-        quad = np.round(corners_in_frame(scene, card) * 4).astype(np.int32)  # /4, 4 bits
-        cv2.polylines(band, [quad.reshape(-1, 1, 2)], True, 1, 3, cv2.LINE_8, 4)
-    return band > 0
+def test_a_level_camera_sees_the_table_as_it_lies() -> None:
+    s = Scene(deck="anglo", background=0, size=(800, 600))
+    assert np.allclose(camera(s), np.eye(3))
+    s.tilt = (25.0, 40.0)
+    h = camera(s)
+    # a square on the table seen tilted is no longer a square: its far side is shorter
+    sq = np.array([[[300.0, 200.0]], [[500.0, 200.0]], [[500.0, 400.0]], [[300.0, 400.0]]])
+    seen = cv2.perspectiveTransform(sq, h).reshape(4, 2)
+    sides = [np.linalg.norm(seen[i] - seen[(i + 1) % 4]) for i in range(4)]
+    assert max(sides) / min(sides) > 1.1
+
+
+def test_a_top_card_is_drawn_where_its_corners_say(decks: None) -> None:
+    """Inside the top card's outline the frame is the card (light paper near its corner), and
+    the outline is where the card's edge is."""
+    for seed in range(6):
+        s = random_scene(seed, "anglo", beneath=0, hands=False, size=(640, 480))
+        s.glare, s.blur, s.motion, s.noise, s.jpeg = None, 0.0, (0.0, 0.0), 0.0, 0
+        s.light, s.tint, s.vignette = (1.0, 0.0, 0.0), (1.0, 1.0, 1.0), 0.0
+        frame = render(s)
+        quad = corners_in_frame(s, s.cards[-1])
+        inside = np.zeros(frame.shape[:2], np.uint8)
+        cv2.fillConvexPoly(inside, np.round(quad).astype(np.int32), 1)
+        inside = cv2.erode(inside, np.ones((9, 9), np.uint8))
+        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        assert np.median(grey[inside > 0]) > 180, seed  # a white card
 
 
 @pytest.mark.slow
-def test_the_locator_s_training_frames_are_filmed_at_half_size_for_the_card_edges(
-        decks: None) -> None:
-    """The locator's training films at half size and shrinks (:func:`training.locator.sample`):
-    along the cards' edges, where the network finds the top card, that is much nearer the
-    full frame shrunk than filming straight at the input size."""
-    scenes = [random_scene(seed, deck) for seed in range(20)
-              for deck in ("anglo", "touati+plain")]
-    half, quarter, whole = [], [], []
-    for s in scenes:
-        s.noise, s.jpeg = 0.0, 0
-        shrunk = cv2.resize(render(s), (160, 120), interpolation=cv2.INTER_AREA)
-        filmed = cv2.resize(render(s, FILM_SCALE), (160, 120), interpolation=cv2.INTER_AREA)
-        edge = _edges(s)
-        off = np.abs(filmed.astype(np.float32) - shrunk)
-        half.append(float(off[edge].mean()))
-        whole.append(float(off.mean()))
-        quarter.append(float(np.abs(render(s, 0.25).astype(np.float32) - shrunk)[edge].mean()))
-    # measured: 4.2 grey levels along the edges at half size, 7.6 at the input size; 1.2 over
-    # the whole frame (2.4 at most)
-    assert float(np.mean(half)) < 0.7 * float(np.mean(quarter)), (half, quarter)
-    assert float(np.mean(whole)) < 1.6 and max(whole) < 3.0, whole
-
-
-def test_a_long_card_filmed_at_half_size_keeps_its_artwork_sharp(decks: None) -> None:
-    """A card 290 pixels long is 145 long at half size: its artwork is kept at 192 pixels, not
-    enlarged from the 96 kept for a quarter (which blurred its face). Inside the card the half
-    frame is then within 2.3 grey levels on average of the full frame shrunk (3.6 from
-    96-pixel artwork)."""
-    import dataclasses
-
+def test_a_frame_filmed_small_is_the_frame_filmed_whole_and_shrunk(decks: None) -> None:
+    """The locator's training films straight at its input size: that is close to the full
+    frame shrunk by area (noise, JPEG and blur left out)."""
     off = []
     for seed in range(12):
-        scene = random_scene(seed, "anglo", beneath=0, hands=False)
-        scene.noise, scene.jpeg, scene.blur, scene.motion = 0.0, 0, 0.0, 0.0
-        scene.cards[-1] = dataclasses.replace(scene.cards[-1], height=290.0)
-        shrunk = cv2.resize(render(scene), (320, 240), interpolation=cv2.INTER_AREA)
-        inside = np.zeros((240, 320), np.uint8)
-        cv2.fillConvexPoly(inside, np.round(corners_in_frame(scene, scene.cards[-1]) / 2)
-                           .astype(np.int32), 1)
-        inside = cv2.erode(inside, np.ones((7, 7), np.uint8))
-        diff = np.abs(render(scene, 0.5).astype(np.float32) - shrunk)
-        off.append(float(diff[inside > 0].mean()))
-    assert float(np.mean(off)) < 2.9, off
+        s = random_scene(seed, "touati", size=(640, 480))
+        s.noise, s.jpeg, s.blur, s.motion = 0.0, 0, 0.0, (0.0, 0.0)
+        small = render(s, (160, 120))
+        assert small.shape == (120, 160, 3)
+        shrunk = cv2.resize(render(s), (160, 120), interpolation=cv2.INTER_AREA)
+        off.append(float(np.abs(small.astype(np.float32) - shrunk).mean()))
+    # measured: 2.8 on average; 8.9 at most (a checked cloth, tilted 22 degrees: its fine
+    # pattern drawn small differs from the large one shrunk)
+    assert float(np.mean(off)) < 4.0 and max(off) < 11.0, off
+
+
+@pytest.mark.slow
+def test_cards_are_composed_only_in_their_box(decks: None,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each card is laid on the frame only inside its box and a margin: the frames are the very
+    ones composed with a margin as wide as the frame."""
+    scenes = [random_scene(seed, "anglo", size=(640, 480)) for seed in range(10)]
+    boxed = [render(s) for s in scenes]
+    monkeypatch.setattr(scene_module, "_MARGIN", 10_000)
+    whole = [render(s) for s in scenes]
+    assert all(np.array_equal(a, b) for a, b in zip(boxed, whole, strict=True))
+
+
+@pytest.mark.slow
+def test_every_kind_of_table_is_drawn_at_any_size() -> None:
+    numbers: dict[str, int] = {}
+    for n in range(300):
+        numbers.setdefault(kind_of(n), n)
+    assert set(numbers) == set(KINDS)
+    for kind, n in numbers.items():
+        for size in ((160, 128), (1280, 960)):
+            image, margin = table_image(n, size)
+            assert image.shape == (size[1] + 2 * margin, size[0] + 2 * margin, 3), kind
+            assert image.dtype == np.uint8
+
+
+def test_a_long_card_keeps_in_the_frame_at_any_tilt(decks: None) -> None:
+    """A card 90 % of the frame's height, the camera tilted 30 degrees: the scene shortens it
+    as needed to keep it wholly in view."""
+    for seed in range(20):
+        s = random_scene(seed, "anglo", length=(0.9 * 480, 0.9 * 480), size=(640, 480))
+        assert in_frame(s, s.cards[-1])
+        assert apparent_length(s, s.cards[-1]) > 0.6 * 480
+
+
+def test_placed_cards_turn_about_their_centre() -> None:
+    s = Scene(deck="anglo", background=0)
+    p = Placed(Card.parse("QH"), 320, 240, 200, 90)
+    monkey = dataclasses.replace(p, angle=0)
+    a = scene_module.card_corners(p, 1.4)
+    b = scene_module.card_corners(monkey, 1.4)
+    assert np.allclose(a.mean(axis=0), b.mean(axis=0))
+    assert math.isclose(float(np.linalg.norm(a[0] - a[3])), 200, rel_tol=1e-5)
+    assert s.top is None

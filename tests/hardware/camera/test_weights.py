@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_every_weights_file_is_listed_and_every_listed_file_is_there() -> None:
     on_disk = {p.name for p in weights.FOLDER.iterdir() if p.suffix in weights.SUFFIXES}
     listed = set(weights.manifest())
-    assert on_disk == listed == {"locator.onnx", "model.npz"}
+    assert on_disk == listed == {"locator.onnx", "classifier.onnx"}
 
 
 def test_each_file_has_the_size_and_checksum_the_manifest_gives() -> None:
@@ -43,11 +43,11 @@ def test_a_file_with_one_byte_flipped_fails_the_check(tmp_path: Path) -> None:
         shutil.copy(weights.FOLDER / name, tmp_path / name)
     shutil.copy(weights.MANIFEST, tmp_path / "weights.json")
     assert weights.problems(tmp_path, tmp_path / "weights.json") == []
-    copy = tmp_path / "model.npz"
+    copy = tmp_path / "classifier.onnx"
     data = bytearray(copy.read_bytes())
     data[len(data) // 2] ^= 0x01
     copy.write_bytes(bytes(data))
-    entry = weights.manifest()["model.npz"]
+    entry = weights.manifest()["classifier.onnx"]
     got = weights.file_problems(copy, entry)
     assert len(got) == 1 and "sha256" in got[0]  # the same size, another checksum
     assert weights.problems(tmp_path, tmp_path / "weights.json") == got
@@ -80,7 +80,7 @@ def test_the_wheel_ships_the_weights_and_no_training_code(tmp_path: Path) -> Non
     assert not [n for n in names if n.startswith("training/")]
     assert not [n for n in names if re.search(r"(^|/)train[^/]*\.py$", n)]
     assert not [n for n in names if n.startswith("tests/")]
-    for name in ("locator.onnx", "model.npz", "weights.json", "recognise.py"):
+    for name in ("locator.onnx", "classifier.onnx", "weights.json", "recognise.py"):
         assert f"hardware/camera/reader/{name}" in names, name
     web = sorted(p.name for p in (ROOT / "cardtable" / "display" / "web").iterdir()
                  if p.is_file())

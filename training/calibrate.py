@@ -1,0 +1,130 @@
+"""How the recogniser's thresholds were chosen: from a dump of reads of decks the networks never
+saw (``python3 bench/camera_decks.py --folds 1 --first-seed 40000 --dump reads.jsonl``: each
+fold's decks read with that fold's networks, on scenes other than those the bench reports), the
+share right and wrong at each threshold.
+
+``python3 -m training.calibrate reads.jsonl``: for the out-of-the-box threshold
+(:data:`~hardware.camera.reader.recognise.THRESHOLD`, on the card's chance), the enrolled deck's
+margin alone (:data:`~hardware.camera.reader.recognise.MARGIN`), and the enrolled decision as
+:func:`~hardware.camera.reader.recognise.decide_enrolled` makes it (margins
+:data:`~hardware.camera.reader.recognise.AGREE` and ``MARGIN``), the shares of reads right and
+wrong at each candidate, over all decks and for the worst deck; the thresholds chosen are the
+least that keep the wrong share under the issue's limits with room to spare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import itertools
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hardware.camera.reader.recognise import AGREE_CHANCE, DENY, INDEX, NEAR, THRESHOLD
+
+AGREES = (0.0, 0.005, 0.01, 0.02)
+AGREE_CHANCES = (0.0, 0.3, 0.5, 0.7)
+OUT_OF_BOX = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99)
+MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15)
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    """The dump's rows (one a scene)."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            rows.append(row)
+    return rows
+
+
+def shares(rows: list[dict[str, Any]], named: Callable[[dict[str, Any]], str | None]
+           ) -> tuple[float, float, float]:
+    """The shares of rows that ``named`` names right and wrong (None: unclear), and the worst
+    deck's wrong share."""
+    right = wrong = 0
+    by_deck: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in rows:
+        by_deck[r["deck"]][1] += 1
+        got = named(r)
+        if got is None:
+            continue
+        if got == r["top"]:
+            right += 1
+        else:
+            wrong += 1
+            by_deck[r["deck"]][0] += 1
+    n = max(1, len(rows))
+    return right / n, wrong / n, max(w / max(1, t) for w, t in by_deck.values())
+
+
+def curve(rows: list[dict[str, Any]], key: str, guess: str, candidates: tuple[float, ...],
+          extra: Any = None) -> list[tuple[float, float, float, float]]:
+    """For each candidate: the shares right and wrong over all rows, and the worst deck's
+    wrong share, a row naming its ``guess`` where its ``key`` reaches the candidate."""
+    out = []
+    for c in candidates:
+        def named(r: dict[str, Any], c: float = c) -> str | None:
+            ok = key in r and (extra is None or extra(r)) and r[key] >= c
+            return str(r[guess]) if ok else None
+
+        out.append((c, *shares(rows, named)))
+    return out
+
+
+def enrolled(r: dict[str, Any], agree: float, margin: float,
+             agree_chance: float = AGREE_CHANCE) -> str | None:
+    """The card :func:`~hardware.camera.reader.recognise.decide_enrolled` names for a dumped
+    read with these margins (None: unclear)."""
+    if "margin" not in r or r.get("reason") in ("not the top card", "no card"):
+        return None
+    seen = r["deck_index"] >= INDEX
+    card, chance, match = r["deck_guess"], r["deck_chance"], r["match"]
+    if seen and card == match and (r["margin"] >= agree and chance >= agree_chance
+                                   or chance >= THRESHOLD):
+        return str(card)
+    if r["margin"] >= margin and r["score"] >= NEAR:
+        return None if seen and card != match and chance >= DENY else str(match)
+    return None
+
+
+def enrolled_grid(rows: list[dict[str, Any]]
+                  ) -> list[tuple[float, float, float, float, float, float]]:
+    """For each agreeing margin and chance and each margin alone: the shares right and wrong,
+    and the worst deck's wrong share."""
+    out = []
+    for agree, chance, margin in itertools.product(AGREES, AGREE_CHANCES, MARGINS):
+        out.append((agree, chance, margin,
+                    *shares(rows, functools.partial(enrolled, agree=agree, margin=margin,
+                                                    agree_chance=chance))))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m training.calibrate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dump", type=Path)
+    args = ap.parse_args(argv)
+    rows = load(args.dump)
+    print(f"{len(rows)} reads of {len({r['deck'] for r in rows})} decks")
+    print("out of the box: threshold, right, wrong, worst deck's wrong")
+    for c, right, wrong, worst in curve(rows, "chance", "guess", OUT_OF_BOX,
+                                        lambda r: r.get("indexed") and r.get("on_top", 1) >= 0):
+        print(f"  {c:5.2f}  {right:.4f}  {wrong:.4f}  {worst:.4f}")
+    print("enrolled: margin, right, wrong, worst deck's wrong")
+    for c, right, wrong, worst in curve(rows, "margin", "match", MARGINS):
+        print(f"  {c:5.2f}  {right:.4f}  {wrong:.4f}  {worst:.4f}")
+    print("enrolled, deck and classifier together: agree, agree chance, margin, right, wrong, "
+          "worst deck's wrong")
+    for agree, chance_, margin, right, wrong, worst in enrolled_grid(rows):
+        print(f"  {agree:5.3f}  {chance_:4.2f}  {margin:5.2f}  {right:.4f}  {wrong:.4f}  "
+              f"{worst:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
