@@ -99,8 +99,8 @@ class CameraEdge:
                 for frame in self._source.frames():
                     if self._stop.is_set():
                         break
-                    self._online()
                     self.process(frame, self.recogniser.read(frame.image))
+                    self._online()  # after a frame was read: a reader that fails never flaps
                 else:
                     if not self._stop.is_set():
                         self._offline("no more frames")
