@@ -106,10 +106,12 @@ def test_an_old_cookie_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 # --------------------------------------------------------------------------- the site
 
 
-def with_site(tmp_path: Path, check: Callable[[OperatorSite, str], Awaitable[None]]) -> None:
-    """Serve a table's site on a free port and run ``check(site, base)`` against it."""
-    svc = service(config(tmp_path, game="banka-bever"), FakeTime())
-    site = OperatorSite(svc, port=0, pairing_folder=svc.journal_dir)
+def with_site(tmp_path: Path, check: Callable[[OperatorSite, str], Awaitable[None]],
+              extra: str = "", config_path: Path | None = None) -> None:
+    """Serve a table's site on a free port and run ``check(site, base)`` against it (with
+    ``config_path``, the file its wizard rewrites; ``extra``, lines of its table.toml)."""
+    svc = service(config(tmp_path, game="banka-bever", extra=extra), FakeTime())
+    site = OperatorSite(svc, port=0, pairing_folder=svc.journal_dir, config_path=config_path)
     svc.outputs.append(site)
 
     async def go() -> None:

@@ -270,20 +270,7 @@ def test_a_handler_that_fails_answers_a_json_refusal_with_the_headers(
 def with_table_site(tmp_path: Path, check: Callable[[OperatorSite, str], Awaitable[None]],
                     extra: str = "") -> None:
     """A table's site whose wizard rewrites the table's own ``table.toml``."""
-    svc = service(config(tmp_path, game="banka-bever", extra=extra), FakeTime())
-    site = OperatorSite(svc, port=0, pairing_folder=svc.journal_dir,
-                        config_path=tmp_path / "table.toml")
-    svc.outputs.append(site)
-
-    async def go() -> None:
-        await site.start(svc)
-        try:
-            await check(site, site.url)
-        finally:
-            await site.stop()
-            svc.close()
-
-    asyncio.run(go())
+    with_site(tmp_path, check, extra=extra, config_path=tmp_path / "table.toml")
 
 
 def test_the_camera_preview_opens_this_machines_cameras_only(
