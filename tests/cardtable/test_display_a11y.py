@@ -157,8 +157,9 @@ def test_four_colours_shapes_and_the_light_theme(chromium, table, tmp_path) -> N
     assert four["card suit-C"] == "rgb(27, 94, 32)" and four["card suit-D red"] == \
         "rgb(13, 71, 161)"  # green clubs and blue diamonds on the card's face
     # The shapes tell the suits apart without colour, and are never small.
-    sizes = page.evaluate("[...document.querySelectorAll('#pile .card .suit')].map((e) => "
-                          "parseFloat(getComputedStyle(e).fontSize))")
+    # (the table plays on: wait for a moment with cards on the pile, which a won pile empties)
+    sizes = wait_js(page, "[...document.querySelectorAll('#pile .card .suit')].map((e) => "
+                    "parseFloat(getComputedStyle(e).fontSize)).filter((x) => x > 0)", timeout=40)
     assert sizes and min(sizes) >= 40, sizes
     symbols = page.evaluate("[...document.querySelectorAll('#probe .suit')].map((e) => "
                             "e.textContent)")
