@@ -13,10 +13,11 @@ the journal's disk), and ``progress_tmpfs`` runs the progress case with the jour
 ``/dev/shm`` (when there is one), where fsync costs nothing: what the referee itself adds.
 ``progress_loaded`` is the ``progress`` run again while ``--load`` busy loops (default one per
 core, each a process spinning at the default priority, as ``stress --cpu N`` does) compete
-for the cores with the referee, the broker and the display, these three at the priority the
-systemd units give the referee and the broker (``Nice=-10``, deploy/systemd; when this process
-may not raise its priority, at its own, and ``loaded_nice`` says so);
-``progress_loaded_default`` is the same at the default priority, what it was before.
+for the cores with the referee, the broker and the display, these three scheduled as the
+systemd units run the referee and the broker (round-robin real time, ``CPUSchedulingPolicy=rr``
+at priority 10, deploy/systemd; ``loaded_policy`` says so, or that this process may not);
+``progress_loaded_nice`` the same at ``Nice=-10`` (the units before) and
+``progress_loaded_default`` at the default priority.
 
     python3 bench/slap_to_display.py [--n 200] [--load N]
 """
@@ -112,7 +113,9 @@ def fsync_times(folder: Path, n: int = 200) -> dict[str, float]:
 def busy_loops(n: int) -> Iterator[None]:
     """``n`` processes spinning on a core each while the block runs."""
     procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-    for proc in procs:  # at the default priority, whatever the bench's own (nice -n -10 …)
+    for proc in procs:  # at the default policy and priority, whatever the bench's own
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(proc.pid, os.SCHED_OTHER, os.sched_param(0))
         os.setpriority(os.PRIO_PROCESS, proc.pid, 0)
     try:
         time.sleep(0.5)  # let them take their cores before the first slap
@@ -123,26 +126,35 @@ def busy_loops(n: int) -> Iterator[None]:
             proc.wait()
 
 
-#: The niceness deploy/systemd gives the referee and the broker (``Nice=``).
+#: The scheduling deploy/systemd gives the referee and the broker (``CPUSchedulingPolicy=rr``,
+#: ``CPUSchedulingPriority=10``), and the niceness it gave them before (``Nice=-10``).
+UNIT_PRIORITY = 10
 UNIT_NICE = -10
 
 
 @contextlib.contextmanager
-def unit_priority(wanted: bool, result: dict) -> Iterator[None]:
-    """Run the block (and the broker and display it starts) at :data:`UNIT_NICE` when
-    ``wanted`` and allowed; the busy loops set their own, the default."""
-    if not wanted:
+def unit_priority(how: str | None, result: dict) -> Iterator[None]:
+    """Run the block (and the broker and display it starts) as the units run the referee and
+    the broker (``how`` "rr": round-robin real time at :data:`UNIT_PRIORITY`; "nice": at
+    :data:`UNIT_NICE`), when allowed; the busy loops set their own, the default."""
+    if how is None:
         yield
         return
     before = os.getpriority(os.PRIO_PROCESS, 0)
     try:
-        os.setpriority(os.PRIO_PROCESS, 0, UNIT_NICE)
-        result["loaded_nice"] = UNIT_NICE
+        if how == "rr":
+            os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(UNIT_PRIORITY))
+            result["loaded_policy"] = f"SCHED_RR {UNIT_PRIORITY}"
+        else:
+            os.setpriority(os.PRIO_PROCESS, 0, UNIT_NICE)
+            result["loaded_nice"] = UNIT_NICE
     except PermissionError:
-        result["loaded_nice"] = f"{before} (not allowed to raise the priority here)"
+        result[f"loaded_{how}"] = "not allowed here: at the default priority"
     try:
         yield
     finally:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
         os.setpriority(os.PRIO_PROCESS, 0, before)
 
 
@@ -164,11 +176,13 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(("progress_tmpfs", "progress", "/dev/shm", 0))
     if args.load:
         runs.append(("progress_loaded", "progress", None, args.load))
+        runs.append(("progress_loaded_nice", "progress", None, args.load))
         runs.append(("progress_loaded_default", "progress", None, args.load))
         result["load"] = f"{args.load} busy loops"
     for name, release, where, load in runs:
         with tempfile.TemporaryDirectory(prefix="slap-display-") as tmp, \
-                unit_priority(name == "progress_loaded", result), \
+                unit_priority({"progress_loaded": "rr", "progress_loaded_nice": "nice"}.get(name),
+                              result), \
                 PrivateBroker(Path(tmp)) as broker, \
                 tempfile.TemporaryDirectory(prefix="slap-journal-", dir=where) as jdir, \
                 busy_loops(load):

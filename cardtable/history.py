@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hardware.threads import background
 from referee.describe import seat_name
 from referee.games import games
 from referee.journal import JournalError, read_before, read_journal
@@ -482,6 +483,7 @@ class HistoryPublisher:
             await asyncio.sleep(0.01)
 
     def _work(self) -> None:
+        background()  # judging old journals takes its turn with the Pi's other work
         while True:
             try:
                 now = time.time()

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cardtable.i18n import ENGLISH_LANGUAGE, Language, language
+from hardware.threads import background
 from referee.describe import describe
 from referee.model import VERDICT_KINDS, Verdict
 from referee.races import PHOTO_FINISH_NS
@@ -221,6 +222,7 @@ class Speaker:
 
     # -- the thread ----------------------------------------------------------------------------
     def _run(self) -> None:
+        background()  # and the programs it starts: below the judging loop
         while True:
             self._wake.wait()
             self._wake.clear()

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from hardware.camera.reader.lays import FRAMES, Lay, LayTracker
 from hardware.camera.reader.recognise import Read, Recogniser
 from hardware.camera.reader.sources import Frame, SourceError
+from hardware.threads import background
 from referee.games import games
 from referee.model import Input
 
@@ -86,6 +87,7 @@ class CameraEdge:
 
     # -- the reading thread -------------------------------------------------------------------
     def _run(self) -> None:
+        background()  # reading frames is steady work: never ahead of the judging loop
         while not self._stop.is_set():
             try:
                 self._source = self.open_source()
