@@ -18,8 +18,10 @@ exists (unless told to replace it); only recovery continues a journal
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,9 +241,25 @@ def _take(journal: Journal | None, number: int, line: str, seen: dict[str, int])
 def read_journal(path: str | os.PathLike[str], *, tolerate_torn_tail: bool = False) -> Journal:
     """Read a journal file (see :func:`parse_lines`). A line that is not UTF-8 text, or longer
     than :data:`MAX_LINE_BYTES`, is a malformed line like any other (its number and why),
-    read no further than that limit into memory."""
+    read no further than that limit into memory. A path that is not a regular file (a device,
+    a pipe: ``/dev/zero`` never ends) is an :class:`OSError` saying so, before it is opened."""
+    _regular(Path(path))
     with open(path, "rb") as fh:
         return parse_lines(_file_lines(fh), tolerate_torn_tail=tolerate_torn_tail)
+
+
+def _regular(path: Path, *, missing_ok: bool = False) -> None:
+    """Raise :class:`OSError` (EINVAL, in words) if ``path`` is there and is not a regular file
+    or a folder (which open() names itself): a device or a pipe is never a journal."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise OSError(errno.EINVAL, "not a regular file (a device or a pipe): not a journal",
+                      str(path))
 
 
 def _file_lines(fh: Any) -> Iterator[str]:
@@ -299,6 +317,8 @@ def _create(path: Path, header: bytes, *, fsync: bool, replace: bool) -> int:
     """A new journal whose header is on disk before its name is: the header is written to a
     file beside it that is then linked (or, with ``replace``, renamed) to ``path``, so a stop
     or a power cut never leaves a journal without its header. The descriptor appends to it."""
+    if replace:  # a journal is written over a journal, never over a device or a pipe
+        _regular(path, missing_ok=True)
     spare = path.with_name(f".{path.name}.{os.getpid()}.new")
     fd = os.open(spare, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
                  0o644)

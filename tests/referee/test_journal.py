@@ -3,6 +3,7 @@
 import errno
 import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -271,3 +272,36 @@ def test_create_still_refuses_a_journal_that_exists(tmp_path) -> None:
     with pytest.raises(JournalExistsError):
         JournalWriter.create(path, header)
     assert path.read_text() == "someone's game\n" and list(tmp_path.iterdir()) == [path]
+
+
+def _device(path: Path) -> Path:
+    """A character device like /dev/null (major 1, minor 3) where a test may make one, else a
+    named pipe: neither may be read or written as a journal."""
+    import stat
+
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, AttributeError):
+        os.mkfifo(path)
+    return path
+
+
+def test_a_device_or_a_pipe_is_never_read_or_replaced_as_a_journal(tmp_path: Path) -> None:
+    """Found by the issue 36 audit: ``simulate --journal /dev/null --overwrite`` as root replaced
+    /dev/null itself with a regular file, and ``replay /dev/zero`` never ended."""
+    import stat
+
+    for name in ("null", "pipe"):
+        node = tmp_path / name
+        if name == "null":
+            _device(node)
+        else:
+            os.mkfifo(node)
+        kind = stat.S_IFMT(node.lstat().st_mode)
+        with pytest.raises(OSError, match="not a regular file"):
+            read_journal(node)  # at once: a pipe is not even opened (that would wait)
+        with pytest.raises(OSError, match="not a regular file"):
+            JournalWriter.create(node, JournalHeader.from_json(HEADER).resolved(), fsync=False,
+                                 replace=True)
+        assert stat.S_IFMT(node.lstat().st_mode) == kind  # still what it was
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
