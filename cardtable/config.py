@@ -37,6 +37,7 @@ from cardtable.speech import ENGINES, SAYS, SpeechConfig
 from hardware.camera.config import CAMERA_SETTLE_MS
 from referee.errors import ConfigError, OptionError, shown
 from referee.games import games
+from referee.model import name_problem
 from referee.options import TableOptions
 
 CARD_SOURCES = ("virtual", "console", "board", "camera")
@@ -170,8 +171,8 @@ def _check_seat_names(seats: list[Any], path: str) -> None:
             raise ConfigError(path, where, f"must be a name in quotes, got {shown(name)}")
         if not name.strip():
             raise ConfigError(path, where, "must not be empty: every seat needs a name")
-        if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in name):
-            raise ConfigError(path, where, f"{shown(name)} must not contain control characters")
+        if (problem := name_problem(name)) is not None:
+            raise ConfigError(path, where, f"{shown(name)} {problem}")
         if len(name) > MAX_SEAT_NAME:
             raise ConfigError(path, where, f"{shown(name)} is {len(name)} characters long; "
                               f"at most {MAX_SEAT_NAME}")

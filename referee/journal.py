@@ -39,7 +39,7 @@ from referee.errors import (
 )
 from referee.games import game as game_named
 from referee.games import games
-from referee.model import Input
+from referee.model import Input, name_problem
 from referee.options import TableOptions, options_to_json
 
 __all__ = [
@@ -136,6 +136,9 @@ class JournalHeader:
         seats = obj.get("seats")
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
             raise InputError("'seats' must be a list of names")
+        for k, seat in enumerate(seats):
+            if (problem := name_problem(seat)) is not None:
+                raise InputError(f"seat {k}'s name {shown(seat)} {problem}")
         if len(seats) not in game.seat_range:
             raise GameError(f"{name} takes {game.min_seats} to {game.max_seats} seats, "
                             f"the header has {len(seats)}")

@@ -6,6 +6,7 @@ one line of ``referee replay --json``. Both convert to and from those JSON objec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
@@ -256,3 +257,24 @@ def illegal(t: int, seat: int, code: RefusalCode, reason: str, why: str | None =
         data["why"] = why
         data["args"] = {} if args is None else args
     return Verdict(t, "illegal", data)
+
+
+
+#: What no name may hold: C0 and C1 controls, DEL, the line and paragraph separators, and the
+#: marks that embed, override or isolate text's direction.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a seat's name, or None: it may not hold control characters (a
+    terminal would act on ``ESC [2J`` and a newline would fake a line of its own) nor the
+    marks that turn text's direction (U+202E shows ``anna`` as ``anna`` backwards)."""
+    if _UNSAFE.search(name):
+        return "must not contain control characters or direction marks"
+    return None
+
+
+def visible(text: str) -> str:
+    """``text`` with every character :func:`name_problem` refuses shown as U+FFFD: for text
+    from outside (a broker, a file) that is printed or drawn."""
+    return _UNSAFE.sub("\ufffd", text)

@@ -15,6 +15,7 @@ from typing import Any
 
 from referee.cards import parse_card
 from referee.errors import CardError, RefereeError
+from referee.model import visible
 
 #: The largest ``state`` or ``events`` payload a display reads (bytes). A real state is a few
 #: kilobytes (eight seats, the whole deck on the pile and eight recent verdicts stay under 8 KB);
@@ -48,7 +49,7 @@ def _number(key: str, v: Any) -> int:
 def _text(key: str, v: Any) -> str:
     if not isinstance(v, str):
         raise _why(key, v, "text")
-    return v
+    return visible(v)  # a terminal never acts on an escape sequence from the broker
 
 
 def _flag(key: str, v: Any) -> bool:
@@ -176,9 +177,22 @@ def read_json(payload: bytes, limit: int = MAX_PAYLOAD) -> Any:
         raise Unreadable(f"{size_text(len(payload))}, more than the {size_text(limit)} a "
                          "display reads")
     try:
-        return json.loads(payload)
+        return _visible_all(json.loads(payload))
     except (ValueError, RecursionError):
         raise Unreadable("not JSON") from None
+
+
+def _visible_all(value: Any) -> Any:
+    """Every text in a JSON value made :func:`~referee.model.visible`: what a display prints
+    or draws from the broker never holds a control character or a direction mark (a seat
+    named ``ESC [2J`` cleared a terminal display's screen)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, list):
+        return [_visible_all(v) for v in value]
+    if isinstance(value, dict):
+        return {visible(k): _visible_all(v) for k, v in value.items()}
+    return value
 
 
 def size_text(n: int) -> str:

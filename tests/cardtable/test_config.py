@@ -37,7 +37,7 @@ def _table(**table: Any) -> dict[str, Any]:
     (_table(seats=["  ", "Bo"]), "table.seats[0]: must not be empty: every seat needs a name"),
     (_table(seats=["Anna", 7]), "table.seats[1]: must be a name in quotes, got 7"),
     (_table(seats=["Anna", "B\x07o"]),
-     'table.seats[1]: "B\\u0007o" must not contain control characters'),
+     'table.seats[1]: "B\\u0007o" must not contain control characters or direction marks'),
     (_table(seats=["Anna", "B" * 41]),
      f'table.seats[1]: "{"B" * 41}" is 41 characters long; at most 40'),
 ])

@@ -1,0 +1,54 @@
+"""Found by the issue 36 audit: seat names holding terminal escape sequences, newlines and
+direction marks, from a journal or from the broker, were printed as they were: ``ESC [2J``
+cleared a terminal display's screen, an OSC sequence set its title, and a newline faked a
+``Game over`` line of its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from cardtable.cli import main
+from cardtable.config import load_config
+from cardtable.display.check import check_state, read_json
+from cardtable.display.render import render
+from referee.errors import ConfigError
+
+EVIL = ["\x1b[2J\x1b[31mEVIL\x1b]0;pwned\x07", "Bo\nGame over: Bo wins", "\u202eanna", "Dan\r"]
+UNSAFE = ("\x1b", "\x07", "\r", "\u202e")
+
+
+def test_a_journal_whose_seats_hold_control_characters_is_a_damaged_header(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    journal = tmp_path / "evil.jsonl"
+    journal.write_text(json.dumps({"journal": 1, "game": "banka-bever", "seats": EVIL,
+                                   "dealer": 0, "options": {}, "seed": 3}) + "\n")
+    assert main(["replay", str(journal)]) == 2
+    captured = capsys.readouterr()
+    assert "must not contain control characters" in captured.err
+    assert not any(c in captured.out + captured.err for c in UNSAFE)
+    assert "Game over: Bo wins" not in captured.out
+
+
+def test_a_state_from_the_broker_is_drawn_without_its_escape_sequences() -> None:
+    state = read_json(json.dumps({"game": "banka-bever", "seats": EVIL, "counts": [1, 2, 3, 4],
+                                  "pile": [], "turn": 0, "table": "t\x1b]0;x\x07",
+                                  "recent": [{"verdict": "game_over", "winners": [1],
+                                              "text": "Game over\x1b[2J"}]}).encode())
+    state = check_state(state)
+    console = Console(record=True, width=120, force_terminal=False)
+    console.print(render(state, state["recent"], "online"))
+    text = console.export_text()
+    assert not any(c in text for c in UNSAFE), repr(text)
+    assert "\ufffd[2J\ufffd[31mEVIL" in text and "Bo\ufffdGame over" in text
+
+
+def test_table_toml_refuses_direction_marks_too(tmp_path: Path) -> None:
+    path = tmp_path / "table.toml"
+    path.write_text('[table]\nid = "t1"\ngame = "banka-bever"\nseats = ["\u202eanna", "Bo"]\n'
+                    'card_source = "virtual"\n')
+    with pytest.raises(ConfigError, match="direction marks"):
+        load_config(path)
