@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from cardtable.commands import (
     run,
     simulate,
 )
-from cardtable.errors import CommandError
+from cardtable.errors import CommandError, TemporaryFailure
 from cardtable.extras import extra_message, missing_extra
 from cardtable.logs import error_line
 from referee import __version__
@@ -92,13 +93,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(error_line(f"referee: {extra_message(extra, f'referee {args.command}')}"),
               file=sys.stderr)
         return CommandError.exit_status
-    except Exception as exc:  # a bug: one clear line; the traceback with REFEREE_DEBUG=1
-        if os.environ.get("REFEREE_DEBUG"):
-            raise
-        print(error_line(f"referee: unexpected error ({type(exc).__name__}: {exc}); run again "
-                         "with REFEREE_DEBUG=1 for the details, and please report it"),
-              file=sys.stderr)
-        return 70
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS):
+            return _bug(exc)
+        # a disk that is full (the output redirected to it, a report): may pass, not a bug
+        print(error_line(f"referee: cannot write ({exc.strerror})"), file=sys.stderr)
+        return TemporaryFailure.exit_status
+    except Exception as exc:
+        return _bug(exc)
+
+
+def _bug(exc: BaseException) -> int:
+    """A bug: one clear line; the traceback with REFEREE_DEBUG=1."""
+    if os.environ.get("REFEREE_DEBUG"):
+        raise exc
+    print(error_line(f"referee: unexpected error ({type(exc).__name__}: {exc}); run again "
+                     "with REFEREE_DEBUG=1 for the details, and please report it"),
+          file=sys.stderr)
+    return 70
 
 
 if __name__ == "__main__":

@@ -35,6 +35,11 @@ MAX_CHUNK = 10
 Task = tuple[str, int, list[dict[str, Any]], list[tuple[int, int]]]
 
 
+#: The most worker processes: more than any machine's cores gains nothing, and a typing slip
+#: (--jobs 99999999999999999999) forked until the machine stood still.
+MAX_JOBS = 256
+
+
 def default_jobs() -> int:
     """All the cores this process may use."""
     try:
@@ -171,12 +176,21 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:
         raise CommandError("--jobs must be 1 or more")
+    if jobs > MAX_JOBS:
+        raise CommandError(f"--jobs {jobs}: at most {MAX_JOBS} processes (this machine has "
+                           f"{os.cpu_count() or 1} cores)")
     out = Path(args.out) if args.out else None
     if out is not None:
         require("analyse", "--out (the report's plots)")
         if out.exists() and not out.is_dir():
             raise CommandError(f"--out {out}: not a folder")
+        try:  # before the games are played, not after: their figures must have a place
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CommandError(f"--out {out}: cannot make the folder "
+                               f"({exc.strerror or exc})") from None
     pairs = game_seeds(args.seed, args.games, len(variants))
+    jobs = min(jobs, len(pairs))  # a process per game at the most
     from rich.console import Console
     from rich.progress import (
         BarColumn,

@@ -43,7 +43,7 @@ def ip_address(text: str) -> str:
 
 def port_number(text: str) -> int:
     """A TCP port (0: any free one)."""
-    if not text.isdecimal() or not 0 <= int(text) <= 65535:
+    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number 0..65535")
     return int(text)
 

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from cardtable.commands.argtypes import add_language_option
+from cardtable.commands.argtypes import add_language_option, port_number
 from cardtable.display.follow import follow, show_live, show_once
 from cardtable.display.hall import run_hall
 from cardtable.display.view import TableView
@@ -34,7 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="serve the browser display (large type, for a TV or tablet): this "
                    "command follows the broker and streams the table to the page, which needs "
                    "no broker access")
-    p.add_argument("--port", type=int, default=8080, help="with --web: HTTP port (default 8080)")
+    p.add_argument("--port", type=port_number, default=8080,
+                   help="with --web: HTTP port (default 8080)")
     p.add_argument("--bind", default="127.0.0.1",
                    help="with --web: address to listen on (default 127.0.0.1; 0.0.0.0 for "
                    "screens on the network)")

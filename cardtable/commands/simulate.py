@@ -105,7 +105,13 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any], lang: Lan
 
     if args.journal:
         raise CommandError("--full-stack journals to --journal-dir (the service's journal)")
-    journal_dir = journal_dir_arg(args.journal_dir)
+    try:
+        journal_dir = journal_dir_arg(args.journal_dir)
+    except (FileExistsError, NotADirectoryError):  # a file where the folder should be
+        raise CommandError(f"--journal-dir {args.journal_dir}: not a folder") from None
+    except OSError as exc:  # permission, a full or read-only disk: as referee run says it
+        raise TemporaryFailure(f"--journal-dir {args.journal_dir}: cannot make the folder "
+                               f"({exc.strerror or exc})") from None
     temporary = args.journal_dir is None  # a folder of our own: removed once the game is told
     fast = args.json or args.fast
     speed, settle_ms = full_stack_pace(fast=fast, camera=bool(args.camera), speed=args.speed,

@@ -447,6 +447,12 @@ _OPENING_MAX = 52
 _OPENING = [bytes(k) + bytes([c]) for k in range(2 * _OPENING_MAX) for c in range(5)]
 
 
+#: The most cards two notation hands may hold: twenty packs. Play keeps every position of the
+#: game, each as long as the hands, so memory grows with the square of it (12 000 cards took
+#: 1.5 GB and then ended in a MemoryError).
+MAX_NOTATION_CARDS = 1040
+
+
 def _solve(
     a: bytes, b: bytes, max_cards: int | None
 ) -> tuple[dict[str, Any], tuple[bytes, bytes, int]]:
@@ -458,6 +464,9 @@ def _solve(
     ``len(s) - len(s.lstrip(b"\\0"))``. A payment looks its cards up in ``_PAY``.
     """
     cards = tricks = 0
+    if len(a) + len(b) > MAX_NOTATION_CARDS:
+        raise DealError(f"the hands hold {len(a) + len(b)} cards; at most "
+                        f"{MAX_NOTATION_CARDS} (twenty packs) are played")
     if not a or not b:
         # Someone already holds every card: the game is over before it starts.
         if not a and not b:

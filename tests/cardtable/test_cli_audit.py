@@ -1,0 +1,76 @@
+"""Found by the issue 36 audit of the commands: each of these ended in ``unexpected error``
+(exit 70), a fork bomb, a memory blow-up or a privileged port; each is now one line with the
+exit status docs/faults.md gives."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from cardtable.cli import main
+from referee.errors import DealError
+from referee.games.beggar_my_neighbour import MAX_NOTATION_CARDS, play_notation
+
+
+def said(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert "unexpected error" not in err and "Traceback" not in err
+    return err
+
+
+def test_analyse_refuses_more_processes_than_sense_and_checks_its_folder_first(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyse", "--game", "beggar-my-neighbour", "--games", "5",
+                 "--jobs", "99999999999999999999"]) == 2
+    assert "at most 256 processes" in said(capsys)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert main(["analyse", "--game", "beggar-my-neighbour", "--games", "5", "--jobs", "1",
+                 "--out", str(blocked / "report")]) == 2
+    assert "cannot make the folder" in said(capsys)
+
+
+def test_a_full_stack_journal_folder_that_cannot_be_one(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    a_file = tmp_path / "journal.jsonl"
+    a_file.write_text("")
+    assert main(["simulate", "--game", "banka-bever", "--fast", "--full-stack",
+                 "--journal-dir", str(a_file)]) == 2
+    assert "not a folder" in said(capsys)
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    if os.geteuid() != 0:  # root writes anywhere: the permission case needs another user
+        assert main(["simulate", "--game", "banka-bever", "--fast", "--full-stack",
+                     "--journal-dir", str(locked / "j")]) == 75
+        assert "cannot make the folder" in said(capsys)
+
+
+def test_display_ports_are_ascii_numbers_in_range(capsys: pytest.CaptureFixture[str]) -> None:
+    for port in ("99999", "-1", "\u0663\u0663"):  # the last: Arabic-Indic 33
+        with pytest.raises(SystemExit) as info:
+            main(["display", "--broker", "mqtt://127.0.0.1:1", "--table", "t", "--web",
+                  "--port", port])
+        assert info.value.code == 2
+        assert "is not a port number 0..65535" in said(capsys)
+
+
+def test_a_full_disk_under_the_output_is_a_temporary_failure(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def full(*_args: object, **_kw: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    import sys
+
+    monkeypatch.setattr(sys.modules["referee.games.beggar_my_neighbour"], "play_notation", full)
+    assert main(["beggar", "-K-", "--Q"]) == 75
+    assert said(capsys).strip() == "referee: cannot write (No space left on device)"
+
+
+def test_notation_hands_are_bounded() -> None:
+    half = MAX_NOTATION_CARDS // 2
+    assert play_notation("-" * (half - 1) + "A", "-" * (half - 1) + "K")["status"] == "finished"
+    with pytest.raises(DealError, match="at most 1040"):
+        play_notation("-" * half + "A", "-" * half + "K")
