@@ -24,6 +24,7 @@ from __future__ import annotations
 import gettext
 import html.parser
 import os
+import re
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -85,11 +86,18 @@ def system_language(environ: Mapping[str, str] | None = None,
     return SOURCE
 
 
+#: What a language asked for looks like: ``sv``, ``sv_SE``, ``sv-SE``, ``sv_SE.UTF-8``,
+#: ``sr@latin``, ``C``, ``POSIX`` (``../../etc`` and the empty text are none of them).
+LOCALE_NAME = re.compile(r"(?:[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,8})?(?:\.[\w-]+)?(?:@\w+)?"
+                         r"|C|POSIX)")
+
+
 def check_language(value: Any, locale_dir: Path | None = None) -> str:
     """A language asked for (``sv``, ``sv_SE``): its code, or an :class:`OptionError` naming
     ``language`` and the languages there are."""
     known = languages(locale_dir)
-    if isinstance(value, str) and normalize(value) in known:
+    if isinstance(value, str) and LOCALE_NAME.fullmatch(value.strip()) \
+            and normalize(value) in known:
         return normalize(value)
     raise OptionError(OPTION, f"no words in {shown(value)}: the languages are "
                       f"{', '.join(known)}")

@@ -74,3 +74,11 @@ def test_notation_hands_are_bounded() -> None:
     assert play_notation("-" * (half - 1) + "A", "-" * (half - 1) + "K")["status"] == "finished"
     with pytest.raises(DealError, match="at most 1040"):
         play_notation("-" * half + "A", "-" * half + "K")
+
+
+@pytest.mark.parametrize("value", ["../../etc", "", ".sv", "sv/../en"])
+def test_a_language_that_is_no_locale_name_is_refused_not_taken_for_english(
+        value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--game", "banka-bever", "--fast", "-o",
+                 f"language={value}"]) == 2
+    assert "no words in" in said(capsys)
