@@ -589,8 +589,20 @@ class Link:
         """Open the port (raises the port's error if the first open fails) and start."""
         if self._task is not None:
             return
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="firmware-link")
-        await self._opened.wait()
+        task = self._task = asyncio.get_running_loop().create_task(self._run(),
+                                                                   name="firmware-link")
+        # Wait for the task too: had it died before saying how the open went, the wait for
+        # ``_opened`` alone would never end.
+        opened = asyncio.ensure_future(self._opened.wait())
+        try:
+            await asyncio.wait((opened, task), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            opened.cancel()
+        if not self._opened.is_set():
+            self._task = None
+            if task.cancelled():
+                raise asyncio.CancelledError
+            raise task.exception() or RuntimeError(f"{self.port}: the link stopped")
         if self._open_error is not None:
             err, self._open_error = self._open_error, None
             self._task = None
@@ -673,7 +685,9 @@ class Link:
             try:
                 reader, writer = await serial_asyncio_fast.open_serial_connection(
                     url=self.port, baudrate=self.baudrate)
-            except (OSError, serial.SerialException, ValueError) as exc:
+            except Exception as exc:  # noqa: BLE001 - pyserial's errors have no common base
+                if isinstance(exc, OverflowError):  # pyserial's word for a huge baud rate
+                    exc = ValueError(f"Not a valid baudrate: {self.baudrate} ({exc})")
                 if first:
                     self._open_error = exc
                     self._opened.set()
