@@ -184,8 +184,10 @@ class Deck:
         except OSError as exc:
             raise DeckPathError(f"{path}: {exc.strerror}") from None
         if mode is not None and not stat.S_ISREG(mode):
-            raise DeckPathError(f"{path} is not a regular file; a deck file is not written "
-                                "over it")
+            why = "not a regular file (a device, a FIFO or a folder); nothing is written over it"
+            err = DeckPathError(f"{path}: {why}")
+            err.strerror = why  # what callers that say the path themselves print
+            raise err
         # A fresh name opened exclusively: never a node or a file that was there already.
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

@@ -560,8 +560,8 @@ class VirtualBoard:
         assert self._loop is not None
         link = self.link_path
         if link is not None and os.path.lexists(link) and not _is_pty_link(link):
-            raise LinkPathError(f"--link {link}: something is there already and it is not a "
-                                "link this emulator made to its pty; give another path")
+            raise LinkPathError(f"{link}: something is there already and it is not a link "
+                                "this emulator made to its pty; give another path")
         master, slave = os.openpty()
         try:
             tty.setraw(slave)
