@@ -150,6 +150,9 @@ class Deck:
     def load(cls, path: str | Path) -> Deck:
         """Read a deck file (``.toml`` as TOML, anything else as JSON)."""
         path = Path(path)
+        if path.exists() and not (path.is_file() or path.is_dir()):  # open() of a FIFO waits
+            raise DeckPathError(f"{path}: not a regular file (a device or a pipe), not a deck "
+                                "file")
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:

@@ -276,3 +276,11 @@ def test_bad_values_get_one_clear_line_and_exit_2(binary_script) -> None:
                 proc.wait()
         os.close(master)
         os.close(slave)
+
+
+def test_a_pipe_is_never_read_as_a_deck_file(tmp_path: Path) -> None:
+    """``referee deck show fifo`` waited for ever: open() of a FIFO waits for a writer."""
+    fifo = tmp_path / "deck.json"
+    os.mkfifo(fifo)
+    with pytest.raises(DeckError, match="not a regular file"):
+        Deck.load(fifo)
