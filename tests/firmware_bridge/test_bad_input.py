@@ -250,6 +250,7 @@ BAD = [
 ]
 
 
+@pytest.mark.slow
 def test_bad_values_get_one_clear_line_and_exit_2(binary_script) -> None:
     master, slave = os.openpty()
     procs = []
