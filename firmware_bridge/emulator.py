@@ -74,6 +74,19 @@ if TYPE_CHECKING:
 TICK_MASK = 0xFFFF_FFFF
 
 
+#: How much of its own history the board keeps for the tests and the console to look at:
+#: the newest this many of each kind (a board emulated for hours kept every frame it ever
+#: sent or took, 140 KB a minute in bench/soak.py).
+KEPT = 1000
+
+
+def _keep(history: list[Any], item: Any) -> None:
+    """Append ``item``, and drop the oldest once ``history`` holds twice :data:`KEPT`."""
+    history.append(item)
+    if len(history) > 2 * KEPT:
+        del history[:-KEPT]
+
+
 @dataclass(slots=True)
 class BoardClock:
     """The board's crystal: ticks (µs) against host nanoseconds, with drift and any start."""
@@ -269,7 +282,7 @@ class BoardCore:
     def _event(self, msg: CardRead | Button) -> bool:
         if not self.sender.submit(msg):
             return False
-        self.events_sent.append(msg)
+        _keep(self.events_sent, msg)
         return True
 
     # -- input -------------------------------------------------------------------------------
@@ -314,7 +327,7 @@ class BoardCore:
                 self.handshaken = False
                 self._ask_hello()
         elif isinstance(msg, Error):
-            self.errors.append(msg)
+            _keep(self.errors, msg)
         elif is_reliable(msg):
             if not self.handshaken:
                 self._ask_hello()
@@ -330,12 +343,12 @@ class BoardCore:
             self._next_hello_request = now + self.hello_ns
 
     def _apply(self, cmd: Message) -> None:
-        self.commands.append(cmd)
+        _keep(self.commands, cmd)
         if isinstance(cmd, Led):
             for seat in (range(self.seats) if cmd.seat == ALL else (cmd.seat,)):
                 self.leds[seat] = cmd
         elif isinstance(cmd, Buzzer):
-            self.buzzes.append(cmd)
+            _keep(self.buzzes, cmd)
         elif isinstance(cmd, Reader):
             for r in (range(self.readers) if cmd.reader == ALL else (cmd.reader,)):
                 self.readers_on[r] = cmd.on

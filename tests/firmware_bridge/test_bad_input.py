@@ -285,3 +285,44 @@ def test_a_pipe_is_never_read_as_a_deck_file(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(DeckError, match="not a regular file"):
         Deck.load(fifo)
+
+
+def test_the_emulated_board_keeps_a_bounded_history() -> None:
+    """A board emulated for hours (bench/soak.py) kept every frame it sent or took."""
+    from firmware_bridge import emulator
+
+    history: list[int] = []
+    for k in range(5 * emulator.KEPT):
+        emulator._keep(history, k)
+    assert emulator.KEPT <= len(history) <= 2 * emulator.KEPT
+    assert history[-1] == 5 * emulator.KEPT - 1 and history == sorted(history)
+
+
+def test_a_link_nobody_reads_keeps_a_bounded_queue(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The referee listens to its link (add_listener) and never reads its queue, which kept
+    every event of an evening (bench/soak.py's memory grew 140 KB a minute)."""
+    from firmware_bridge import link as link_module
+    from firmware_bridge.events import LinkStatus
+
+    monkeypatch.setattr(link_module, "QUEUED", 8)
+    link = Link("/nonexistent")
+    heard: list[object] = []
+    link.add_listener(heard.append)
+
+    class Core:
+        def __init__(self, n: int) -> None:
+            self.events = [LinkStatus("board_offline", k, "x", None) for k in range(n)]
+
+        def take_events(self) -> list[object]:
+            out, self.events = self.events, []
+            return out
+
+    async def go() -> list[int]:
+        link.core = Core(50)  # type: ignore[assignment]
+        link._queue = asyncio.Queue(maxsize=link_module.QUEUED)
+        link._deliver()
+        return [link._queue.get_nowait().t for _ in range(link._queue.qsize())]
+
+    kept = asyncio.run(go())
+    assert len(heard) == 50  # the listener hears every one
+    assert kept == list(range(42, 50))  # the queue keeps the newest
