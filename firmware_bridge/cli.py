@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
+import signal
 import sys
 import threading
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from firmware_bridge.deck import Deck, DeckError, parse_tag, synthetic_deck
 from firmware_bridge.emulator import Faults, Script, ScriptError, VirtualBoard
@@ -27,10 +28,44 @@ from referee.errors import CardError
 
 
 def _probability(text: str) -> float:
-    value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a probability") from None
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a probability (0..1 or 0..100%)")
     return value
+
+
+#: The fastest rate asked of a serial port (pyserial takes any int, the OS far fewer; a USB
+#: board ignores it). Beyond it a typo, not a board.
+MAX_BAUD = 4_000_000
+
+
+def _int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer from ``low`` to ``high``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is not in {low}..{high}")
+        return value
+    return parse
+
+
+def _float_in(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number from ``low`` to ``high``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not low <= value <= high:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"{text} is not in {low:g}..{high:g}")
+        return value
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,9 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--script", help="JSON script of card reads and button edges")
     e.add_argument("--exit-after-script", action="store_true",
                    help="stop once the script ran and every event was acknowledged")
-    e.add_argument("--drift-ppm", type=float, default=0.0,
+    e.add_argument("--drift-ppm", type=_float_in(-100_000, 100_000), default=0.0,
                    help="the board's crystal error in ppm (e.g. 100 or -100)")
-    e.add_argument("--tick-start", type=int, default=None,
+    e.add_argument("--tick-start", type=_int_in(0, 2**32 - 1), default=None,
                    help="the board's 32-bit µs tick count at start (default random; "
                    "4294000000 wraps after 16 s)")
     e.add_argument("--corrupt", type=_probability, default=0.0, help="corrupted bytes")
@@ -63,19 +98,26 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--duplicate", type=_probability, default=0.0, help="duplicated bytes")
     e.add_argument("--delay", type=_probability, default=0.0,
                    help="bytes before which the line stalls")
-    e.add_argument("--delay-ms", type=float, default=5.0, help="longest stall (default 5 ms)")
+    e.add_argument("--delay-ms", type=_float_in(0, 60_000), default=5.0,
+                   help="longest stall, 0..60000 (default 5 ms)")
     e.add_argument("--direction", choices=("both", "to_host", "to_board"), default="both",
                    help="which way faults hit (default both)")
-    e.add_argument("--readers", type=int, default=4, help="card readers (default 4)")
-    e.add_argument("--buttons", type=int, default=8, help="buttons (default 8)")
-    e.add_argument("--seats", type=int, default=8, help="seat LEDs (default 8)")
+    # The board says its counts in one byte each (HELLO).
+    e.add_argument("--readers", type=_int_in(0, 255), default=4,
+                   help="card readers, 0..255 (default 4)")
+    e.add_argument("--buttons", type=_int_in(0, 255), default=8,
+                   help="buttons, 0..255 (default 8)")
+    e.add_argument("--seats", type=_int_in(0, 255), default=8,
+                   help="seat LEDs, 0..255 (default 8)")
     e.add_argument("--seed", type=int, default=None, help="seed of the faults and ids")
-    e.add_argument("--link", help="also make a symlink to the pty at this path")
+    e.add_argument("--link", help="also make a symlink to the pty at this path (removed on "
+                   "exit; refused if anything but an emulator's old link is there)")
     e.set_defaults(func=_cmd_emulate)
     m = sub.add_parser("monitor", help="print a board's events as JSON lines",
                        description="Connects to a board (or emulator) and prints each event.")
     m.add_argument("--port", required=True, help="device path or pyserial URL")
-    m.add_argument("--baud", type=int, default=115200)
+    m.add_argument("--baud", type=_int_in(1, MAX_BAUD), default=115200,
+                   help=f"baud rate, 1..{MAX_BAUD} (default 115200)")
     m.add_argument("--deck", help="deck file to name the cards")
     m.set_defaults(func=_cmd_monitor)
     return parser
@@ -93,12 +135,24 @@ async def _emulate(args: argparse.Namespace) -> int:
     board = VirtualBoard(deck=deck, faults=faults, drift_ppm=args.drift_ppm,
                          tick_start=args.tick_start, seed=args.seed, readers=args.readers,
                          buttons=args.buttons, seats=args.seats, link_path=args.link)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    # SIGTERM (systemd, kill) and SIGHUP (the terminal closed) end it as Ctrl-C does: through
+    # the finally below, which removes the --link symlink (set before the path is printed).
+    main_task = asyncio.current_task()
+    assert main_task is not None
+    terminated: list[int] = []
+
+    def terminate(signum: int) -> None:
+        terminated.append(signum)
+        main_task.cancel()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, terminate, signum)
     path = await board.start()  # --link: a symlink that follows the pty across replugs
     print(path, flush=True)
     _log(f"virtual board on {path} (drift {args.drift_ppm:+g} ppm, ticks from "
          f"{board.clock.tick_start})")
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
     if sys.stdin is not None and sys.stdin.isatty():
         def pump() -> None:
             for line in sys.stdin:
@@ -115,11 +169,14 @@ async def _emulate(args: argparse.Namespace) -> int:
                     await asyncio.sleep(0.05)
                 return 0
         await stop.wait()
+    except asyncio.CancelledError:
+        if not terminated:
+            raise
+        main_task.uncancel()
+        return 128 + terminated[0]
     finally:
         watcher.cancel()
-        await board.close()
-        if args.link:
-            Path(args.link).unlink(missing_ok=True)
+        await board.close()  # removes the --link symlink if it is still the board's
     return 0
 
 
@@ -186,16 +243,20 @@ def _command(board: VirtualBoard, deck: Deck, line: str) -> None:
         else:
             _log("commands: lay CARD [READER], tag HEX [READER], press N, release N, "
                  "mute, unmute, unplug, replug, noise [BYTES], corrupt FRACTION, status")
-    except (CardError, DeckError, ValueError, argparse.ArgumentTypeError) as exc:
+    except (CardError, DeckError, ValueError, OSError, argparse.ArgumentTypeError) as exc:
         _log(str(exc))
 
 
 async def _monitor(args: argparse.Namespace) -> int:
+    from firmware_bridge.enroll import open_link
     from firmware_bridge.events import BoardEvent, LinkHealth, LinkStatus
     from firmware_bridge.link import Link
 
     deck = Deck.load(args.deck) if args.deck else None
-    async with Link(args.port, baudrate=args.baud, deck=deck) as link:
+    link = Link(args.port, baudrate=args.baud, deck=deck)
+    if not await open_link(link, args.port, lambda text: _log(f"firmware_bridge: {text}")):
+        return 2
+    try:
         async for ev in link.events():
             obj: dict[str, object]
             if isinstance(ev, BoardEvent):
@@ -214,6 +275,8 @@ async def _monitor(args: argparse.Namespace) -> int:
             else:  # a BoardError: a LinkEvent is one of the four
                 obj = {"event": "error", "t": ev.t, "code": ev.code, "text": ev.text}
             print(json.dumps(obj), flush=True)
+    finally:
+        await link.close()
     return 0
 
 
@@ -230,7 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (DeckError, ScriptError, OSError) as exc:
+    except (DeckError, ScriptError, OSError, ValueError) as exc:
+        # ValueError: a port pyserial cannot take (a bad URL, a setting), said by Link.open
         print(f"firmware_bridge: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

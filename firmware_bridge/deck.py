@@ -25,6 +25,8 @@ import hashlib
 import json
 import os
 import re
+import secrets
+import stat
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,6 +40,10 @@ DECK_FORMAT = 1
 
 class DeckError(RefereeError, ValueError):
     """A deck file or a change that breaks the deck's rules."""
+
+
+class DeckPathError(DeckError, OSError):
+    """A path a deck file cannot be saved at (a device node, a FIFO, a folder)."""
 
 
 def parse_tag(text: str) -> bytes:
@@ -144,6 +150,9 @@ class Deck:
     def load(cls, path: str | Path) -> Deck:
         """Read a deck file (``.toml`` as TOML, anything else as JSON)."""
         path = Path(path)
+        if path.exists() and not (path.is_file() or path.is_dir()):  # open() of a FIFO waits
+            raise DeckPathError(f"{path}: not a regular file (a device or a pipe), not a deck "
+                                "file")
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -166,11 +175,32 @@ class Deck:
         return "\n".join(lines) + "\n"
 
     def save(self, path: str | Path) -> None:
-        """Write the file atomically (a crash leaves the old file or the new one)."""
+        """Write the file atomically (a crash leaves the old file or the new one).
+
+        :class:`DeckPathError` (also an ``OSError``) when something other than a regular
+        file is at ``path``: a device node or a FIFO is never replaced by a deck file."""
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.dumps(toml=path.suffix == ".toml"), encoding="utf-8")
-        os.replace(tmp, path)
+        try:
+            mode = path.stat().st_mode  # through a symlink: what it points at is what counts
+        except FileNotFoundError:
+            mode = None
+        except OSError as exc:
+            raise DeckPathError(f"{path}: {exc.strerror}") from None
+        if mode is not None and not stat.S_ISREG(mode):
+            why = "not a regular file (a device, a FIFO or a folder); nothing is written over it"
+            err = DeckPathError(f"{path}: {why}")
+            err.strerror = why  # what callers that say the path themselves print
+            raise err
+        # A fresh name opened exclusively: never a node or a file that was there already.
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with open(fd, "w", encoding="utf-8") as f:
+                f.write(self.dumps(toml=path.suffix == ".toml"))
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 def synthetic_deck(seed: int = 0, name: str = "synthetic") -> Deck:

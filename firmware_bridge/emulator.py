@@ -29,6 +29,7 @@ import fcntl
 import json
 import os
 import random
+import re
 import time
 import tty
 from collections import deque
@@ -71,6 +72,19 @@ if TYPE_CHECKING:
     from referee.cards import Card
 
 TICK_MASK = 0xFFFF_FFFF
+
+
+#: How much of its own history the board keeps for the tests and the console to look at:
+#: the newest this many of each kind (a board emulated for hours kept every frame it ever
+#: sent or took, 140 KB a minute in bench/soak.py).
+KEPT = 1000
+
+
+def _keep(history: list[Any], item: Any) -> None:
+    """Append ``item``, and drop the oldest once ``history`` holds twice :data:`KEPT`."""
+    history.append(item)
+    if len(history) > 2 * KEPT:
+        del history[:-KEPT]
 
 
 @dataclass(slots=True)
@@ -268,7 +282,7 @@ class BoardCore:
     def _event(self, msg: CardRead | Button) -> bool:
         if not self.sender.submit(msg):
             return False
-        self.events_sent.append(msg)
+        _keep(self.events_sent, msg)
         return True
 
     # -- input -------------------------------------------------------------------------------
@@ -313,7 +327,7 @@ class BoardCore:
                 self.handshaken = False
                 self._ask_hello()
         elif isinstance(msg, Error):
-            self.errors.append(msg)
+            _keep(self.errors, msg)
         elif is_reliable(msg):
             if not self.handshaken:
                 self._ask_hello()
@@ -329,12 +343,12 @@ class BoardCore:
             self._next_hello_request = now + self.hello_ns
 
     def _apply(self, cmd: Message) -> None:
-        self.commands.append(cmd)
+        _keep(self.commands, cmd)
         if isinstance(cmd, Led):
             for seat in (range(self.seats) if cmd.seat == ALL else (cmd.seat,)):
                 self.leds[seat] = cmd
         elif isinstance(cmd, Buzzer):
-            self.buzzes.append(cmd)
+            _keep(self.buzzes, cmd)
         elif isinstance(cmd, Reader):
             for r in (range(self.readers) if cmd.reader == ALL else (cmd.reader,)):
                 self.readers_on[r] = cmd.on
@@ -398,6 +412,22 @@ class ScriptStep:
 
 class ScriptError(RefereeError, ValueError):
     """A script that cannot be read."""
+
+
+class LinkPathError(RefereeError, FileExistsError):
+    """Something other than this emulator's own pty symlink is at the ``link_path``."""
+
+
+#: Where a pty's slave end lives (Linux, then macOS): a symlink pointing there is one an
+#: emulator made, stale if that emulator was killed, and may be taken over.
+_PTY_TARGET = re.compile(r"/dev/(pts/\d+|ttys\d+)")
+
+
+def _is_pty_link(path: Path) -> bool:
+    try:
+        return _PTY_TARGET.fullmatch(os.readlink(path)) is not None
+    except OSError:  # not a symlink
+        return False
 
 
 @dataclass(slots=True)
@@ -471,6 +501,8 @@ class Script:
         """Read a script file."""
         try:
             obj = json.loads(Path(path).read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise ScriptError(f"{path}: not a script (not UTF-8 text)") from None
         except json.JSONDecodeError as exc:
             raise ScriptError(f"{path}: not JSON: {exc}") from None
         return cls.from_json(obj, deck)
@@ -518,6 +550,7 @@ class VirtualBoard:
         #: A symlink kept pointing at the current pty (what udev's /dev/serial/by-id/… is for a
         #: real board): the host opens this path, and finds the board again after a replug.
         self.link_path = Path(link_path) if link_path is not None else None
+        self._link_target: str | None = None  # what our symlink points at, while we have one
         self.path = ""
         self._master = -1
         self._slave = -1
@@ -528,7 +561,8 @@ class VirtualBoard:
 
     async def start(self) -> str:
         """Open the pty, power the board on; returns the path the host opens (``link_path``,
-        when given, is made a symlink to it)."""
+        when given, is made a symlink to it: :class:`LinkPathError` if something else is
+        there, since only a symlink to a pty, one an emulator made, is replaced)."""
         self._loop = asyncio.get_running_loop()
         self._plug_in()
         self.core.boot()
@@ -537,16 +571,31 @@ class VirtualBoard:
 
     def _plug_in(self) -> None:
         assert self._loop is not None
-        self._master, self._slave = os.openpty()
-        tty.setraw(self._slave)
-        flags = fcntl.fcntl(self._master, fcntl.F_GETFL)
-        fcntl.fcntl(self._master, fcntl.F_SETFL, flags | os.O_NONBLOCK)
-        self.path = os.ttyname(self._slave)
-        if self.link_path is not None:
-            tmp = self.link_path.with_name(self.link_path.name + ".new")
-            tmp.unlink(missing_ok=True)
-            tmp.symlink_to(self.path)
-            os.replace(tmp, self.link_path)
+        link = self.link_path
+        if link is not None and os.path.lexists(link) and not _is_pty_link(link):
+            raise LinkPathError(f"{link}: something is there already and it is not a link "
+                                "this emulator made to its pty; give another path")
+        master, slave = os.openpty()
+        try:
+            tty.setraw(slave)
+            flags = fcntl.fcntl(master, fcntl.F_GETFL)
+            fcntl.fcntl(master, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+            path = os.ttyname(slave)
+            if link is not None:
+                # A fresh name (symlink() never replaces), renamed over the stale link or none.
+                tmp = link.with_name(f".{link.name}.{os.getpid()}.{id(self):x}.new")
+                tmp.symlink_to(path)
+                try:
+                    os.replace(tmp, link)
+                except BaseException:
+                    tmp.unlink(missing_ok=True)
+                    raise
+                self._link_target = path
+        except BaseException:
+            os.close(master)
+            os.close(slave)
+            raise
+        self._master, self._slave, self.path = master, slave, path
         self._loop.add_reader(self._master, self._on_readable)
         self.plugged = True
 
@@ -567,8 +616,17 @@ class VirtualBoard:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._master = self._slave = -1
-        if self.link_path is not None:
-            self.link_path.unlink(missing_ok=True)
+        self._remove_link()
+
+    def _remove_link(self) -> None:
+        """Remove ``link_path`` if it still is the symlink this board made (not whatever
+        someone put there since)."""
+        link, target, self._link_target = self.link_path, self._link_target, None
+        if link is None or target is None:
+            return
+        with contextlib.suppress(OSError):
+            if os.readlink(link) == target:
+                link.unlink()
 
     def replug(self) -> str:
         """Plug the cable back in: a new pty (a new device node, as after a real replug) that
