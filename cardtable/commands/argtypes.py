@@ -48,6 +48,17 @@ def port_number(text: str) -> int:
     return int(text)
 
 
+#: The fastest serial line a port is opened at (``--baud``; firmware_bridge's own limit).
+MAX_BAUD = 4_000_000
+
+
+def baud_rate(text: str) -> int:
+    """A serial line's speed, 1 to :data:`MAX_BAUD` bits a second."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_BAUD:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a baud rate 1..{MAX_BAUD}")
+    return int(text)
+
+
 def add_web_options(p: argparse.ArgumentParser, instead: str) -> None:
     """``--bind`` and ``--port`` of the table's web pages (``instead``: what they replace)."""
     p.add_argument("--bind", metavar="ADDR", type=ip_address,

@@ -8,6 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from cardtable.commands.argtypes import MAX_BAUD, baud_rate
 from firmware_bridge.deck import Deck, DeckError, synthetic_deck, tag_text
 from firmware_bridge.enroll import run_check, run_enroll
 
@@ -67,7 +68,8 @@ def _port_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", required=True,
                    help="the board: a device path (/dev/ttyACM0, the emulator's /dev/pts/N) "
                    "or a pyserial URL (socket://host:port, rfc2217://…)")
-    p.add_argument("--baud", type=int, default=115200, help="baud rate (default 115200)")
+    p.add_argument("--baud", type=baud_rate, default=115200,
+                   help=f"baud rate, 1..{MAX_BAUD} (default 115200)")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for the board to answer (default 10)")
 

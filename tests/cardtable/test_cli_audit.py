@@ -82,3 +82,11 @@ def test_a_language_that_is_no_locale_name_is_refused_not_taken_for_english(
     assert main(["simulate", "--game", "banka-bever", "--fast", "-o",
                  f"language={value}"]) == 2
     assert "no words in" in said(capsys)
+
+
+@pytest.mark.parametrize("baud", ["99999999999999999999", "0", "-5", "fast"])
+def test_deck_check_refuses_a_baud_rate_no_line_has(baud: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["deck", "check", "--port", "/nonexistent", "--baud", baud, "deck.toml"])
+    assert info.value.code == 2 and "is not a baud rate 1..4000000" in said(capsys)
