@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import aiomqtt
+import pytest
 
 from cardtable.clash import live_referee
 from cardtable.feed import parse_broker_url
@@ -51,6 +52,7 @@ async def _retained(url: str) -> dict[str, str]:
     return got
 
 
+@pytest.mark.slow
 def test_a_second_referee_of_the_same_table_is_refused(tmp_path: Path, mosquitto: Broker) -> None:
     address = parse_broker_url(mosquitto.url())
     assert asyncio.run(live_referee(address, "t7")) is None  # nobody yet: answered at once

@@ -502,6 +502,7 @@ def test_web_display_streams_the_scene() -> None:
         urllib.request.urlopen(base, timeout=2)
 
 
+@pytest.mark.slow
 def test_display_web_command_follows_the_broker_itself(mosquitto: Broker) -> None:
     """``referee display --web`` is the MQTT client over TCP: what it serves is the table and
     never a broker password (before: config.json handed the display account to every page)."""

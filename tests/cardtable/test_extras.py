@@ -33,6 +33,7 @@ def run_without(modules: str, *argv: str, cwd=None) -> subprocess.CompletedProce
     ("simulate", "--game", "banka-bever", "--players", "2", "--full-stack", "--fast",
      "--camera", "anglo"),
 ])
+@pytest.mark.slow
 def test_camera_commands_without_the_camera_extra_say_what_to_install(argv, tmp_path) -> None:
     done = run_without("cv2,numpy", *argv, cwd=tmp_path)
     assert done.returncode == 2, done.stderr

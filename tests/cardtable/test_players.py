@@ -97,6 +97,7 @@ def test_engine_slappers_are_the_slappers_of_the_state(options: dict[str, object
         assert holds, seats
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seats, options", [(2, {}), (3, {"lappen": True}),
                                             (5, {"points_game": True, "lappen": True}),
                                             (4, {"no_special_on_special": True})])

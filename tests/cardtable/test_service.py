@@ -527,6 +527,7 @@ def test_console_command_says_when_no_referee_listens(tmp_path, capsys) -> None:
 
 
 # -- issue 10: a table that never loses a game ---------------------------------------------------
+@pytest.mark.slow
 def test_a_second_referee_on_the_same_journal_folder_is_refused(tmp_path) -> None:
     """10.3: in one process, a second service on the folder is refused with the holder's PID;
     across processes, a second ``referee run`` exits at once (status 75) naming folder and PID,

@@ -92,6 +92,7 @@ def _referee(args: list[str], cwd: Path, env: dict[str, str],
     ("nochip", "gpiochip"),   # "can not open gpiochip": no device yet, the wrong chip
     ("busy", "busy"),         # another program holds a line
 ])
+@pytest.mark.slow
 def test_gpio_that_cannot_be_used_yet_is_a_temporary_failure(tmp_path: Path, failure: str,
                                                               words: str) -> None:
     config = _table(tmp_path / "etc")
@@ -479,6 +480,7 @@ sys.exit(main(argv))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("moment", ["loop", "step"])
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_a_stop_while_asyncio_sets_up_is_a_clean_stop(tmp_path: Path, moment: str,
@@ -516,6 +518,7 @@ def test_the_real_lgpio_makes_lg_wd_the_working_directory(tmp_path: Path) -> Non
 
 # -- the unit's own environment --------------------------------------------------------------
 
+@pytest.mark.slow
 def test_referee_run_in_the_units_environment(tmp_path: Path) -> None:
     """ExecStart, Environment=, WorkingDirectory=, RuntimeDirectory= and KillSignal= of
     deploy/systemd/card-referee.service, with its paths moved under ``tmp_path``, and stderr

@@ -321,6 +321,7 @@ def _health(events: list[LinkEvent], kind: str | None = None) -> list[Any]:
     return [e for e in events if getattr(e, "kind", None) in kinds]
 
 
+@pytest.mark.slow
 def test_the_unusable_line_rule_in_virtual_time() -> None:
     """The thresholds: a line with 1 % corrupted and 1 % dropped bytes (which the link rides
     through) is never called unusable over ten minutes of table time; 20 % is, within 2.5 s

@@ -155,6 +155,7 @@ def test_decoder_turns_any_bytes_into_frames_or_errors(data: bytes, cuts: list[i
     assert out == whole
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.lists(st.tuples(u16, messages), min_size=1, max_size=8), st.binary(max_size=80),
        st.integers(0, 1000))

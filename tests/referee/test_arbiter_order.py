@@ -27,6 +27,7 @@ def deliveries(draw: st.DrawFn) -> list[tuple[int, Input]]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(deliveries(), st.integers(1, 300))
 def test_inputs_delivered_within_the_window_come_out_in_judging_order(

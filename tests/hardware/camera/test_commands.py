@@ -101,6 +101,7 @@ def test_a_deck_file_of_another_template_kind_is_a_clear_error(
         EnrolledDeck.load(old)
 
 
+@pytest.mark.slow
 def test_enroll_refuses_a_folder_short_of_cards_and_an_existing_file(
         decks: None, photos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     some = tmp_path / "some"

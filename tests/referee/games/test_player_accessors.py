@@ -51,6 +51,7 @@ def _check_banka(engine: BankaBever, t: int) -> None:
     (3, {"slap_back_in": True, "false_slap_penalty": "burn"}),
     (5, {"bottom_match": False, "false_slap_penalty": "burn"}),
 ])
+@pytest.mark.slow
 @pytest.mark.parametrize("observed", [False, True])
 def test_banka_bever_accessors_match_legal_inputs_and_state(seats: int, options: dict[str, Any],
                                                             observed: bool) -> None:

@@ -113,6 +113,7 @@ def play(seed: int, n: int, opts: VandattaOptions, steps: int = 250) -> list[Pai
     return [known, observed]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", range(8))
 def test_the_lanes_judge_as_the_handlers(part: int) -> None:
     pairs: list[Pair] = []

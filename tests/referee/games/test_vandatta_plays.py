@@ -147,6 +147,7 @@ def _next_deal(rng: random.Random, e: Vandatta, t: int) -> Input:
     return Input(t, seat, "deal", hands=tuple(hands), stock=tuple(deck[1:]), upcard=deck[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", range(4))
 def test_quick_legal_plays_are_the_judged_plays(part: int) -> None:
     refusals: Counter[str] = Counter()
