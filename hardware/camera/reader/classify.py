@@ -1,8 +1,8 @@
 """Step 3 of a read: the classifier, a small convolutional network (``classifier.onnx``, trained by
-``python3 -m training.classifier``, run by OpenCV's ``dnn`` module on one thread) that looks at
-each of a warped card's four corner views (:func:`hardware.camera.reader.warp.views`) and says
-which rank glyph it shows upright (one of :data:`GLYPHS`, or none: a corner without an index, or
-the index upside down), which suit the card is, and a feature vector (what an enrolled deck is
+``python3 -m training.classifier``, run on one thread by :mod:`hardware.camera.reader.network`) that
+looks at each of a warped card's four corner views (:func:`hardware.camera.reader.warp.views`) and
+says which rank glyph it shows upright (one of :data:`GLYPHS`, or none: a corner without an index,
+or the index upside down), which suit the card is, and a feature vector (what an enrolled deck is
 matched on, :mod:`hardware.camera.reader.templates`).
 
 What a glyph means is the table's index sets (``[camera] index_letters``,
@@ -12,15 +12,14 @@ What a glyph means is the table's index sets (``[camera] index_letters``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
 from hardware.camera.config import DEFAULT_INDEX_LETTERS, INDEX_SETS
+from hardware.camera.reader.network import Network, load
 from referee.errors import RefereeError
 
 Array = npt.NDArray[Any]
@@ -51,12 +50,11 @@ class Look:
     features: Array
 
 
-@lru_cache(maxsize=4)
-def _network(path: Path) -> Any:
+def _network(path: Path) -> Network:
     if not path.exists():
         raise RecogniserError(f"the recogniser's classifier {path} is missing; make it with "
                               "python3 -m training.classifier")
-    return cv2.dnn.readNetFromONNX(str(path))
+    return load(path)
 
 
 def _softmax(z: Array) -> Array:
@@ -74,10 +72,8 @@ class Classifier:
     def look(self, views: Array) -> Look:
         """The network's reading of a card's four views (4 x H x W x 3, BGR uint8)."""
         blob = (views.astype(np.float32) * (1 / 255.0) - 0.5).transpose(0, 3, 1, 2)
-        self.net.setInput(np.ascontiguousarray(blob))
-        glyphs, suits, features = self.net.forward(["glyph", "suit", "features"])
-        return Look(_softmax(np.asarray(glyphs, np.float32)),
-                    _softmax(np.asarray(suits, np.float32)), np.asarray(features, np.float32))
+        glyphs, suits, features = self.net.run(blob, ["glyph", "suit", "features"])
+        return Look(_softmax(glyphs), _softmax(suits), features)
 
 
 def glyph_ranks(letters: tuple[str, ...] = DEFAULT_INDEX_LETTERS) -> Array:

@@ -2,21 +2,20 @@
 network.
 
 The network (trained by ``python3 -m training.locator``, shipped beside this file as
-``locator.onnx`` and run by OpenCV's ``dnn`` module) looks at the frame shrunk to ``IN_W``
-pixels wide and gives, for each cell of half that size, the chance that the cell lies on the
-top card: the card whose outline nothing covers, whatever lies beneath it, however faint its
+``locator.onnx`` and run by :mod:`hardware.camera.reader.network`) looks at the frame shrunk to
+``IN_W`` pixels wide and gives, for each cell of half that size, the chance that the cell lies on
+the top card: the card whose outline nothing covers, whatever lies beneath it, however faint its
 edge on a white card or a white table. Each blob of that map is fitted as a card's outline: each
-side the straight line through the run of the blob's outline that most agree
-(:func:`fit_sides`: a blob running on onto a card beneath does not pull the side out; the camera
-may be tilted, so the four sides are fitted apart). A card small in the frame is looked at again
-in a frame cut round it and enlarged (:data:`ZOOM_BELOW`). Each side is then moved onto the
-card's edge in the full frame (:func:`refine`).
+side the straight line through the run of the blob's outline that most agree (:func:`fit_sides`: a
+blob running on onto a card beneath does not pull the side out; the camera may be tilted, so the
+four sides are fitted apart). A card small in the frame is looked at again in a frame cut round it
+and enlarged (:data:`ZOOM_BELOW`). Each side is then moved onto the card's edge in the full frame
+(:func:`refine`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from hardware.camera.reader.network import Network, load
 from hardware.camera.reader.warp import order_corners
 from referee.errors import RefereeError
 
@@ -70,12 +70,11 @@ class Sight:
     spots: list[Spot]
 
 
-@lru_cache(maxsize=16)
-def _network(path: Path, fresh: int = 0) -> Any:
+def _network(path: Path, fresh: int = 0) -> Network:
     if not path.exists():
         raise LocatorError(f"the locator network {path} is missing (train it with "
                            "python3 -m training.locator)")
-    return cv2.dnn.readNetFromONNX(str(path))
+    return load(path, fresh)
 
 
 def input_size(w: int, h: int) -> tuple[int, int]:
@@ -104,8 +103,7 @@ class Locator:
         small = cv2.resize(small, size, interpolation=cv2.INTER_AREA
                            if small.shape[1] > 2 * IN_W else cv2.INTER_LINEAR)
         blob = (small.astype(np.float32) * (1 / 255.0) - 0.5).transpose(2, 0, 1)[None]
-        self.net.setInput(np.ascontiguousarray(blob))
-        logits = np.asarray(self.net.forward(), np.float32)[0, 0]
+        logits = self.net.run(blob)[0][0, 0]
         return np.asarray(1.0 / (1.0 + np.exp(-logits)), np.float32)
 
     def look(self, frame: Array, most: int = 2) -> Sight:
