@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -57,6 +58,10 @@ def translate(po: Path) -> int:
 
 
 def test_the_documented_steps_add_a_language(tmp_path: Path, monkeypatch) -> None:
+    if shutil.which("make") is None:  # a fresh machine with only python3 may lack it
+        if os.environ.get("CI") == "true":
+            pytest.fail("make is not installed (the page's last step runs it)")
+        pytest.skip("make is not installed (the page's last step runs it)")
     commands = steps()
     assert [c.split()[:2] for c in commands] == [["pybabel", "init"], ["pybabel", "init"],
                                                 ["make", "catalogs"]]

@@ -14,11 +14,13 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.reader.locate import IN_H, IN_W  # noqa: E402
 from hardware.camera.synthetic.artwork import DECKS, FOLDS  # noqa: E402
 from hardware.camera.synthetic.scene import PLAIN, corners_in_frame  # noqa: E402
+from tests.hardware.camera.conftest import need_artwork  # noqa: E402
 from training.locator import ALL_DECKS, main, target, train_scene  # noqa: E402
 
 
 def test_training_scenes_are_of_the_decks_given_and_a_fold_leaves_its_own_out() -> None:
     few = ("anglo", "berlin", "touati", "drawn-1", "drawn-2")
+    need_artwork(*few[:3])
     drawn = {train_scene(seed, few).deck.removesuffix(PLAIN) for seed in range(60)}
     assert drawn == set(few)
     assert set(ALL_DECKS) <= set(DECKS)
@@ -28,6 +30,7 @@ def test_training_scenes_are_of_the_decks_given_and_a_fold_leaves_its_own_out() 
 
 
 def test_the_target_is_the_top_card_s_outline_filled() -> None:
+    need_artwork("anglo", "touati")
     checked = 0
     for seed in range(30):
         scene = train_scene(seed, ("anglo", "touati", "drawn-1"))

@@ -16,6 +16,7 @@ from hardware.camera.reader.templates import EnrolledDeck  # noqa: E402
 from hardware.camera.synthetic.evaluate import photo  # noqa: E402
 from hardware.camera.synthetic.scene import random_scene, render  # noqa: E402
 from referee.cards import full_deck  # noqa: E402
+from tests.hardware.camera.conftest import need_artwork  # noqa: E402
 
 DECK = "anglo"
 
@@ -23,6 +24,7 @@ DECK = "anglo"
 @pytest.fixture(scope="module")
 def photos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """52 clean photos of the deck, named by card, as a table would take them to enroll."""
+    need_artwork(DECK)  # this fixture is made before the tests' function-scoped ``decks``
     folder = tmp_path_factory.mktemp("photos")
     for card in full_deck():
         cv2.imwrite(str(folder / f"{card}.png"), render(photo(DECK, card, 7)))
