@@ -185,24 +185,51 @@ def test_publish_numbers_changes_and_describes_verdicts_offline() -> None:
     assert TableFeed("mqtt://h", "t1").session != feed.session
 
 
-def test_publish_never_blocks_while_the_broker_is_down() -> None:
+def test_publish_never_blocks_while_the_broker_is_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``publish`` does no network I/O and never sleeps (checked by making every socket call
+    and sleep fail while it runs, rather than by its wall-clock time, which a loaded machine
+    stretches); the broker's absence costs dropped events, never the caller's time."""
+    import socket
+
+    inside = False
+    real = {name: getattr(socket.socket, name)
+            for name in ("connect", "connect_ex", "send", "sendall", "sendto", "recv")}
+
+    def guarded(name: str) -> Callable[..., Any]:
+        def call(self: socket.socket, *args: Any, **kw: Any) -> Any:
+            assert not inside, f"publish called socket.{name}"
+            return real[name](self, *args, **kw)
+        return call
+
+    for name in real:
+        monkeypatch.setattr(socket.socket, name, guarded(name))
+    real_sleep = time.sleep
+
+    def no_sleep(seconds: float) -> None:
+        assert not inside, "publish slept"
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", no_sleep)
+
     async def go() -> None:
+        nonlocal inside
         feed = TableFeed(f"mqtt://referee:x@127.0.0.1:{free_port()}", "t1", queue_size=8)
         task = asyncio.create_task(feed.run())
         await asyncio.sleep(0.3)  # several failed connection attempts by now
-        worst = 0.0
         t0 = time.perf_counter()
         for i in range(5000):
-            s = time.perf_counter()
-            feed.publish(banka_state(i), [{"t": i, "verdict": "false_slap", "seat": 0}])
-            worst = max(worst, time.perf_counter() - s)
+            inside = True
+            try:
+                feed.publish(banka_state(i), [{"t": i, "verdict": "false_slap", "seat": 0}])
+            finally:
+                inside = False
             if i % 500 == 0:
                 await asyncio.sleep(0)  # let the reconnect loop run in between
         total = time.perf_counter() - t0
         assert not feed.connected and feed.seq == 5000
         assert feed.dropped_events == 5000
         assert len(feed._events) == 0
-        assert worst < 0.05 and total < 5.0, (worst, total)
+        assert total < 60.0, total  # a backstop only: a hang, not a slow machine
         feed.stop()
         await asyncio.wait_for(task, 5)
 
