@@ -37,6 +37,8 @@ from hardware.camera.reader.classify import CLASSIFIER_PATH  # noqa: E402
 from hardware.camera.reader.enroll import Enroller  # noqa: E402
 from hardware.camera.reader.locate import LOCATOR_PATH  # noqa: E402
 from hardware.camera.reader.recognise import INDEX, Recogniser, likeliest  # noqa: E402
+from hardware.camera.reader.templates import picture  # noqa: E402
+from hardware.camera.reader.warp import warp  # noqa: E402
 from hardware.camera.synthetic.artwork import FOLDS, cache_dir  # noqa: E402
 from hardware.camera.synthetic.evaluate import (  # noqa: E402
     TARGETS,
@@ -137,6 +139,10 @@ def main() -> int:
                                        enrolled_deck.scores(look)[dcard], 4),
                                    glyphs=np.round(look.glyphs, 4).tolist(),
                                    suits=np.round(look.suits, 4).tolist())
+                        pm = enrolled_deck.match_picture(picture(warp(frame, read.quad)))
+                        if pm is not None:
+                            row.update(picture=str(pm.card), picture_score=round(pm.score, 4),
+                                       picture_margin=round(pm.margin, 4))
                     dump.write(json.dumps(row) + "\n")
             per_deck[deck] = {"fold": k, "out_of_box": a.figures(), "enrolled": b.figures()}
             out_of_box.append(a)

@@ -4,8 +4,9 @@ Path: a mock GPIO edge (stamped by the pad) → ``RefereeService`` (journal sync
 arbiter's settle window, the Banka bäver engine: each press is a false slap) → the referee's own
 display (:class:`cardtable.operator.local.LocalDisplay`) → server-sent events → N pages, each a
 raw HTTP connection in one of two client processes, which stamp every read with the monotonic
-time (the same clock as the press: one machine) and find the scenes in the bytes afterwards. Latency of press k at a page: the arrival of
-the first scene numbered past press k's change minus the time the bench pressed.
+time (the same clock as the press: one machine) and find the scenes in the bytes afterwards.
+Latency of press k at a page: the arrival of the first scene numbered past press k's change
+minus the time the bench pressed.
 
 ``written_to_every_page``: press → the scene handed to every page's socket (the server's own
 share; the rest is the clients' processes reading hundreds of sockets on the same two cores).

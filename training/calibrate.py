@@ -9,7 +9,9 @@ margin alone (:data:`~hardware.camera.reader.recognise.MARGIN`), and the enrolle
 :func:`~hardware.camera.reader.recognise.decide_enrolled` makes it (margins
 :data:`~hardware.camera.reader.recognise.AGREE` and ``MARGIN``), the shares of reads right and
 wrong at each candidate, over all decks and for the worst deck; the thresholds chosen are the
-least that keep the wrong share under the issue's limits with room to spare.
+least that keep the wrong share under the issue's limits with room to spare. Where the dump
+has the deck's whole-card pictures, the same for their margin and likeness
+(:data:`~hardware.camera.reader.recognise.PICTURE_MARGIN`, ``PICTURE_NEAR``).
 """
 
 from __future__ import annotations
@@ -24,12 +26,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hardware.camera.reader.recognise import AGREE_CHANCE, DENY, INDEX, NEAR, THRESHOLD
+from hardware.camera.reader.recognise import (
+    AGREE,
+    AGREE_CHANCE,
+    DENY,
+    INDEX,
+    MARGIN,
+    NEAR,
+    THRESHOLD,
+)
 
 AGREES = (0.0, 0.005, 0.01, 0.02)
 AGREE_CHANCES = (0.0, 0.3, 0.5, 0.7)
 OUT_OF_BOX = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99)
 MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15)
+PICTURE_MARGINS = (0.02, 0.03, 0.05, 0.08, 0.1)
+PICTURE_NEARS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -77,9 +89,11 @@ def curve(rows: list[dict[str, Any]], key: str, guess: str, candidates: tuple[fl
 
 
 def enrolled(r: dict[str, Any], agree: float, margin: float,
-             agree_chance: float = AGREE_CHANCE) -> str | None:
+             agree_chance: float = AGREE_CHANCE, picture: tuple[float, float] | None = None
+             ) -> str | None:
     """The card :func:`~hardware.camera.reader.recognise.decide_enrolled` names for a dumped
-    read with these margins (None: unclear)."""
+    read with these margins (None: unclear); ``picture``: the whole-card picture's least
+    margin and likeness (None: the deck's pictures not used)."""
     if "margin" not in r or r.get("reason") in ("not the top card", "no card"):
         return None
     seen = r["deck_index"] >= INDEX
@@ -89,7 +103,22 @@ def enrolled(r: dict[str, Any], agree: float, margin: float,
         return str(card)
     if r["margin"] >= margin and r["score"] >= NEAR:
         return None if seen and card != match and chance >= DENY else str(match)
+    if picture is not None and "picture" in r and r["picture_margin"] >= picture[0] \
+            and r["picture_score"] >= picture[1] \
+            and not (seen and card != r["picture"] and chance >= DENY):
+        return str(r["picture"])
     return None
+
+
+def picture_grid(rows: list[dict[str, Any]]
+                 ) -> list[tuple[float, float, float, float, float]]:
+    """With the shipped margins, for each picture margin and likeness: the shares right and
+    wrong, and the worst deck's wrong share."""
+    out = []
+    for margin, near in itertools.product(PICTURE_MARGINS, PICTURE_NEARS):
+        out.append((margin, near, *shares(rows, functools.partial(
+            enrolled, agree=AGREE, margin=MARGIN, picture=(margin, near)))))
+    return out
 
 
 def enrolled_grid(rows: list[dict[str, Any]]
@@ -123,6 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     for agree, chance_, margin, right, wrong, worst in enrolled_grid(rows):
         print(f"  {agree:5.3f}  {chance_:4.2f}  {margin:5.2f}  {right:.4f}  {wrong:.4f}  "
               f"{worst:.4f}")
+    if any("picture" in r for r in rows):
+        print(f"enrolled, and the deck's pictures where that is unclear (agree {AGREE}, margin "
+              f"{MARGIN}): picture margin, likeness, right, wrong, worst deck's wrong")
+        without = shares(rows, functools.partial(enrolled, agree=AGREE, margin=MARGIN))
+        print("  none        " + "  ".join(f"{x:.4f}" for x in without))
+        for margin, near, right, wrong, worst in picture_grid(rows):
+            print(f"  {margin:4.2f}  {near:4.2f}  {right:.4f}  {wrong:.4f}  {worst:.4f}")
     return 0
 
 

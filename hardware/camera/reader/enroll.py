@@ -23,7 +23,13 @@ from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, Classifier, Look
 from hardware.camera.reader.locate import Locator
 from hardware.camera.reader.recognise import MARGIN
 from hardware.camera.reader.sources import Frame, read_image
-from hardware.camera.reader.templates import EnrolledDeck, deck_meaning, descriptor, turned
+from hardware.camera.reader.templates import (
+    EnrolledDeck,
+    deck_meaning,
+    descriptor,
+    picture,
+    turned,
+)
 from hardware.camera.reader.warp import Array, views, warp
 from referee.cards import Card, full_deck, parse_card
 from referee.errors import CardError, RefereeError
@@ -44,6 +50,9 @@ class Seen:
 
     descriptors: Array
     glyphs: Array
+    #: Its :func:`~hardware.camera.reader.templates.picture` upright and turned (2 x P), or
+    #: None.
+    pictures: Array | None = None
 
 
 def card_of(path: Path) -> Card | None:
@@ -84,7 +93,9 @@ class Enroller:
             looks.append(self.classifier.look(views(warp(image, quad + move))))
         index = 1 - looks[0].glyphs[:, NO_GLYPH]
         glyphs = (looks[0].glyphs * index[:, None]).sum(axis=0) / max(1.0, float(index.sum()))
-        return Seen(np.stack([descriptor(look) for look in looks]), glyphs)
+        card = warp(image, quad)
+        return Seen(np.stack([descriptor(look) for look in looks]), glyphs,
+                    np.stack([picture(card), picture(card[::-1, ::-1])]))
 
 
 def build(seen: dict[Card, Seen]) -> EnrolledDeck:
@@ -96,7 +107,9 @@ def build(seen: dict[Card, Seen]) -> EnrolledDeck:
             cards.append(card)
             rows.append(d)
     meaning = deck_meaning({c: s.glyphs for c, s in seen.items()})
-    return EnrolledDeck(tuple(cards), np.stack(rows), meaning)
+    pictures = [p for p in (seen[card].pictures for card in full_deck()) if p is not None]
+    return EnrolledDeck(tuple(cards), np.stack(rows), meaning,
+                        np.stack(pictures) if len(pictures) == 52 else None)
 
 
 def confusable(deck: EnrolledDeck, margin: float = MARGIN) -> list[tuple[Card, Card, float]]:

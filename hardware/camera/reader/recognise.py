@@ -12,7 +12,8 @@
    deck's nearest card when the classifier (reading the deck's own glyphs) names the same
    card, or when it is nearer than any other by :data:`MARGIN` and the classifier does not
    surely name another; where the deck is unsure, the classifier's read as sure as out of the
-   box of the card the deck holds nearest.
+   box of the card the deck holds nearest; where the deck's features are unsure, its nearest
+   whole-card picture, if clear and not denied by a sure classifier.
 
 The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
 ``bench/camera_decks.py``; docs/camera.md).
@@ -38,7 +39,7 @@ from hardware.camera.reader.classify import (
     suit_chances,
 )
 from hardware.camera.reader.locate import LOCATOR_PATH, Locator
-from hardware.camera.reader.templates import EnrolledDeck
+from hardware.camera.reader.templates import EnrolledDeck, picture
 from hardware.camera.reader.warp import views, warp
 from referee.cards import Card
 
@@ -54,6 +55,10 @@ INDEX = 0.5
 #: name the same card, the least margin and the least chance of the classifier's read.
 MARGIN, NEAR, DENY = 0.05, 0.6, 0.95
 AGREE, AGREE_CHANCE = 0.01, 0.5
+#: Where the deck's features leave a card unclear: the least margin and likeness of the
+#: deck's nearest whole-card picture (:func:`~hardware.camera.reader.templates.picture`) for
+#: it to name the card, unless the classifier surely names another.
+PICTURE_MARGIN, PICTURE_NEAR = 0.03, 0.8
 #: The locator's places tried, likeliest first, and the least mean chance inside an outline
 #: for it to be read (an outline taking in a card beneath, or the table, has less).
 SPOT_TRIES, ON_TOP = 2, 0.7
@@ -112,14 +117,12 @@ class Recogniser:
 
     def read_quad(self, frame: Array, quad: Array) -> Read:
         """The card inside one quad of the frame."""
-        look = self.look(frame, quad)
+        card = warp(frame, quad)
+        look = self.classifier.look(views(card))
         if self.deck is not None:
-            return self._enrolled(look, quad)
+            face = picture(card) if self.deck.pictures is not None else None
+            return decide_enrolled(look, self.deck, self.threshold, quad, face)
         return decide(look, self.meaning, self.threshold, quad)
-
-    def _enrolled(self, look: Look, quad: Array) -> Read:
-        assert self.deck is not None
-        return decide_enrolled(look, self.deck, self.threshold, quad)
 
 
 def likeliest(look: Look, meaning: Array) -> tuple[Card, float, float]:
@@ -142,11 +145,15 @@ def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = No
 
 
 def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
-                    quad: Array | None = None) -> Read:
+                    quad: Array | None = None, picture_seen: Array | None = None) -> Read:
     """With an enrolled deck: the deck's nearest card and the classifier (its glyphs meaning
     what they mean in this deck) together. Where the deck is unsure, only a card it holds
     nearest and the classifier reads as surely as out of the box is named: a deck whose suits
-    the classifier was never taught (Swiss, German) is read by the deck or not at all."""
+    the classifier was never taught (Swiss, German) is read by the deck or not at all. Where
+    the deck's features still leave it unclear, the deck's nearest whole-card picture names
+    the card when it is near and clear enough (:data:`PICTURE_MARGIN`, :data:`PICTURE_NEAR`)
+    and the classifier does not surely name another (a deck file enrolled before pictures
+    has none)."""
     m = deck.match(look)
     card, chance, index = likeliest(look, deck.meaning)
     seen = index >= INDEX
@@ -158,4 +165,8 @@ def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
         if seen and card != m.card and chance >= DENY:
             return Read(None, m.margin, quad, "classifier disagrees", m.card)
         return Read(m.card, sure, quad)
+    p = deck.match_picture(picture_seen) if picture_seen is not None else None
+    if (p is not None and p.margin >= PICTURE_MARGIN and p.score >= PICTURE_NEAR
+            and not (seen and card != p.card and chance >= DENY)):
+        return Read(p.card, float(min(1.0, 0.5 + p.margin * 5)), quad)
     return Read(None, max(m.margin, chance if seen else 0.0), quad, "deck unsure", m.card)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -26,6 +27,19 @@ Array = npt.NDArray[Any]
 
 #: What a deck file holds: a file of another kind (another classifier) cannot be matched.
 TEMPLATE_KIND = "corner-features-v1"
+
+
+#: The size (width, height) an enrolled card's picture is shrunk to (:func:`picture`).
+PICTURE_SIZE = (16, 22)
+
+
+def picture(card: Array) -> Array:
+    """A warped card (BGR, upright) as a unit vector of its colours shrunk to
+    :data:`PICTURE_SIZE`, each channel less its mean: the whole face (pips, courts, colours),
+    which tells apart cards of one deck whose corners the classifier finds alike."""
+    small = cv2.resize(card, PICTURE_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32)
+    small -= small.reshape(-1, small.shape[-1]).mean(axis=0)
+    return np.asarray(small.reshape(-1) / (np.linalg.norm(small) + 1e-6), np.float32)
 
 
 def descriptor(look: Look) -> Array:
@@ -59,13 +73,20 @@ class EnrolledDeck:
     cards: tuple[Card, ...]  # the card of each descriptor
     descriptors: Array  # n x D unit vectors
     meaning: Array  # glyphs x ranks (as hardware.camera.reader.classify.glyph_ranks)
+    #: Each card's :func:`picture` upright and turned half round (52 x 2 x P, in the order
+    #: of :func:`~referee.cards.full_deck`), or None (a deck file enrolled before pictures).
+    pictures: Array | None = None
 
     def save(self, path: str | Path) -> None:
         """Write the deck file (npz)."""
         with open(path, "wb") as fh:
-            np.savez_compressed(fh, cards=np.array([str(c) for c in self.cards]),
-                                descriptors=self.descriptors, meaning=self.meaning,
-                                kind=np.array(TEMPLATE_KIND))
+            arrays: dict[str, Any] = {
+                "cards": np.array([str(c) for c in self.cards]),
+                "descriptors": self.descriptors, "meaning": self.meaning,
+                "kind": np.array(TEMPLATE_KIND)}
+            if self.pictures is not None:
+                arrays["pictures"] = self.pictures
+            np.savez_compressed(fh, **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> EnrolledDeck:
@@ -80,6 +101,8 @@ class EnrolledDeck:
                 cards = tuple(Card.parse(str(c)) for c in z["cards"])
                 descriptors = np.asarray(z["descriptors"], np.float32)
                 meaning = np.asarray(z["meaning"], np.float32)
+                pictures = (np.asarray(z["pictures"], np.float32) if "pictures" in z.files
+                            else None)
         except (KeyError, EOFError) as exc:
             raise ValueError(f"{path} is not a camera deck file ({exc})") from None
         except ValueError as exc:
@@ -90,7 +113,9 @@ class EnrolledDeck:
             raise ValueError(f"{path} is not a camera deck file (sizes differ)")
         if set(cards) != set(full_deck()):
             raise ValueError(f"{path} does not hold the 52 cards of a deck")
-        return cls(cards, descriptors, meaning)
+        if pictures is not None and (pictures.ndim != 3 or pictures.shape[:2] != (52, 2)):
+            raise ValueError(f"{path} is not a camera deck file (its pictures' sizes differ)")
+        return cls(cards, descriptors, meaning, pictures)
 
     def scores(self, look: Look) -> dict[Card, float]:
         """Each card's best cosine to the read, the card either way round."""
@@ -101,6 +126,17 @@ class EnrolledDeck:
             if s > best.get(card, -2.0):
                 best[card] = s
         return best
+
+    def match_picture(self, seen: Array) -> Match | None:
+        """The enrolled card whose :func:`picture` is nearest to ``seen`` (the read card's),
+        either way round, and its margin over any other; None without pictures."""
+        if self.pictures is None or self.pictures.shape[-1] != seen.shape[-1]:
+            return None
+        sims = (self.pictures @ seen).max(axis=1)
+        first, second = (int(i) for i in np.argsort(-sims)[:2])
+        deck = full_deck()
+        return Match(deck[first], float(sims[first]), float(sims[first] - sims[second]),
+                     deck[second])
 
     def match(self, look: Look) -> Match:
         """The nearest enrolled card to a read, and its margin over any other."""

@@ -11,6 +11,7 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
+from hardware.camera.reader.classify import GLYPHS  # noqa: E402
 from hardware.camera.reader.enroll import (  # noqa: E402
     Enroller,
     build,
@@ -150,3 +151,28 @@ def test_live_enrollment_asks_card_by_card_and_takes_each_once_still() -> None:
     seen = take_live(frames(), show, cards, steady=3, enroller=enroller)  # type: ignore[arg-type]
     assert list(seen) == cards
     assert asked == [(str(c), w) for c in cards for w in ("lay", "taken")]
+
+
+def test_a_deck_file_keeps_its_pictures_and_one_without_them_still_loads(
+        tmp_path: Path) -> None:
+    """The whole-card pictures go into the deck file and come back; a file enrolled before
+    them loads without (its reads decide by the features alone); pictures of the wrong shape
+    are refused."""
+    rng = np.random.default_rng(2)
+    cards = tuple(full_deck())
+    d = rng.normal(size=(52, 32)).astype(np.float32)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    meaning = np.zeros((len(GLYPHS) + 1, 13), np.float32)
+    pics = rng.normal(size=(52, 2, 30)).astype(np.float32)
+    with_pictures = EnrolledDeck(cards, d, meaning, pics)
+    with_pictures.save(tmp_path / "new.npz")
+    again = EnrolledDeck.load(tmp_path / "new.npz")
+    assert again.pictures is not None and np.array_equal(again.pictures, pics)
+    assert again.match_picture(pics[7, 1]) is not None
+    assert again.match_picture(pics[7, 1]).card == cards[7]  # type: ignore[union-attr]
+    EnrolledDeck(cards, d, meaning).save(tmp_path / "old.npz")
+    old = EnrolledDeck.load(tmp_path / "old.npz")
+    assert old.pictures is None and old.match_picture(pics[7, 1]) is None
+    EnrolledDeck(cards, d, meaning, pics[:, :1]).save(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match="pictures"):
+        EnrolledDeck.load(tmp_path / "bad.npz")

@@ -200,3 +200,32 @@ def test_an_enrolled_deck_and_the_classifier_decide_together() -> None:
     unsure = decide_enrolled(_seen_as(deck, hearts, torn), deck, 0.95)
     assert unsure.card is None and unsure.guess == Card.parse("7D")
     assert decide_enrolled(_seen_as(deck, seven, torn), deck, 0.95).card == Card.parse("7D")
+
+
+def test_where_the_features_are_unsure_the_deck_s_pictures_decide() -> None:
+    """The deck torn between 7D and 7H by its features: its nearest whole-card picture names
+    the card when clear (margin and likeness), never against a sure classifier, and a deck
+    file without pictures (enrolled before them) leaves it unclear."""
+    rng = np.random.default_rng(5)
+    pics = rng.normal(size=(52, 2, 30)).astype(np.float32)
+    pics /= np.linalg.norm(pics, axis=2, keepdims=True)
+    plain = _deck()
+    deck = EnrolledDeck(plain.cards, plain.descriptors, plain.meaning, pics)
+    doubt = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H", sure=0.3)
+    hearts = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H")
+    torn = _seen_as(deck, doubt, {"7D": 0.51, "7H": 0.49})
+    seven_d = full_deck().index(Card.parse("7D"))
+    turned_round = pics[seven_d, 1] + 0.05 * rng.normal(size=30).astype(np.float32)
+    turned_round /= np.linalg.norm(turned_round)
+    read = decide_enrolled(torn, deck, 0.95, None, turned_round)
+    assert read.card == Card.parse("7D") and read.confidence > 0.5
+    assert decide_enrolled(torn, plain, 0.95, None, turned_round).card is None
+    # a picture halfway between two cards is not clear enough
+    seven_h = full_deck().index(Card.parse("7H"))
+    between = pics[seven_d, 0] + pics[seven_h, 0]
+    between /= np.linalg.norm(between)
+    assert decide_enrolled(torn, deck, 0.95, None, between).card is None
+    # the classifier sure of another card (7H against the picture's 7D) denies it
+    denied = decide_enrolled(_seen_as(deck, hearts, {"7D": 0.51, "7H": 0.49}), deck, 0.95,
+                             None, turned_round)
+    assert denied.card is None
