@@ -98,14 +98,16 @@ def enrolled(r: dict[str, Any], agree: float, margin: float,
         return None
     seen = r["deck_index"] >= INDEX
     card, chance, match = r["deck_guess"], r["deck_chance"], r["match"]
+    clear = (picture is not None and "picture" in r and r["picture_margin"] >= picture[0]
+             and r["picture_score"] >= picture[1])
     if seen and card == match and (r["margin"] >= agree and chance >= agree_chance
                                    or chance >= THRESHOLD):
+        if clear and r["picture"] != card and r["margin"] < margin:
+            return None  # the picture disagrees
         return str(card)
     if r["margin"] >= margin and r["score"] >= NEAR:
         return None if seen and card != match and chance >= DENY else str(match)
-    if picture is not None and "picture" in r and r["picture_margin"] >= picture[0] \
-            and r["picture_score"] >= picture[1] \
-            and not (seen and card != r["picture"] and chance >= DENY):
+    if clear and not (seen and card != r["picture"] and chance >= DENY):
         return str(r["picture"])
     return None
 

@@ -152,21 +152,27 @@ def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
     the classifier was never taught (Swiss, German) is read by the deck or not at all. Where
     the deck's features still leave it unclear, the deck's nearest whole-card picture names
     the card when it is near and clear enough (:data:`PICTURE_MARGIN`, :data:`PICTURE_NEAR`)
-    and the classifier does not surely name another (a deck file enrolled before pictures
-    has none)."""
+    and the classifier does not surely name another; and a clear picture of another card
+    leaves unclear what the deck's features only just agree on with the classifier (a deck
+    file enrolled before pictures has none)."""
     m = deck.match(look)
     card, chance, index = likeliest(look, deck.meaning)
     seen = index >= INDEX
     sure = float(min(1.0, 0.5 + m.margin * 5))
+    p = deck.match_picture(picture_seen) if picture_seen is not None else None
+    if p is not None and not (p.margin >= PICTURE_MARGIN and p.score >= PICTURE_NEAR):
+        p = None  # the picture is not clear: it takes no part
     if seen and card == m.card and (m.margin >= AGREE and chance >= AGREE_CHANCE
                                     or chance >= threshold):
+        if p is not None and p.card != card and m.margin < MARGIN:
+            # features only just agreeing, the clear picture another card (a club read as
+            # a spade): unclear, not wrong
+            return Read(None, m.margin, quad, "picture disagrees", card)
         return Read(card, max(chance, sure), quad)
     if m.margin >= MARGIN and m.score >= NEAR:
         if seen and card != m.card and chance >= DENY:
             return Read(None, m.margin, quad, "classifier disagrees", m.card)
         return Read(m.card, sure, quad)
-    p = deck.match_picture(picture_seen) if picture_seen is not None else None
-    if (p is not None and p.margin >= PICTURE_MARGIN and p.score >= PICTURE_NEAR
-            and not (seen and card != p.card and chance >= DENY)):
+    if p is not None and not (seen and card != p.card and chance >= DENY):
         return Read(p.card, float(min(1.0, 0.5 + p.margin * 5)), quad)
     return Read(None, max(m.margin, chance if seen else 0.0), quad, "deck unsure", m.card)

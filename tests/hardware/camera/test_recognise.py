@@ -229,3 +229,24 @@ def test_where_the_features_are_unsure_the_deck_s_pictures_decide() -> None:
     denied = decide_enrolled(_seen_as(deck, hearts, {"7D": 0.51, "7H": 0.49}), deck, 0.95,
                              None, turned_round)
     assert denied.card is None
+
+
+def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
+    """The deck's features only just nearer 7H (margin under 0.05) and the classifier sure of
+    7H: named 7H, unless the deck's clear picture says 7D; then unclear, not wrong."""
+    rng = np.random.default_rng(6)
+    pics = rng.normal(size=(52, 2, 30)).astype(np.float32)
+    pics /= np.linalg.norm(pics, axis=2, keepdims=True)
+    plain = _deck()
+    deck = EnrolledDeck(plain.cards, plain.descriptors, plain.meaning, pics)
+    hearts = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H")
+    weak = _seen_as(deck, hearts, {"7H": 0.51, "7D": 0.49})
+    assert decide_enrolled(weak, deck, 0.95).card == Card.parse("7H")
+    seven_d = pics[full_deck().index(Card.parse("7D")), 0]
+    vetoed = decide_enrolled(weak, deck, 0.95, None, seven_d)
+    assert vetoed.card is None and vetoed.reason == "picture disagrees"
+    seven_h = pics[full_deck().index(Card.parse("7H")), 0]
+    assert decide_enrolled(weak, deck, 0.95, None, seven_h).card == Card.parse("7H")
+    # the features clearly nearer 7H: the picture does not overrule them
+    clear = _seen_as(deck, hearts, {"7H": 1.0})
+    assert decide_enrolled(clear, deck, 0.95, None, seven_d).card == Card.parse("7H")
