@@ -522,6 +522,7 @@ class LinkCore:
 #: evening (3 400 events in under three minutes of bench/soak.py's play, and growing).
 QUEUED = 1024
 
+
 class Link:
     """The async link to the board on a serial port (see the module docstring).
 

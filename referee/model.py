@@ -259,7 +259,6 @@ def illegal(t: int, seat: int, code: RefusalCode, reason: str, why: str | None =
     return Verdict(t, "illegal", data)
 
 
-
 #: What no name may hold: C0 and C1 controls, DEL, the line and paragraph separators, and the
 #: marks that embed, override or isolate text's direction.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

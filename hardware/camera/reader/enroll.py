@@ -85,15 +85,15 @@ class Enroller:
             return None
         length = float(np.linalg.norm(quad[0] - quad[3]))
         rng = random.Random(0)
-        looks: list[Look] = []
-        for k in range(COPIES):
-            move = np.zeros((4, 2), np.float32) if k == 0 else np.array(
+        card = warp(image, quad)
+        looks: list[Look] = [self.classifier.look(views(card))]
+        for _ in range(COPIES - 1):
+            move = np.array(
                 [[rng.uniform(-MOVE, MOVE) * length for _ in range(2)] for _ in range(4)],
                 np.float32)
             looks.append(self.classifier.look(views(warp(image, quad + move))))
         index = 1 - looks[0].glyphs[:, NO_GLYPH]
         glyphs = (looks[0].glyphs * index[:, None]).sum(axis=0) / max(1.0, float(index.sum()))
-        card = warp(image, quad)
         return Seen(np.stack([descriptor(look) for look in looks]), glyphs,
                     np.stack([picture(card), picture(card[::-1, ::-1])]))
 

@@ -144,6 +144,11 @@ def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = No
     return Read(card, chance, quad)
 
 
+def _sure(margin: float) -> float:
+    """The confidence of a card an enrolled deck names by a nearest-card ``margin``."""
+    return float(min(1.0, 0.5 + margin * 5))
+
+
 def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
                     quad: Array | None = None, picture_seen: Array | None = None) -> Read:
     """With an enrolled deck: the deck's nearest card and the classifier (its glyphs meaning
@@ -158,7 +163,7 @@ def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
     m = deck.match(look)
     card, chance, index = likeliest(look, deck.meaning)
     seen = index >= INDEX
-    sure = float(min(1.0, 0.5 + m.margin * 5))
+    sure = _sure(m.margin)
     p = deck.match_picture(picture_seen) if picture_seen is not None else None
     if p is not None and not (p.margin >= PICTURE_MARGIN and p.score >= PICTURE_NEAR):
         p = None  # the picture is not clear: it takes no part
@@ -174,5 +179,5 @@ def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
             return Read(None, m.margin, quad, "classifier disagrees", m.card)
         return Read(m.card, sure, quad)
     if p is not None and not (seen and card != p.card and chance >= DENY):
-        return Read(p.card, float(min(1.0, 0.5 + p.margin * 5)), quad)
+        return Read(p.card, _sure(p.margin), quad)
     return Read(None, max(m.margin, chance if seen else 0.0), quad, "deck unsure", m.card)

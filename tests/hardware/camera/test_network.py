@@ -56,7 +56,7 @@ def test_asking_for_onnxruntime_without_it_says_what_to_install(
         network.Network(CLASSIFIER_PATH, "onnxruntime")
 
 
-def test_the_network_is_loaded_once_per_file(tmp_path: Path) -> None:
+def test_the_network_is_loaded_once_per_file() -> None:
     first: Any = network.load(LOCATOR_PATH)
     assert network.load(LOCATOR_PATH) is first
     assert network.load(LOCATOR_PATH, 1) is not first  # a file rewritten in place: read again
