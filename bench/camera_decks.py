@@ -36,7 +36,12 @@ import numpy as np  # noqa: E402
 from hardware.camera.reader.classify import CLASSIFIER_PATH  # noqa: E402
 from hardware.camera.reader.enroll import Enroller  # noqa: E402
 from hardware.camera.reader.locate import LOCATOR_PATH  # noqa: E402
-from hardware.camera.reader.recognise import INDEX, Recogniser, likeliest  # noqa: E402
+from hardware.camera.reader.recognise import (  # noqa: E402
+    INDEX,
+    Read,
+    Recogniser,
+    likeliest,
+)
 from hardware.camera.reader.templates import picture  # noqa: E402
 from hardware.camera.reader.warp import warp  # noqa: E402
 from hardware.camera.synthetic.artwork import FOLDS, cache_dir  # noqa: E402
@@ -69,6 +74,12 @@ def fold_models(k: int) -> tuple[Path, Path]:
 def trained_folds() -> list[int]:
     """The folds whose networks are there."""
     return [k for k in range(1, len(FOLDS) + 1) if all(p.exists() for p in fold_models(k))]
+
+
+def before_pips(read: Read) -> str | None:
+    """The card a read named before its pips were looked at (None: unclear before)."""
+    card = read.guess if read.reason == "pips disagree" else read.card
+    return None if card is None else str(card)
 
 
 def totals(scores: list[Score]) -> dict[str, object]:
@@ -121,7 +132,8 @@ def main() -> int:
                         "fold": k, "deck": deck, "seed": seed, "top": str(scene.top),
                         "size": list(scene.size), "read": read.to_json(),
                         "enrolled": read2.to_json(), "reason": read.reason,
-                        "enrolled_reason": read2.reason}
+                        "enrolled_reason": read2.reason,
+                        "named": before_pips(read), "enrolled_named": before_pips(read2)}
                     spots = plain.locator.look(frame, 1).spots
                     if spots:
                         row["on_top"] = round(spots[0].on_top, 4)
@@ -139,7 +151,9 @@ def main() -> int:
                                        enrolled_deck.scores(look)[dcard], 4),
                                    glyphs=np.round(look.glyphs, 4).tolist(),
                                    suits=np.round(look.suits, 4).tolist())
-                        pm = enrolled_deck.match_picture(picture(warp(frame, read.quad)))
+                        warped = warp(frame, read.quad)
+                        row["pips"] = np.round(plain.pips(warped), 4).tolist()
+                        pm = enrolled_deck.match_picture(picture(warped))
                         if pm is not None:
                             row.update(picture=str(pm.card), picture_score=round(pm.score, 4),
                                        picture_margin=round(pm.margin, 4))

@@ -11,7 +11,9 @@ margin alone (:data:`~hardware.camera.reader.recognise.MARGIN`), and the enrolle
 wrong at each candidate, over all decks and for the worst deck; the thresholds chosen are the
 least that keep the wrong share under the issue's limits with room to spare. Where the dump
 has the deck's whole-card pictures, the same for their margin and likeness
-(:data:`~hardware.camera.reader.recognise.PICTURE_MARGIN`, ``PICTURE_NEAR``).
+(:data:`~hardware.camera.reader.recognise.PICTURE_MARGIN`, ``PICTURE_NEAR``); where it has the
+pips' suit chances, both ways for each least chance of the other suit of the colour that
+leaves a number card or ace unclear (:data:`~hardware.camera.reader.recognise.PIPS`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ from hardware.camera.reader.recognise import (
     MARGIN,
     NEAR,
     THRESHOLD,
+    TWIN,
 )
+from referee.cards import parse_card
 
 AGREES = (0.0, 0.005, 0.01, 0.02)
 AGREE_CHANCES = (0.0, 0.3, 0.5, 0.7)
@@ -42,6 +46,7 @@ OUT_OF_BOX = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99)
 MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15)
 PICTURE_MARGINS = (0.02, 0.03, 0.05, 0.08, 0.1)
 PICTURE_NEARS = (0.5, 0.6, 0.7, 0.8, 0.9)
+PIPS_CANDIDATES = (0.8, 0.9, 0.95, 0.99, 0.999)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -135,6 +140,32 @@ def enrolled_grid(rows: list[dict[str, Any]]
     return out
 
 
+def pips_grid(rows: list[dict[str, Any]]
+              ) -> list[tuple[float | None, float, float, float, float]]:
+    """For each least chance of the twin suit by the pips (None: pips not looked at): the
+    shares right and wrong out of the box and enrolled, as the reads named them before the
+    pips were looked at."""
+    def named(key: str, least: float | None) -> Callable[[dict[str, Any]], str | None]:
+        def name(r: dict[str, Any]) -> str | None:
+            card = r.get(key)
+            if not isinstance(card, str):
+                return None
+            if least is None or "pips" not in r:
+                return card
+            c = parse_card(card)
+            if (c.rank <= 10 or c.rank == 14) and r["pips"]["CDHS".index(TWIN[c.suit])] >= least:
+                return None
+            return card
+        return name
+
+    out = []
+    for least in (None, *PIPS_CANDIDATES):
+        right, wrong, _ = shares(rows, named("named", least))
+        e_right, e_wrong, _ = shares(rows, named("enrolled_named", least))
+        out.append((least, right, wrong, e_right, e_wrong))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m training.calibrate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -154,6 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     for agree, chance_, margin, right, wrong, worst in enrolled_grid(rows):
         print(f"  {agree:5.3f}  {chance_:4.2f}  {margin:5.2f}  {right:.4f}  {wrong:.4f}  "
               f"{worst:.4f}")
+    if any("pips" in r for r in rows):
+        print("a number card or ace unclear where its pips are this sure of the other suit of "
+              "its colour: least chance, right and wrong out of the box, right and wrong enrolled")
+        for least, right, wrong, e_right, e_wrong in pips_grid(rows):
+            name = "none" if least is None else f"{least:5.3f}"
+            print(f"  {name:>5}  {right:.4f}  {wrong:.4f}  {e_right:.4f}  {e_wrong:.4f}")
     if any("picture" in r for r in rows):
         print(f"enrolled, and the deck's pictures where that is unclear (agree {AGREE}, margin "
               f"{MARGIN}): picture margin, likeness, right, wrong, worst deck's wrong")

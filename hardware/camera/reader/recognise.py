@@ -13,7 +13,10 @@
    card, or when it is nearer than any other by :data:`MARGIN` and the classifier does not
    surely name another; where the deck is unsure, the classifier's read as sure as out of the
    box of the card the deck holds nearest; where the deck's features are unsure, its nearest
-   whole-card picture, if clear and not denied by a sure classifier.
+   whole-card picture, if clear and not denied by a sure classifier. Out of the box, a number
+   card or an ace whose pips the classifier surely sees as the other suit of its colour is
+   left unclear (:data:`PIPS`): a club read as a spade in its small index. (An enrolled deck
+   decides by its own cards: there the pips cost right reads and caught no wrong one.)
 
 The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
 ``bench/camera_decks.py``; docs/camera.md).
@@ -40,7 +43,7 @@ from hardware.camera.reader.classify import (
 )
 from hardware.camera.reader.locate import LOCATOR_PATH, Locator
 from hardware.camera.reader.templates import EnrolledDeck, picture
-from hardware.camera.reader.warp import views, warp
+from hardware.camera.reader.warp import pip_views, views, warp
 from referee.cards import Card
 
 Array = npt.NDArray[Any]
@@ -59,6 +62,12 @@ AGREE, AGREE_CHANCE = 0.01, 0.5
 #: deck's nearest whole-card picture (:func:`~hardware.camera.reader.templates.picture`) for
 #: it to name the card, unless the classifier surely names another.
 PICTURE_MARGIN, PICTURE_NEAR = 0.03, 0.8
+#: Out of the box, a number card or ace is left unclear where its pips (the four
+#: :func:`~hardware.camera.reader.warp.pip_views` together) are at least this sure of the
+#: other suit of its colour.
+PIPS = 0.99
+#: The other suit of each suit's colour: the suit an index's small sign is taken for.
+TWIN = {"C": "S", "S": "C", "D": "H", "H": "D"}
 #: The locator's places tried, likeliest first, and the least mean chance inside an outline
 #: for it to be read (an outline taking in a card beneath, or the table, has less).
 SPOT_TRIES, ON_TOP = 2, 0.7
@@ -122,7 +131,27 @@ class Recogniser:
         if self.deck is not None:
             face = picture(card) if self.deck.pictures is not None else None
             return decide_enrolled(look, self.deck, self.threshold, quad, face)
-        return decide(look, self.meaning, self.threshold, quad)
+        read = decide(look, self.meaning, self.threshold, quad)
+        if read.card is None or not has_pips(read.card):
+            return read
+        return check_pips(read, self.pips(card))
+
+    def pips(self, card: Array) -> Array:
+        """The chance of each suit by the pips of a warped card (:func:`pip_views`)."""
+        return suit_chances(self.classifier.look(pip_views(card)))
+
+
+def has_pips(card: Card) -> bool:
+    """A number card or an ace: a card whose middle shows its suit's pips."""
+    return card.rank <= 10 or card.rank == 14
+
+
+def check_pips(read: Read, pips: Array) -> Read:
+    """``read`` left unclear where the pips' suit chances (:meth:`Recogniser.pips`) are at
+    least :data:`PIPS` for the other suit of the named card's colour."""
+    if read.card is None or float(pips[SUITS.index(TWIN[read.card.suit])]) < PIPS:
+        return read
+    return Read(None, read.confidence, read.quad, "pips disagree", read.card)
 
 
 def likeliest(look: Look, meaning: Array) -> tuple[Card, float, float]:

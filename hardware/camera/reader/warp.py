@@ -64,6 +64,26 @@ def views(card: Array) -> Array:
                      turned[:VIEW_H, :VIEW_W], turned[:VIEW_H, -VIEW_W:]])
 
 
+#: Where :func:`pip_views` look on the upright card: a view at full size over the left column
+#: of pips (top-left corner), and the card's upper part (top-left, size) shrunk to a view.
+PIP_AT = (22, 20)
+PIP_AREA = ((16, 20), (104, 88))
+
+
+def pip_views(card: Array) -> Array:
+    """Four views of a warped card's middle, where a number card's pips stand, as large as
+    the index's suit sign or larger (4 x ``VIEW_H`` x ``VIEW_W`` x 3): over the left column of
+    pips, and the upper part shrunk, each of the card and of the card turned half round (the
+    pips of either half stand upright in it)."""
+    out = []
+    (ay, ax), ((by, bx), (bh, bw)) = PIP_AT, PIP_AREA
+    for c in (card, card[::-1, ::-1]):
+        out.append(c[ay:ay + VIEW_H, ax:ax + VIEW_W])
+        out.append(cv2.resize(np.ascontiguousarray(c[by:by + bh, bx:bx + bw]), (VIEW_W, VIEW_H),
+                              interpolation=cv2.INTER_AREA))
+    return np.stack(out)
+
+
 def grow_quad(quad: Array, px: float) -> Array:
     """``quad`` with each side moved ``px`` pixels outwards."""
     out = []

@@ -16,12 +16,17 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.config import INDEX_SETS  # noqa: E402
 from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
+    PIPS,
     Read,
     Recogniser,
+    check_pips,
     decide,
     decide_enrolled,
+    has_pips,
 )
-from hardware.camera.reader.templates import EnrolledDeck  # noqa: E402
+from hardware.camera.reader.templates import EnrolledDeck, descriptor  # noqa: E402
+from hardware.camera.reader.warp import CARD_H, CARD_W, VIEW_H, VIEW_W, pip_views, warp  # noqa: E402
+from hardware.camera.synthetic.evaluate import photo  # noqa: E402
 from hardware.camera.synthetic.scene import Scene, random_scene, render  # noqa: E402
 from hardware.camera.synthetic.tables import kind_of  # noqa: E402
 from referee.cards import Card, full_deck  # noqa: E402
@@ -163,6 +168,73 @@ def test_views_without_an_index_decide_nothing_and_doubt_makes_unclear() -> None
     assert torn.card is None and torn.guess == Card.parse("6C")
     sure = decide(_look([{"7": 0.99}, {}, {"7": 0.99}, {}], "D"), meaning, 0.9)
     assert sure == Read(Card.parse("7D"), sure.confidence) and sure.confidence > 0.9
+
+
+def test_pips_that_surely_show_the_twin_suit_leave_a_number_card_unclear() -> None:
+    """A club read as a spade in its small index, its pips surely clubs: unclear, never the
+    wrong card. A face card has no pips to ask; pips of the other colour, or unsure ones,
+    change nothing."""
+    def pips(**chances: float) -> np.ndarray:
+        out = np.full(4, (1 - sum(chances.values())) / max(1, 4 - len(chances)), np.float32)
+        for suit, p in chances.items():
+            out["CDHS".index(suit)] = p
+        return out
+
+    spade = Read(Card.parse("3S"), 0.99)
+    vetoed = check_pips(spade, pips(C=PIPS + 0.005))
+    assert vetoed.card is None and vetoed.reason == "pips disagree"
+    assert vetoed.guess == Card.parse("3S")
+    assert check_pips(spade, pips(C=PIPS - 0.02)) == spade
+    assert check_pips(spade, pips(D=0.999)) == spade  # not the twin: the index's colour holds
+    diamond = Read(Card.parse("AD"), 0.97)
+    assert check_pips(diamond, pips(H=0.999)).card is None
+    assert check_pips(diamond, pips(D=0.999)) == diamond
+    assert has_pips(Card.parse("10C")) and has_pips(Card.parse("AS"))
+    assert not has_pips(Card.parse("JC")) and not has_pips(Card.parse("KH"))
+
+
+def test_the_pip_views_see_a_number_card_s_suit(recogniser: Recogniser) -> None:
+    """On allowed decks, alone on a table, each black and red number card's pip views name its
+    suit: the views look where the pips stand, the card either way up."""
+    need_artwork()
+    missed = []
+    for i, (deck, card) in enumerate((d, c) for d in ("berlin", "touati")
+                                     for c in ("7C", "7S", "9D", "9H", "4C", "5S")):
+        scene = photo(deck, Card.parse(card), seed=300 + i)
+        frame = render(scene)
+        read = recogniser.read(frame)
+        assert read.quad is not None, (deck, card)
+        chances = recogniser.pips(warp(frame, read.quad))
+        if "CDHS"[int(chances.argmax())] != card[-1]:
+            missed.append((deck, card, chances.round(3).tolist()))
+    assert len(missed) <= 1, missed
+    views = pip_views(np.arange(CARD_H * CARD_W * 3, dtype=np.uint8).reshape(CARD_H, CARD_W, 3))
+    assert views.shape == (4, VIEW_H, VIEW_W, 3)
+
+
+def test_out_of_the_box_reads_ask_the_pips_and_enrolled_ones_do_not(
+        recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pips are asked where the classifier alone names a number card; an enrolled deck
+    decides by its own cards (there, on the calibration scenes, the pips cost right reads and
+    caught no wrong one)."""
+    need_artwork()
+    frame = render(photo("berlin", Card.parse("7C"), seed=301))
+    read = recogniser.read(frame)
+    assert read.card == Card.parse("7C") and read.quad is not None
+    spade_pips = np.array([0.0, 0.0, 0.0, 1.0], np.float32)
+    monkeypatch.setattr(recogniser, "pips", lambda card: spade_pips)
+    vetoed = recogniser.read_quad(frame, read.quad)
+    assert vetoed.card is None and vetoed.reason == "pips disagree"
+    # a deck whose 7C is this very card's features, the others far from it
+    seen = descriptor(recogniser.look(frame, read.quad))
+    rng = np.random.default_rng(5)
+    d = rng.normal(size=(52, seen.shape[0])).astype(np.float32)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    cards = tuple(full_deck())
+    d[cards.index(Card.parse("7C"))] = seen
+    mine = Recogniser(EnrolledDeck(cards, d, glyph_ranks(("english",))))
+    monkeypatch.setattr(mine, "pips", lambda card: pytest.fail("an enrolled read asked the pips"))
+    assert mine.read_quad(frame, read.quad).card == Card.parse("7C")
 
 
 def _deck() -> EnrolledDeck:
