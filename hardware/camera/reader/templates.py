@@ -13,6 +13,7 @@ mean in this deck (:attr:`EnrolledDeck.meaning`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +30,28 @@ Array = npt.NDArray[Any]
 TEMPLATE_KIND = "corner-features-v1"
 
 
-#: The size (width, height) an enrolled card's picture is shrunk to (:func:`picture`).
-PICTURE_SIZE = (16, 22)
+#: The size (width, height) an enrolled card's picture is shrunk to (:func:`picture`), and how
+#: many pixels of it a read card's picture may lie off an enrolled one (its outline a little
+#: off): :meth:`EnrolledDeck.match_picture` tries each place within that.
+PICTURE_SIZE = (24, 33)
+PICTURE_SHIFT = 2
 
 
 def picture(card: Array) -> Array:
-    """A warped card (BGR, upright) as a unit vector of its colours shrunk to
-    :data:`PICTURE_SIZE`, each channel less its mean: the whole face (pips, courts, colours),
-    which tells apart cards of one deck whose corners the classifier finds alike."""
-    small = cv2.resize(card, PICTURE_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32)
-    small -= small.reshape(-1, small.shape[-1]).mean(axis=0)
-    return np.asarray(small.reshape(-1) / (np.linalg.norm(small) + 1e-6), np.float32)
+    """A warped card (BGR, upright) shrunk to :data:`PICTURE_SIZE`, its colours as a flat
+    vector: the whole face (pips, courts, colours), which tells apart cards of one deck whose
+    corners the classifier finds alike."""
+    small = cv2.resize(card, PICTURE_SIZE, interpolation=cv2.INTER_AREA)
+    return np.asarray(small, np.float32).reshape(-1)
+
+
+def _centred(images: Array) -> Array:
+    """Images (n x h x w x 3) as unit vectors, each colour less its mean (n x h*w*3; a flat
+    image is all zeros: like nothing)."""
+    flat = images.reshape(len(images), -1, 3).astype(np.float32)
+    flat = flat - flat.mean(axis=1, keepdims=True)
+    flat = flat.reshape(len(images), -1)
+    return np.asarray(flat / (np.linalg.norm(flat, axis=1, keepdims=True) + 1e-6), np.float32)
 
 
 def descriptor(look: Look) -> Array:
@@ -115,6 +127,9 @@ class EnrolledDeck:
             raise ValueError(f"{path} does not hold the 52 cards of a deck")
         if pictures is not None and (pictures.ndim != 3 or pictures.shape[:2] != (52, 2)):
             raise ValueError(f"{path} is not a camera deck file (its pictures' sizes differ)")
+        w, h = PICTURE_SIZE
+        if pictures is not None and pictures.shape[-1] != w * h * 3:
+            pictures = None  # an earlier version's smaller pictures: the features decide
         return cls(cards, descriptors, meaning, pictures)
 
     def scores(self, look: Look) -> dict[Card, float]:
@@ -128,15 +143,35 @@ class EnrolledDeck:
         return best
 
     def match_picture(self, seen: Array) -> Match | None:
-        """The enrolled card whose :func:`picture` is nearest to ``seen`` (the read card's),
-        either way round, and its margin over any other; None without pictures."""
-        if self.pictures is None or self.pictures.shape[-1] != seen.shape[-1]:
+        """The enrolled card whose :func:`picture` is most like ``seen`` (the read card's),
+        either way round, and its margin over any other; None without pictures (or with
+        pictures of another size: a deck file enrolled by an earlier version). Likeness is
+        the normalised correlation of the colours, the read picture less its edges moved
+        up to :data:`PICTURE_SHIFT` pixels each way over the enrolled one."""
+        w, h = PICTURE_SIZE
+        if (self.pictures is None or seen.shape != (w * h * 3,)
+                or self.pictures.shape[-1] != seen.shape[-1]):
             return None
-        sims = (self.pictures @ seen).max(axis=1)
+        k = PICTURE_SHIFT
+        windows = self._picture_windows
+        inner = _centred(seen.reshape(1, h, w, 3)[:, k:h - k, k:w - k])[0]
+        sims = (windows @ inner).max(axis=0).reshape(52, 2).max(axis=1)
         first, second = (int(i) for i in np.argsort(-sims)[:2])
         deck = full_deck()
         return Match(deck[first], float(sims[first]), float(sims[first] - sims[second]),
                      deck[second])
+
+    @cached_property
+    def _picture_windows(self) -> Array:
+        """Each enrolled picture's part at each place a read one's inner part may lie
+        (shifts x 104 x P', each a unit vector less its colours' means): one matrix product
+        then gives every likeness."""
+        assert self.pictures is not None
+        w, h = PICTURE_SIZE
+        k = PICTURE_SHIFT
+        faces = self.pictures.reshape(-1, h, w, 3)
+        return np.stack([_centred(faces[:, dy:dy + h - 2 * k, dx:dx + w - 2 * k])
+                         for dy in range(2 * k + 1) for dx in range(2 * k + 1)])
 
     def match(self, look: Look) -> Match:
         """The nearest enrolled card to a read, and its margin over any other."""

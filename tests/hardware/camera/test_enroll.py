@@ -21,7 +21,11 @@ from hardware.camera.reader.enroll import (  # noqa: E402
 )
 from hardware.camera.reader.recognise import Recogniser  # noqa: E402
 from hardware.camera.reader.sources import Frame  # noqa: E402
-from hardware.camera.reader.templates import TEMPLATE_KIND, EnrolledDeck  # noqa: E402
+from hardware.camera.reader.templates import (  # noqa: E402
+    PICTURE_SIZE,
+    TEMPLATE_KIND,
+    EnrolledDeck,
+)
 from hardware.camera.synthetic.evaluate import enrolled, photo  # noqa: E402
 from hardware.camera.synthetic.scene import random_scene, render  # noqa: E402
 from referee.cards import Card, full_deck  # noqa: E402
@@ -156,14 +160,15 @@ def test_live_enrollment_asks_card_by_card_and_takes_each_once_still() -> None:
 def test_a_deck_file_keeps_its_pictures_and_one_without_them_still_loads(
         tmp_path: Path) -> None:
     """The whole-card pictures go into the deck file and come back; a file enrolled before
-    them loads without (its reads decide by the features alone); pictures of the wrong shape
-    are refused."""
+    them, or with an earlier version's smaller pictures, loads without (its reads decide by the
+    features alone); pictures of the wrong shape are refused."""
     rng = np.random.default_rng(2)
     cards = tuple(full_deck())
     d = rng.normal(size=(52, 32)).astype(np.float32)
     d /= np.linalg.norm(d, axis=1, keepdims=True)
     meaning = np.zeros((len(GLYPHS) + 1, 13), np.float32)
-    pics = rng.normal(size=(52, 2, 30)).astype(np.float32)
+    w, h = PICTURE_SIZE
+    pics = rng.normal(size=(52, 2, w * h * 3)).astype(np.float32)
     with_pictures = EnrolledDeck(cards, d, meaning, pics)
     with_pictures.save(tmp_path / "new.npz")
     again = EnrolledDeck.load(tmp_path / "new.npz")
@@ -173,6 +178,29 @@ def test_a_deck_file_keeps_its_pictures_and_one_without_them_still_loads(
     EnrolledDeck(cards, d, meaning).save(tmp_path / "old.npz")
     old = EnrolledDeck.load(tmp_path / "old.npz")
     assert old.pictures is None and old.match_picture(pics[7, 1]) is None
+    # an earlier version's pictures (16x22): loaded without them, read by the features
+    EnrolledDeck(cards, d, meaning, pics[:, :, :16 * 22 * 3]).save(tmp_path / "earlier.npz")
+    assert EnrolledDeck.load(tmp_path / "earlier.npz").pictures is None
     EnrolledDeck(cards, d, meaning, pics[:, :1]).save(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match="pictures"):
         EnrolledDeck.load(tmp_path / "bad.npz")
+
+
+def test_a_picture_a_pixel_or_two_off_still_finds_its_card() -> None:
+    """The read card's outline a little off moves its picture: the match lays it over each
+    enrolled picture at every place two pixels about, so a picture moved by (2, 1) pixels
+    still names its card, surely and by a margin; moved further, it is unsure."""
+    w, h = PICTURE_SIZE
+    rng = np.random.default_rng(4)
+    faces = np.stack([cv2.GaussianBlur(rng.uniform(0, 255, (h + 8, w + 8, 3)).astype(np.float32),
+                                       (0, 0), 1.5) for _ in range(104)])
+    pics = faces[:, 4:4 + h, 4:4 + w].reshape(52, 2, -1)
+    cards = tuple(full_deck())
+    deck = EnrolledDeck(cards, np.zeros((52, 4), np.float32),
+                        np.zeros((len(GLYPHS) + 1, 13), np.float32), pics)
+    moved = faces[2 * 9 + 1, 6:6 + h, 5:5 + w].reshape(-1)  # card 9, turned round, moved
+    m = deck.match_picture(moved)
+    assert m is not None and m.card == cards[9] and m.score > 0.99 and m.margin > 0.3
+    far = faces[2 * 9 + 1, 0:h, 0:w].reshape(-1)  # four pixels each way: past the search
+    assert deck.match_picture(far).score < 0.9  # type: ignore[union-attr]
+    assert deck.match_picture(np.zeros(w * h * 3, np.float32)).score == 0.0  # type: ignore[union-attr]

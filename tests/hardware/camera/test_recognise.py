@@ -24,7 +24,11 @@ from hardware.camera.reader.recognise import (  # noqa: E402
     decide_enrolled,
     has_pips,
 )
-from hardware.camera.reader.templates import EnrolledDeck, descriptor  # noqa: E402
+from hardware.camera.reader.templates import (  # noqa: E402
+    PICTURE_SIZE,
+    EnrolledDeck,
+    descriptor,
+)
 from hardware.camera.reader.warp import CARD_H, CARD_W, VIEW_H, VIEW_W, pip_views, warp  # noqa: E402
 from hardware.camera.synthetic.evaluate import photo  # noqa: E402
 from hardware.camera.synthetic.scene import Scene, random_scene, render  # noqa: E402
@@ -237,6 +241,10 @@ def test_out_of_the_box_reads_ask_the_pips_and_enrolled_ones_do_not(
     assert mine.read_quad(frame, read.quad).card == Card.parse("7C")
 
 
+#: A picture's length (:func:`~hardware.camera.reader.templates.picture`).
+PICTURE_LEN = PICTURE_SIZE[0] * PICTURE_SIZE[1] * 3
+
+
 def _deck() -> EnrolledDeck:
     """A made-up enrolled deck: each card one random unit descriptor (the same turned half
     round, so that the deck's nearest card is the mix's larger part), English letters."""
@@ -279,23 +287,20 @@ def test_where_the_features_are_unsure_the_deck_s_pictures_decide() -> None:
     the card when clear (margin and likeness), never against a sure classifier, and a deck
     file without pictures (enrolled before them) leaves it unclear."""
     rng = np.random.default_rng(5)
-    pics = rng.normal(size=(52, 2, 30)).astype(np.float32)
-    pics /= np.linalg.norm(pics, axis=2, keepdims=True)
+    pics = rng.normal(size=(52, 2, PICTURE_LEN)).astype(np.float32)
     plain = _deck()
     deck = EnrolledDeck(plain.cards, plain.descriptors, plain.meaning, pics)
     doubt = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H", sure=0.3)
     hearts = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H")
     torn = _seen_as(deck, doubt, {"7D": 0.51, "7H": 0.49})
     seven_d = full_deck().index(Card.parse("7D"))
-    turned_round = pics[seven_d, 1] + 0.05 * rng.normal(size=30).astype(np.float32)
-    turned_round /= np.linalg.norm(turned_round)
+    turned_round = pics[seven_d, 1] + 0.05 * rng.normal(size=PICTURE_LEN).astype(np.float32)
     read = decide_enrolled(torn, deck, 0.95, None, turned_round)
     assert read.card == Card.parse("7D") and read.confidence > 0.5
     assert decide_enrolled(torn, plain, 0.95, None, turned_round).card is None
     # a picture halfway between two cards is not clear enough
     seven_h = full_deck().index(Card.parse("7H"))
     between = pics[seven_d, 0] + pics[seven_h, 0]
-    between /= np.linalg.norm(between)
     assert decide_enrolled(torn, deck, 0.95, None, between).card is None
     # the classifier sure of another card (7H against the picture's 7D) denies it
     denied = decide_enrolled(_seen_as(deck, hearts, {"7D": 0.51, "7H": 0.49}), deck, 0.95,
@@ -307,8 +312,7 @@ def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
     """The deck's features only just nearer 7H (margin under 0.05) and the classifier sure of
     7H: named 7H, unless the deck's clear picture says 7D; then unclear, not wrong."""
     rng = np.random.default_rng(6)
-    pics = rng.normal(size=(52, 2, 30)).astype(np.float32)
-    pics /= np.linalg.norm(pics, axis=2, keepdims=True)
+    pics = rng.normal(size=(52, 2, PICTURE_LEN)).astype(np.float32)
     plain = _deck()
     deck = EnrolledDeck(plain.cards, plain.descriptors, plain.meaning, pics)
     hearts = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H")
