@@ -200,7 +200,7 @@ def test_pips_that_surely_show_the_twin_suit_leave_a_number_card_unclear() -> No
 def test_the_pip_views_see_a_number_card_s_suit(recogniser: Recogniser) -> None:
     """On allowed decks, alone on a table, each black and red number card's pip views name its
     suit: the views look where the pips stand, the card either way up."""
-    need_artwork()
+    need_artwork("berlin", "touati")
     missed = []
     for i, (deck, card) in enumerate((d, c) for d in ("berlin", "touati")
                                      for c in ("7C", "7S", "9D", "9H", "4C", "5S")):
@@ -221,7 +221,7 @@ def test_out_of_the_box_reads_ask_the_pips_and_enrolled_ones_do_not(
     """The pips are asked where the classifier alone names a number card; an enrolled deck
     decides by its own cards (there, on the calibration scenes, the pips cost right reads and
     caught no wrong one)."""
-    need_artwork()
+    need_artwork("berlin")
     frame = render(photo("berlin", Card.parse("7C"), seed=301))
     read = recogniser.read(frame)
     assert read.card == Card.parse("7C") and read.quad is not None
