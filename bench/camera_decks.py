@@ -43,7 +43,7 @@ from hardware.camera.reader.recognise import (  # noqa: E402
     likeliest,
 )
 from hardware.camera.reader.templates import picture  # noqa: E402
-from hardware.camera.reader.warp import warp  # noqa: E402
+from hardware.camera.reader.warp import views, warp  # noqa: E402
 from hardware.camera.synthetic.artwork import FOLDS, cache_dir  # noqa: E402
 from hardware.camera.synthetic.evaluate import (  # noqa: E402
     TARGETS,
@@ -138,7 +138,8 @@ def main() -> int:
                     if spots:
                         row["on_top"] = round(spots[0].on_top, 4)
                     if read.quad is not None:
-                        look = plain.look(frame, read.quad)
+                        warped = warp(frame, read.quad)
+                        look = plain.classifier.look(views(warped))
                         card, chance, index = likeliest(look, plain.meaning)
                         m = enrolled_deck.match(look)
                         dcard, dchance, dindex = likeliest(look, enrolled_deck.meaning)
@@ -151,7 +152,6 @@ def main() -> int:
                                        enrolled_deck.scores(look)[dcard], 4),
                                    glyphs=np.round(look.glyphs, 4).tolist(),
                                    suits=np.round(look.suits, 4).tolist())
-                        warped = warp(frame, read.quad)
                         row["pips"] = np.round(plain.pips(warped), 4).tolist()
                         pm = enrolled_deck.match_picture(picture(warped))
                         if pm is not None:

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hardware.camera.reader.recognise import (
     AGREE,
     AGREE_CHANCE,
@@ -36,7 +38,9 @@ from hardware.camera.reader.recognise import (
     MARGIN,
     NEAR,
     THRESHOLD,
-    TWIN,
+    Read,
+    check_pips,
+    has_pips,
 )
 from referee.cards import parse_card
 
@@ -153,7 +157,7 @@ def pips_grid(rows: list[dict[str, Any]]
             if least is None or "pips" not in r:
                 return card
             c = parse_card(card)
-            if (c.rank <= 10 or c.rank == 14) and r["pips"]["CDHS".index(TWIN[c.suit])] >= least:
+            if has_pips(c) and check_pips(Read(c, 1.0), np.asarray(r["pips"]), least).card is None:
                 return None
             return card
         return name

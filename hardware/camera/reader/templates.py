@@ -161,6 +161,11 @@ class EnrolledDeck:
         return Match(deck[first], float(sims[first]), float(sims[first] - sims[second]),
                      deck[second])
 
+    def prepare_pictures(self) -> None:
+        """Lay out the pictures for :meth:`match_picture` now (a deck without them: nothing)."""
+        if self.pictures is not None:
+            self._picture_windows  # noqa: B018 - computed and kept by cached_property
+
     @cached_property
     def _picture_windows(self) -> Array:
         """Each enrolled picture's part at each place a read one's inner part may lie

@@ -308,6 +308,18 @@ def test_where_the_features_are_unsure_the_deck_s_pictures_decide() -> None:
     assert denied.card is None
 
 
+def test_an_enrolled_deck_s_pictures_are_laid_out_when_the_recogniser_starts() -> None:
+    """The pictures at each place (about 70 ms of work) are made as the reader starts, not on
+    the first unclear read of a game."""
+    plain = _deck()
+    pics = np.random.default_rng(7).normal(size=(52, 2, PICTURE_LEN)).astype(np.float32)
+    deck = EnrolledDeck(plain.cards, plain.descriptors, plain.meaning, pics)
+    assert "_picture_windows" not in vars(deck)
+    Recogniser(deck)
+    assert "_picture_windows" in vars(deck)
+    Recogniser(plain)  # a deck without pictures: nothing to lay out
+
+
 def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
     """The deck's features only just nearer 7H (margin under 0.05) and the classifier sure of
     7H: named 7H, unless the deck's clear picture says 7D; then unclear, not wrong."""
