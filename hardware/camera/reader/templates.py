@@ -28,6 +28,9 @@ Array = npt.NDArray[Any]
 
 #: What a deck file holds: a file of another kind (another classifier) cannot be matched.
 TEMPLATE_KIND = "corner-features-v1"
+#: The SHA-256 of the shipped classifier whose features a deck file of :data:`TEMPLATE_KIND`
+#: holds: a new classifier needs a new kind (tests/hardware/camera/test_weights.py checks).
+FEATURES_OF = "608e6041aa40554b0520b54bdddf44be21e0d5a19c4cf6ad6b88d57ac21222af"
 
 
 #: The size (width, height) an enrolled card's picture is shrunk to (:func:`picture`), and how

@@ -94,3 +94,13 @@ def test_the_wheel_ships_the_weights_and_no_training_code(tmp_path: Path) -> Non
     assert "cardtable/locale/sv/LC_MESSAGES/pages.mo" in catalogs
     for name in catalogs:
         assert name in names, name
+
+
+def test_a_new_classifier_makes_earlier_deck_files_another_kind() -> None:
+    """An enrolled deck file holds the shipped classifier's features: one written with another
+    classifier must be refused ("enroll the deck again"), not matched as nonsense."""
+    from hardware.camera.reader.templates import FEATURES_OF, TEMPLATE_KIND
+
+    assert weights.manifest()["classifier.onnx"]["sha256"] == FEATURES_OF, (
+        f"the classifier changed: give templates.TEMPLATE_KIND ({TEMPLATE_KIND}) a new name "
+        "and FEATURES_OF the new classifier's SHA-256")
