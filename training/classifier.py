@@ -48,6 +48,8 @@ DRAWN = tuple(f"drawn-{n}" for n in range(1, DRAWN_DECKS + 1))
 PER_REAL, PER_DRAWN = 30, 10
 EPOCHS, BATCH = 6, 256
 FEATURES = 96
+#: The share of views printed anew in one ink of a random colour (:func:`recolour`).
+RECOLOUR = 0.5
 
 
 def fold_path(k: int) -> Path:
@@ -104,9 +106,29 @@ def samples(decks: list[str], jobs: int) -> tuple[Any, Any, Any]:
             np.concatenate([p[2] for p in parts]))
 
 
-def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any = None) -> Any:
+def recolour(xb: Any, share: float, gen: Any) -> Any:
+    """Views (N x 3 x H x W, 0..1) of which about ``share`` are printed anew: their greys
+    stretched from one ink of a random colour (the darkest grey) to a paper of a random light
+    colour (the lightest). Red and black ink then look alike, so that the suit is learnt from
+    its shape as well: some decks print spades red and hearts green."""
+    import torch
+
+    n = xb.shape[0]
+    pick = torch.rand(n, 1, 1, 1, generator=gen) < share
+    grey = xb.mean(dim=1, keepdim=True)
+    lo = grey.amin(dim=(2, 3), keepdim=True)
+    hi = grey.amax(dim=(2, 3), keepdim=True)
+    g = (grey - lo) / (hi - lo).clamp_min(0.05)
+    ink = torch.rand(n, 3, 1, 1, generator=gen) * 0.55
+    paper = 1.0 - torch.rand(n, 3, 1, 1, generator=gen) * 0.25
+    return torch.where(pick, ink + (paper - ink) * g, xb)
+
+
+def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any = None,
+          recolour_share: float = RECOLOUR) -> Any:
     """Fit the network to the samples (each card's four views, each a sample of its own),
-    with the views' light, contrast and colour changed at random."""
+    with the views' light, contrast and colour changed at random, and some printed in one ink
+    (:func:`recolour`)."""
     import torch
     from torch.nn import functional as F
 
@@ -127,6 +149,7 @@ def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any 
         for i in range(0, len(x) - BATCH + 1, BATCH):
             idx = np.sort(order[i:i + BATCH])
             xb = torch.from_numpy(x[idx]).float().permute(0, 3, 1, 2) / 255.0
+            xb = recolour(xb, recolour_share, gen)
             gain = torch.empty(BATCH, 3, 1, 1).uniform_(0.85, 1.15, generator=gen)
             contrast = torch.empty(BATCH, 1, 1, 1).uniform_(0.6, 1.3, generator=gen)
             mean = xb.mean(dim=(1, 2, 3), keepdim=True)
@@ -171,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="processes filming the samples")
     ap.add_argument("--threads", type=int, default=2, help="PyTorch's threads")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--recolour", type=float, default=RECOLOUR, metavar="SHARE",
+                    help="the share of views printed anew in one ink of a random colour "
+                    f"(default {RECOLOUR}; 0: none)")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -185,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     views, glyphs, suits = samples(real + list(DRAWN), args.jobs)
     print(f"{len(views)} cards ({len(real)} real decks, {len(DRAWN)} drawn) in "
           f"{time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
-    net = train(views, glyphs, suits, args.epochs, args.seed, log=sys.stderr)
+    net = train(views, glyphs, suits, args.epochs, args.seed, log=sys.stderr,
+                recolour_share=args.recolour)
     export(net, out)
     record(out, "python3 -m training.classifier", REPRODUCIBLE)
     print(f"wrote {out} ({time.monotonic() - t0:.0f} s in all)", file=sys.stderr)

@@ -1,0 +1,39 @@
+"""The classifier's training (training/classifier.py): some views printed anew in one ink of a
+random colour, so that a suit is learnt from its shape and not from its colour alone. Needs
+PyTorch (the train extra); skipped without it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from training.classifier import recolour  # noqa: E402
+
+
+def _view(ink: tuple[float, float, float]) -> np.ndarray:
+    """A cream view with a blot of the ink in its middle (3 x 20 x 16)."""
+    v = np.empty((3, 20, 16), np.float32)
+    v[:] = np.array([0.95, 0.97, 0.98], np.float32)[:, None, None]
+    v[:, 6:14, 4:12] = np.array(ink, np.float32)[:, None, None]
+    return v
+
+
+def test_a_recoloured_view_no_longer_tells_red_ink_from_black() -> None:
+    red, black = _view((0.1, 0.1, 0.8)), _view((0.05, 0.05, 0.05))  # BGR
+    xb = torch.from_numpy(np.stack([red, black]))
+    # the same draws for both views: the same ink and paper
+    out_red = recolour(xb[:1], 1.0, torch.Generator().manual_seed(5))
+    out_black = recolour(xb[1:], 1.0, torch.Generator().manual_seed(5))
+    assert torch.allclose(out_red, out_black, atol=1e-6)
+    # and the blot stays darker than the paper around it
+    grey = out_red[0].mean(dim=0)
+    assert float(grey[6:14, 4:12].mean()) + 0.2 < float(grey[:4].mean())
+
+
+def test_recolouring_takes_about_the_share_asked_and_none_at_zero() -> None:
+    xb = torch.from_numpy(np.stack([_view((0.1, 0.1, 0.8))] * 400))
+    assert torch.equal(recolour(xb, 0.0, torch.Generator().manual_seed(1)), xb)
+    changed = (recolour(xb, 0.5, torch.Generator().manual_seed(1)) != xb).flatten(1).any(1)
+    assert 150 < int(changed.sum()) < 250
