@@ -48,8 +48,9 @@ DRAWN = tuple(f"drawn-{n}" for n in range(1, DRAWN_DECKS + 1))
 PER_REAL, PER_DRAWN = 30, 10
 EPOCHS, BATCH = 6, 256
 FEATURES = 96
-#: The share of views printed anew in one ink of a random colour (:func:`recolour`).
-RECOLOUR = 0.5
+#: The share of views printed anew in one ink of a random colour (:func:`recolour`): none by
+#: default, as half cost small cards more than it saved on oddly coloured decks (docs/camera.md).
+RECOLOUR = 0.0
 
 
 def fold_path(k: int) -> Path:
@@ -127,8 +128,8 @@ def recolour(xb: Any, share: float, gen: Any) -> Any:
 def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any = None,
           recolour_share: float = RECOLOUR) -> Any:
     """Fit the network to the samples (each card's four views, each a sample of its own),
-    with the views' light, contrast and colour changed at random, and some printed in one ink
-    (:func:`recolour`)."""
+    with the views' light, contrast and colour changed at random, and ``recolour_share`` of
+    them printed in one ink (:func:`recolour`)."""
     import torch
     from torch.nn import functional as F
 
