@@ -81,6 +81,8 @@ def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = Non
             enrolled = EnrolledDeck.load(cam.deck)
         except (OSError, ValueError) as exc:
             raise ConfigError(config.path, "camera.deck", str(exc)) from None
+        if enrolled.outdated:
+            log.warning("camera.deck: %s", enrolled.outdated)
     return CameraEdge(open_source or (lambda: open_named(cam.source)),
                       Recogniser(enrolled, letters=cam.index_letters), frames=cam.frames)
 

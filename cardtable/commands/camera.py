@@ -43,6 +43,8 @@ def _recogniser(deck: str | None, letters: str | None = None) -> Any:
             enrolled = EnrolledDeck.load(deck)
         except (OSError, ValueError) as exc:
             raise CommandError(f"--deck {deck}: {exc}") from None
+        if enrolled.outdated:
+            print(f"referee camera: note: {enrolled.outdated}", file=sys.stderr)
     try:
         return recognise.Recogniser(enrolled, letters=_letters(letters))
     except (RecogniserError, LocatorError) as exc:

@@ -91,6 +91,8 @@ class EnrolledDeck:
     #: Each card's :func:`picture` upright and turned half round (52 x 2 x P, in the order
     #: of :func:`~referee.cards.full_deck`), or None (a deck file enrolled before pictures).
     pictures: Array | None = None
+    #: What of the file is not used, for a person to hear ("" when all of it is).
+    outdated: str = ""
 
     def save(self, path: str | Path) -> None:
         """Write the deck file (npz)."""
@@ -131,9 +133,13 @@ class EnrolledDeck:
         if pictures is not None and (pictures.ndim != 3 or pictures.shape[:2] != (52, 2)):
             raise ValueError(f"{path} is not a camera deck file (its pictures' sizes differ)")
         w, h = PICTURE_SIZE
+        outdated = ""
         if pictures is not None and pictures.shape[-1] != w * h * 3:
             pictures = None  # an earlier version's smaller pictures: the features decide
-        return cls(cards, descriptors, meaning, pictures)
+            outdated = (f"{path} was enrolled by an earlier version: its card pictures are "
+                        "not used, so fewer cards are read surely; enroll the deck again "
+                        "(referee camera enroll) to use them")
+        return cls(cards, descriptors, meaning, pictures, outdated)
 
     def scores(self, look: Look) -> dict[Card, float]:
         """Each card's best cosine to the read, the card either way round."""

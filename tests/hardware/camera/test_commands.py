@@ -103,6 +103,26 @@ def test_a_deck_file_of_another_template_kind_is_a_clear_error(
         EnrolledDeck.load(old)
 
 
+def test_a_deck_file_with_an_earlier_version_s_pictures_is_read_with_a_note(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A deck file whose card pictures an earlier version made smaller still reads (by its
+    features), and the command says once that enrolling again would use the pictures."""
+    from hardware.camera.reader.classify import GLYPHS
+
+    rng = np.random.default_rng(3)
+    d = rng.normal(size=(52, 96)).astype(np.float32)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    earlier = tmp_path / "earlier.npz"
+    EnrolledDeck(tuple(full_deck()), d, np.zeros((len(GLYPHS) + 1, 13), np.float32),
+                 rng.normal(size=(52, 2, 16 * 22 * 3)).astype(np.float32)).save(earlier)
+    image = tmp_path / "x.png"
+    cv2.imwrite(str(image), np.zeros((480, 640, 3), np.uint8))
+    assert main(["camera", "read", "--json", "--deck", str(earlier), str(image)]) == 0
+    got = capsys.readouterr()
+    assert json.loads(got.out)["card"] is None
+    assert got.err.count("enroll the deck again") == 1 and "pictures" in got.err
+
+
 @pytest.mark.slow
 def test_enroll_refuses_a_folder_short_of_cards_and_an_existing_file(
         decks: None, photos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

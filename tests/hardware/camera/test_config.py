@@ -58,3 +58,25 @@ def test_the_index_letters_reach_the_recogniser(letters: list[str], tmp_path: Pa
     meaning = edge.recogniser.meaning
     assert (meaning == glyph_ranks(tuple(letters))).all()
     assert not (meaning == glyph_ranks()).all()  # not the default sets
+
+
+def test_a_table_with_an_earlier_version_s_deck_file_says_so_in_its_log(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("cv2")
+    import numpy as np
+
+    from cardtable.wiring import camera_edge
+    from hardware.camera.reader.classify import GLYPHS
+    from hardware.camera.reader.templates import EnrolledDeck
+    from referee.cards import full_deck
+
+    rng = np.random.default_rng(1)
+    deck = tmp_path / "earlier.npz"
+    EnrolledDeck(tuple(full_deck()), rng.normal(size=(52, 96)).astype(np.float32),
+                 np.zeros((len(GLYPHS) + 1, 13), np.float32),
+                 rng.normal(size=(52, 2, 16 * 22 * 3)).astype(np.float32)).save(deck)
+    cfg = parse_config(table(camera={"deck": str(deck)}))
+    with caplog.at_level("WARNING", logger="cardtable.service"):
+        edge = camera_edge(cfg, open_source=lambda: None)
+    assert edge.recogniser.deck.pictures is None
+    assert any("enroll the deck again" in r.getMessage() for r in caplog.records)

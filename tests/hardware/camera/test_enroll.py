@@ -180,7 +180,9 @@ def test_a_deck_file_keeps_its_pictures_and_one_without_them_still_loads(
     assert old.pictures is None and old.match_picture(pics[7, 1]) is None
     # an earlier version's pictures (16x22): loaded without them, read by the features
     EnrolledDeck(cards, d, meaning, pics[:, :, :16 * 22 * 3]).save(tmp_path / "earlier.npz")
-    assert EnrolledDeck.load(tmp_path / "earlier.npz").pictures is None
+    earlier = EnrolledDeck.load(tmp_path / "earlier.npz")
+    assert earlier.pictures is None and "enroll the deck again" in earlier.outdated
+    assert again.outdated == old.outdated == ""
     EnrolledDeck(cards, d, meaning, pics[:, :1]).save(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match="pictures"):
         EnrolledDeck.load(tmp_path / "bad.npz")
