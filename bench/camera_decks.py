@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from hardware.camera.reader.classify import CLASSIFIER_PATH  # noqa: E402
+from hardware.camera.reader.classify import CLASSIFIER_PATH, suit_chances  # noqa: E402
 from hardware.camera.reader.enroll import Enroller  # noqa: E402
 from hardware.camera.reader.locate import LOCATOR_PATH  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
@@ -43,7 +43,7 @@ from hardware.camera.reader.recognise import (  # noqa: E402
     likeliest,
 )
 from hardware.camera.reader.templates import picture  # noqa: E402
-from hardware.camera.reader.warp import views, warp  # noqa: E402
+from hardware.camera.reader.warp import pip_count, views, warp  # noqa: E402
 from hardware.camera.synthetic.artwork import FOLDS, cache_dir  # noqa: E402
 from hardware.camera.synthetic.evaluate import (  # noqa: E402
     TARGETS,
@@ -153,6 +153,8 @@ def main() -> int:
                                    glyphs=np.round(look.glyphs, 4).tolist(),
                                    suits=np.round(look.suits, 4).tolist())
                         row["pips"] = np.round(plain.pips(warped), 4).tolist()
+                        row.update(count=pip_count(warped),
+                                   suit=round(float(suit_chances(look).max()), 4))
                         pm = enrolled_deck.match_picture(picture(warped))
                         if pm is not None:
                             row.update(picture=str(pm.card), picture_score=round(pm.score, 4),

@@ -13,7 +13,9 @@ least that keep the wrong share under the issue's limits with room to spare. Whe
 has the deck's whole-card pictures, the same for their margin and likeness
 (:data:`~hardware.camera.reader.recognise.PICTURE_MARGIN`, ``PICTURE_NEAR``); where it has the
 pips' suit chances, both ways for each least chance of the other suit of the colour that
-leaves a number card or ace unclear (:data:`~hardware.camera.reader.recognise.PIPS`).
+leaves a number card or ace unclear (:data:`~hardware.camera.reader.recognise.PIPS`); where it
+has the pips' count, for each least chance at which an unclear number card is named by it
+(:data:`~hardware.camera.reader.recognise.COUNTED`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from hardware.camera.reader.recognise import (
     THRESHOLD,
     Read,
     check_pips,
+    confirm_by_count,
     has_pips,
 )
 from referee.cards import parse_card
@@ -51,6 +54,7 @@ MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15)
 PICTURE_MARGINS = (0.02, 0.03, 0.05, 0.08, 0.1)
 PICTURE_NEARS = (0.5, 0.6, 0.7, 0.8, 0.9)
 PIPS_CANDIDATES = (0.8, 0.9, 0.95, 0.99, 0.999)
+COUNTED_CANDIDATES = (0.3, 0.5, 0.7, 0.9)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -170,6 +174,24 @@ def pips_grid(rows: list[dict[str, Any]]
     return out
 
 
+def counted_grid(rows: list[dict[str, Any]]) -> list[tuple[float | None, float, float, float]]:
+    """For each least chance at which an unclear read of a number card is named by its pips'
+    count (None: never): the shares right and wrong out of the box, and the worst deck's
+    wrong share."""
+    def named(least: float | None) -> Callable[[dict[str, Any]], str | None]:
+        def name(r: dict[str, Any]) -> str | None:
+            if r.get("reason") != "pips counted" and r.get("named") is not None:
+                return str(r["named"])
+            if least is None or "count" not in r or not r.get("indexed"):
+                return None
+            guess = Read(None, r["chance"], reason="unclear", guess=parse_card(r["guess"]))
+            got = confirm_by_count(guess, r["suit"], r["count"], THRESHOLD, least).card
+            return None if got is None else str(got)
+        return name
+
+    return [(least, *shares(rows, named(least))) for least in (None, *COUNTED_CANDIDATES)]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m training.calibrate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -195,6 +217,12 @@ def main(argv: list[str] | None = None) -> int:
         for least, right, wrong, e_right, e_wrong in pips_grid(rows):
             name = "none" if least is None else f"{least:5.3f}"
             print(f"  {name:>5}  {right:.4f}  {wrong:.4f}  {e_right:.4f}  {e_wrong:.4f}")
+    if any("count" in r for r in rows):
+        print("an unclear number card named where its pips are as many as its likeliest rank: "
+              "least chance, right, wrong, worst deck's wrong")
+        for least, right, wrong, worst in counted_grid(rows):
+            name = "none" if least is None else f"{least:4.2f}"
+            print(f"  {name:>5}  {right:.4f}  {wrong:.4f}  {worst:.4f}")
     if any("picture" in r for r in rows):
         print(f"enrolled, and the deck's pictures where that is unclear (agree {AGREE}, margin "
               f"{MARGIN}): picture margin, likeness, right, wrong, worst deck's wrong")

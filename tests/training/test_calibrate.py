@@ -32,3 +32,27 @@ def test_the_pips_grid_counts_what_each_least_chance_leaves_unclear(
     dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert main([str(dump)]) == 0
     assert "pips are this sure" in capsys.readouterr().out
+
+
+def test_the_count_grid_names_unclear_number_cards_whose_pips_are_as_many(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from training.calibrate import counted_grid
+
+    def unclear(top: str, guess: str, chance: float, count: int | None) -> dict[str, object]:
+        return {"deck": "d", "top": top, "named": None, "reason": "unclear", "guess": guess,
+                "chance": chance, "suit": 0.99, "count": count, "indexed": True}
+
+    rows = [unclear("7H", "7H", 0.8, 7),  # named from 0.7 down
+            unclear("8S", "8S", 0.4, 8),  # named at 0.3 only
+            unclear("9D", "8D", 0.6, 8),  # the count agrees with a wrong rank: wrong from 0.5
+            unclear("6C", "6C", 0.9, 5),  # the count disagrees: never named
+            {"deck": "d", "top": "QH", "named": "QH", "reason": ""}]
+    grid = {least: (right, wrong) for least, right, wrong, _ in counted_grid(rows)}
+    assert grid[None] == (0.2, 0.0)
+    assert grid[0.7] == (0.4, 0.0)
+    assert grid[0.5] == (0.4, 0.2)
+    assert grid[0.3] == (0.6, 0.2)
+    dump = tmp_path / "reads.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main([str(dump)]) == 0
+    assert "pips are as many as its likeliest rank" in capsys.readouterr().out

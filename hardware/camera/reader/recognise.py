@@ -43,7 +43,7 @@ from hardware.camera.reader.classify import (
 )
 from hardware.camera.reader.locate import LOCATOR_PATH, Locator
 from hardware.camera.reader.templates import EnrolledDeck, Match, picture
-from hardware.camera.reader.warp import pip_views, views, warp
+from hardware.camera.reader.warp import pip_count, pip_views, views, warp
 from referee.cards import Card
 
 Array = npt.NDArray[Any]
@@ -66,6 +66,10 @@ PICTURE_MARGIN, PICTURE_NEAR = 0.03, 0.8
 #: :func:`~hardware.camera.reader.warp.pip_views` together) are at least this sure of the
 #: other suit of its colour.
 PIPS = 0.99
+#: Out of the box, an unclear read of a number card is named where the pips counted on the
+#: card (:func:`~hardware.camera.reader.warp.pip_count`) are as many as its likeliest rank, its
+#: chance (rank times suit) is at least this and its suit alone as sure as the threshold.
+COUNTED = 0.5
 #: The other suit of each suit's colour: the suit an index's small sign is taken for.
 TWIN = {"C": "S", "S": "C", "D": "H", "H": "D"}
 #: The locator's places tried, likeliest first, and the least mean chance inside an outline
@@ -80,7 +84,7 @@ class Read:
     card: Card | None
     confidence: float
     quad: Array | None = None  # the top card's corners in the frame, or None: no card seen
-    reason: str = ""
+    reason: str = ""  # why it is unclear; of a named read, "pips counted" or ""
     guess: Card | None = None  # of an unclear read: the likeliest card
 
     def to_json(self, image: str | None = None) -> dict[str, Any]:
@@ -134,6 +138,9 @@ class Recogniser:
             face = picture(card) if self.deck.pictures is not None else None
             return decide_enrolled(look, self.deck, self.threshold, quad, face)
         read = decide(look, self.meaning, self.threshold, quad)
+        if read.reason == "unclear":
+            read = confirm_by_count(read, float(suit_chances(look).max()), pip_count(card),
+                                    self.threshold)
         if read.card is None or not has_pips(read.card):
             return read
         return check_pips(read, self.pips(card))
@@ -146,6 +153,18 @@ class Recogniser:
 def has_pips(card: Card) -> bool:
     """A number card or an ace: a card whose middle shows its suit's pips."""
     return card.rank <= 10 or card.rank == 14
+
+
+def confirm_by_count(read: Read, suit: float, count: int | None, threshold: float,
+                     least: float = COUNTED) -> Read:
+    """An unclear read named where its likeliest card is a number card whose rank is the
+    ``count`` of pips on it, its chance at least ``least`` and its ``suit`` chance at least
+    ``threshold`` (the index read a little unsure, the pips as many as it says)."""
+    g = read.guess
+    if (read.card is not None or read.reason != "unclear" or g is None or not 2 <= g.rank <= 10
+            or count != g.rank or read.confidence < least or suit < threshold):
+        return read
+    return Read(g, read.confidence, read.quad, "pips counted")
 
 
 def check_pips(read: Read, pips: Array, least: float = PIPS) -> Read:

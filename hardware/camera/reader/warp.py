@@ -84,6 +84,43 @@ def pip_views(card: Array) -> Array:
     return np.stack(out)
 
 
+#: Where :func:`pip_count` looks on the upright card (top, bottom, left, right): the middle,
+#: clear of the corner indices.
+PIP_FIELD = (8, 168, 20, 108)
+
+
+def pip_count(card: Array) -> int | None:
+    """How many pips a warped number card shows in its middle, or None where they cannot be
+    told apart surely. Ink is what stands out from the paper's colour (the middle's median)
+    beyond Otsu's threshold; the pips are its blobs at least 0.3 times the largest, and they
+    must look alike: none cut by the field's edge, the largest area at most 2.2 times the
+    least, widths and heights within twice each other, none over 45 % of the field's width
+    or 30 % of its height (a court's picture, blurred pips run together, a card beneath)."""
+    y0, y1, x0, x1 = PIP_FIELD
+    middle = card[y0:y1, x0:x1].astype(np.float32)
+    paper = np.median(middle.reshape(-1, 3), axis=0)
+    ink = np.clip(np.abs(middle - paper).max(axis=2), 0, 255).astype(np.uint8)
+    level, _ = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    if level < 40:  # no ink that stands out: a blank or washed-out middle
+        return None
+    mask = cv2.morphologyEx((ink > level).astype(np.uint8), cv2.MORPH_OPEN,
+                            np.ones((2, 2), np.uint8))
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    h, w = mask.shape
+    blobs = [(int(a), int(bw), int(bh), bool(x == 0 or y == 0 or x + bw == w or y + bh == h))
+             for x, y, bw, bh, a in stats[1:].tolist() if a >= 25]
+    if not blobs:
+        return None
+    largest = max(a for a, _, _, _ in blobs)
+    pips = [b for b in blobs if b[0] >= 0.3 * largest]
+    areas, widths, heights = ([b[i] for b in pips] for i in range(3))
+    if (any(b[3] for b in pips) or max(areas) > 2.2 * min(areas)
+            or max(widths) > 2 * min(widths) or max(heights) > 2 * min(heights)
+            or max(widths) > 0.45 * w or max(heights) > 0.3 * h):
+        return None
+    return len(pips)
+
+
 def grow_quad(quad: Array, px: float) -> Array:
     """``quad`` with each side moved ``px`` pixels outwards."""
     out = []

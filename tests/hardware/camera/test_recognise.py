@@ -16,10 +16,12 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.config import INDEX_SETS  # noqa: E402
 from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
+    COUNTED,
     PIPS,
     Read,
     Recogniser,
     check_pips,
+    confirm_by_count,
     decide,
     decide_enrolled,
     has_pips,
@@ -29,7 +31,16 @@ from hardware.camera.reader.templates import (  # noqa: E402
     EnrolledDeck,
     descriptor,
 )
-from hardware.camera.reader.warp import CARD_H, CARD_W, VIEW_H, VIEW_W, pip_views, warp  # noqa: E402
+from hardware.camera.reader.warp import (  # noqa: E402
+    CARD_H,
+    CARD_W,
+    PIP_FIELD,
+    VIEW_H,
+    VIEW_W,
+    pip_count,
+    pip_views,
+    warp,
+)
 from hardware.camera.synthetic.evaluate import photo  # noqa: E402
 from hardware.camera.synthetic.scene import Scene, random_scene, render  # noqa: E402
 from hardware.camera.synthetic.tables import kind_of  # noqa: E402
@@ -214,6 +225,70 @@ def test_the_pip_views_see_a_number_card_s_suit(recogniser: Recogniser) -> None:
     assert len(missed) <= 1, missed
     views = pip_views(np.arange(CARD_H * CARD_W * 3, dtype=np.uint8).reshape(CARD_H, CARD_W, 3))
     assert views.shape == (4, VIEW_H, VIEW_W, 3)
+
+
+def _drawn_card(count: int, *, pip: tuple[int, int] = (7, 8), at_edge: bool = False
+                ) -> np.ndarray:
+    """A warped card (cream, ``count`` dark pips in rows of two or three in its middle)."""
+    card = np.full((CARD_H, CARD_W, 3), (215, 235, 240), np.uint8)
+    y0, y1, x0, x1 = PIP_FIELD
+    cols = (x0 + 22, x1 - 22) if count <= 8 else (x0 + 18, (x0 + x1) // 2, x1 - 18)
+    rows = -(-count // len(cols))
+    spots = [(cols[i % len(cols)], y0 + 22 + (y1 - y0 - 44) * (i // len(cols)) // max(1, rows - 1))
+             for i in range(count)]
+    if at_edge:
+        spots[0] = (x0, spots[0][1])
+    for x, y in spots:
+        cv2.ellipse(card, (x, y), pip, 0, 0, 360, (30, 30, 30), -1)
+    cv2.putText(card, "7", (2, 16), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (30, 30, 30), 1)  # the index
+    return np.asarray(cv2.GaussianBlur(card, (3, 3), 0.8))  # soft edges, as a camera sees
+
+
+def test_pips_are_counted_on_the_card_s_middle_and_unsure_counts_are_none() -> None:
+    for n in range(2, 11):
+        assert pip_count(_drawn_card(n)) == n, n
+    assert pip_count(np.full((CARD_H, CARD_W, 3), 230, np.uint8)) is None  # no ink
+    assert pip_count(_drawn_card(5, at_edge=True)) is None  # a pip cut by the field's edge
+    court = _drawn_card(2)
+    cv2.rectangle(court, (40, 40), (90, 130), (40, 40, 160), -1)  # a picture, not pips
+    assert pip_count(court) is None
+    assert pip_count(_drawn_card(4, pip=(24, 30))) is None  # blobs too large to be pips
+
+
+def test_the_pips_of_clean_photos_of_number_cards_are_counted(recogniser: Recogniser) -> None:
+    """On allowed decks' number cards, alone on a table, the count is the rank nearly always
+    and never another number card's rank by more than a rare miss."""
+    need_artwork("berlin", "touati")
+    counted = wrong = 0
+    for i, (deck, rank) in enumerate((d, r) for d in ("berlin", "touati") for r in range(2, 11)):
+        card = Card(rank, "CDHS"[i % 4])
+        frame = render(photo(deck, card, seed=500 + i))
+        read = recogniser.read(frame)
+        assert read.quad is not None, (deck, card)
+        n = pip_count(warp(frame, read.quad))
+        counted += n == rank
+        wrong += n is not None and n != rank
+    assert counted >= 15 and wrong <= 1, (counted, wrong)
+
+
+def test_an_unclear_number_card_is_named_where_its_pips_are_as_many() -> None:
+    """The index a little unsure of a 7 (a 1 read in it?), seven pips on the card, the suit
+    sure: the 7 is named. Fewer pips, a doubtful suit, a chance under COUNTED, a court card or
+    a read the index does not see: still unclear."""
+    seven = Read(None, 0.8, None, "unclear", Card.parse("7H"))
+    named = confirm_by_count(seven, 0.99, 7, 0.95)
+    assert named.card == Card.parse("7H") and named.reason == "pips counted"
+    assert confirm_by_count(seven, 0.99, 6, 0.95) == seven
+    assert confirm_by_count(seven, 0.99, None, 0.95) == seven
+    assert confirm_by_count(seven, 0.9, 7, 0.95) == seven  # the suit not sure enough
+    low = Read(None, COUNTED - 0.01, None, "unclear", Card.parse("7H"))
+    assert confirm_by_count(low, 0.99, 7, 0.95) == low
+    queen = Read(None, 0.8, None, "unclear", Card.parse("QH"))
+    assert confirm_by_count(queen, 0.99, 12, 0.95) == queen
+    no_index = Read(None, 0.0, None, "no index", Card.parse("7H"))
+    assert confirm_by_count(no_index, 0.99, 7, 0.95) == no_index
+    sure = Read(Card.parse("7H"), 0.99)
+    assert confirm_by_count(sure, 0.99, 6, 0.95) == sure
 
 
 def test_out_of_the_box_reads_ask_the_pips_and_enrolled_ones_do_not(
