@@ -97,9 +97,11 @@ def pip_count(card: Array) -> int | None:
     least, widths and heights within twice each other, none over 45 % of the field's width
     or 30 % of its height (a court's picture, blurred pips run together, a card beneath)."""
     y0, y1, x0, x1 = PIP_FIELD
-    middle = card[y0:y1, x0:x1].astype(np.float32)
-    paper = np.median(middle.reshape(-1, 3), axis=0)
-    ink = np.clip(np.abs(middle - paper).max(axis=2), 0, 255).astype(np.uint8)
+    middle = np.ascontiguousarray(card[y0:y1, x0:x1])
+    paper = np.median(middle[::4, ::4].reshape(-1, 3), axis=0)  # every 16th pixel is plenty
+    diff = cv2.absdiff(middle, np.full_like(middle, np.round(paper).astype(np.uint8)))
+    b, g, r = cv2.split(diff)
+    ink = cv2.max(cv2.max(b, g), r)  # numpy's max over the colour axis is 3x slower
     level, _ = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     if level < 40:  # no ink that stands out: a blank or washed-out middle
         return None
