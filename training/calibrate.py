@@ -182,10 +182,11 @@ def counted_grid(rows: list[dict[str, Any]]) -> list[tuple[float | None, float, 
         def name(r: dict[str, Any]) -> str | None:
             if r.get("reason") != "pips counted" and r.get("named") is not None:
                 return str(r["named"])
-            if least is None or "count" not in r or not r.get("indexed"):
+            if least is None or "count" not in r or "pips" not in r or not r.get("indexed"):
                 return None
             guess = Read(None, r["chance"], reason="unclear", guess=parse_card(r["guess"]))
-            got = confirm_by_count(guess, r["suit"], r["count"], THRESHOLD, least).card
+            got = confirm_by_count(guess, r["suit"], r["count"], np.asarray(r["pips"]),
+                                   THRESHOLD, least).card
             return None if got is None else str(got)
         return name
 

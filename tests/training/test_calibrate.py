@@ -39,8 +39,10 @@ def test_the_count_grid_names_unclear_number_cards_whose_pips_are_as_many(
     from training.calibrate import counted_grid
 
     def unclear(top: str, guess: str, chance: float, count: int | None) -> dict[str, object]:
+        pips = [0.0] * 4
+        pips["CDHS".index(guess[-1])] = 1.0
         return {"deck": "d", "top": top, "named": None, "reason": "unclear", "guess": guess,
-                "chance": chance, "suit": 0.99, "count": count, "indexed": True}
+                "chance": chance, "suit": 0.99, "count": count, "indexed": True, "pips": pips}
 
     rows = [unclear("7H", "7H", 0.8, 7),  # named from 0.7 down
             unclear("8S", "8S", 0.4, 8),  # named at 0.3 only

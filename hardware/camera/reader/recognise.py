@@ -68,7 +68,8 @@ PICTURE_MARGIN, PICTURE_NEAR = 0.03, 0.8
 PIPS = 0.99
 #: Out of the box, an unclear read of a number card is named where the pips counted on the
 #: card (:func:`~hardware.camera.reader.warp.pip_count`) are as many as its likeliest rank, its
-#: chance (rank times suit) is at least this and its suit alone as sure as the threshold.
+#: chance (rank times suit) is at least this, its suit alone as sure as the threshold and the
+#: likeliest suit of the pips' views.
 COUNTED = 0.5
 #: The other suit of each suit's colour: the suit an index's small sign is taken for.
 TWIN = {"C": "S", "S": "C", "D": "H", "H": "D"}
@@ -138,12 +139,16 @@ class Recogniser:
             face = picture(card) if self.deck.pictures is not None else None
             return decide_enrolled(look, self.deck, self.threshold, quad, face)
         read = decide(look, self.meaning, self.threshold, quad)
-        if read.reason == "unclear":
-            read = confirm_by_count(read, float(suit_chances(look).max()), pip_count(card),
-                                    self.threshold)
+        pips = None
+        if read.reason == "unclear" and read.guess is not None and 2 <= read.guess.rank <= 10:
+            count = pip_count(card)
+            if count == read.guess.rank:  # the pips' suit asked only then
+                pips = self.pips(card)
+                read = confirm_by_count(read, float(suit_chances(look).max()), count, pips,
+                                        self.threshold)
         if read.card is None or not has_pips(read.card):
             return read
-        return check_pips(read, self.pips(card))
+        return check_pips(read, self.pips(card) if pips is None else pips)
 
     def pips(self, card: Array) -> Array:
         """The chance of each suit by the pips of a warped card (:func:`pip_views`)."""
@@ -155,14 +160,16 @@ def has_pips(card: Card) -> bool:
     return card.rank <= 10 or card.rank == 14
 
 
-def confirm_by_count(read: Read, suit: float, count: int | None, threshold: float,
-                     least: float = COUNTED) -> Read:
+def confirm_by_count(read: Read, suit: float, count: int | None, pips: Array,
+                     threshold: float, least: float = COUNTED) -> Read:
     """An unclear read named where its likeliest card is a number card whose rank is the
-    ``count`` of pips on it, its chance at least ``least`` and its ``suit`` chance at least
-    ``threshold`` (the index read a little unsure, the pips as many as it says)."""
+    ``count`` of pips on it, its chance at least ``least``, its ``suit`` chance at least
+    ``threshold`` and that suit the likeliest of the ``pips`` (:meth:`Recogniser.pips`): the
+    index read a little unsure, the pips as many as it says and of its suit."""
     g = read.guess
     if (read.card is not None or read.reason != "unclear" or g is None or not 2 <= g.rank <= 10
-            or count != g.rank or read.confidence < least or suit < threshold):
+            or count != g.rank or read.confidence < least or suit < threshold
+            or SUITS[int(pips.argmax())] != g.suit):
         return read
     return Read(g, read.confidence, read.quad, "pips counted")
 
