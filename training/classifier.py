@@ -114,6 +114,8 @@ def recolour(xb: Any, share: float, gen: Any) -> Any:
     its shape as well: some decks print spades red and hearts green."""
     import torch
 
+    if share <= 0:
+        return xb  # no draws either: the other changes' draws stay those of before
     n = xb.shape[0]
     pick = torch.rand(n, 1, 1, 1, generator=gen) < share
     grey = xb.mean(dim=1, keepdim=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,11 +45,12 @@ def test_the_count_grid_names_unclear_number_cards_whose_pips_are_as_many(
         return {"deck": "d", "top": top, "named": None, "reason": "unclear", "guess": guess,
                 "chance": chance, "suit": 0.99, "count": count, "indexed": True, "pips": pips}
 
-    rows = [unclear("7H", "7H", 0.8, 7),  # named from 0.7 down
-            unclear("8S", "8S", 0.4, 8),  # named at 0.3 only
-            unclear("9D", "8D", 0.6, 8),  # the count agrees with a wrong rank: wrong from 0.5
-            unclear("6C", "6C", 0.9, 5),  # the count disagrees: never named
-            {"deck": "d", "top": "QH", "named": "QH", "reason": ""}]
+    rows: list[dict[str, Any]] = [
+        unclear("7H", "7H", 0.8, 7),  # named from 0.7 down
+        unclear("8S", "8S", 0.4, 8),  # named at 0.3 only
+        unclear("9D", "8D", 0.6, 8),  # the count agrees with a wrong rank: wrong from 0.5
+        unclear("6C", "6C", 0.9, 5),  # the count disagrees: never named
+        {"deck": "d", "top": "QH", "named": "QH", "reason": ""}]
     grid = {least: (right, wrong) for least, right, wrong, _ in counted_grid(rows)}
     assert grid[None] == (0.2, 0.0)
     assert grid[0.7] == (0.4, 0.0)

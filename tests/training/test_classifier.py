@@ -34,6 +34,10 @@ def test_a_recoloured_view_no_longer_tells_red_ink_from_black() -> None:
 
 def test_recolouring_takes_about_the_share_asked_and_none_at_zero() -> None:
     xb = torch.from_numpy(np.stack([_view((0.1, 0.1, 0.8))] * 400))
-    assert torch.equal(recolour(xb, 0.0, torch.Generator().manual_seed(1)), xb)
+    gen = torch.Generator().manual_seed(1)
+    assert torch.equal(recolour(xb, 0.0, gen), xb)
+    # and at none it draws nothing, so that training without it draws as it did before
+    fresh = torch.Generator().manual_seed(1)
+    assert torch.equal(torch.rand(3, generator=gen), torch.rand(3, generator=fresh))
     changed = (recolour(xb, 0.5, torch.Generator().manual_seed(1)) != xb).flatten(1).any(1)
     assert 150 < int(changed.sum()) < 250
