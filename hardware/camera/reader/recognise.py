@@ -66,10 +66,10 @@ PICTURE_MARGIN, PICTURE_NEAR = 0.03, 0.8
 #: :func:`~hardware.camera.reader.warp.pip_views` together) are at least this sure of the
 #: other suit of its colour.
 PIPS = 0.99
-#: Out of the box, an unclear read of a number card is named where the pips counted on the
-#: card (:func:`~hardware.camera.reader.warp.pip_count`) are as many as its likeliest rank, its
-#: chance (rank times suit) is at least this, its suit alone as sure as the threshold and the
-#: likeliest suit of the pips' views.
+#: Out of the box, an unclear read of a number card or an ace is named where the pips counted
+#: on the card (:func:`~hardware.camera.reader.warp.pip_count`) are as many as its likeliest
+#: rank shows (:func:`pips_of`), its chance (rank times suit) is at least this, its suit alone
+#: as sure as the threshold and the likeliest suit of the pips' views.
 COUNTED = 0.5
 #: The other suit of each suit's colour: the suit an index's small sign is taken for.
 TWIN = {"C": "S", "S": "C", "D": "H", "H": "D"}
@@ -140,9 +140,9 @@ class Recogniser:
             return decide_enrolled(look, self.deck, self.threshold, quad, face)
         read = decide(look, self.meaning, self.threshold, quad)
         pips = None
-        if read.reason == "unclear" and read.guess is not None and 2 <= read.guess.rank <= 10:
+        if read.reason == "unclear" and read.guess is not None and has_pips(read.guess):
             count = pip_count(card)
-            if count == read.guess.rank:  # the pips' suit asked only then
+            if count == pips_of(read.guess):  # the pips' suit asked only then
                 pips = self.pips(card)
                 read = confirm_by_count(read, float(suit_chances(look).max()), count, pips,
                                         self.threshold)
@@ -160,15 +160,20 @@ def has_pips(card: Card) -> bool:
     return card.rank <= 10 or card.rank == 14
 
 
+def pips_of(card: Card) -> int:
+    """How many pips a number card or an ace shows in its middle."""
+    return 1 if card.rank == 14 else card.rank
+
+
 def confirm_by_count(read: Read, suit: float, count: int | None, pips: Array,
                      threshold: float, least: float = COUNTED) -> Read:
-    """An unclear read named where its likeliest card is a number card whose rank is the
-    ``count`` of pips on it, its chance at least ``least``, its ``suit`` chance at least
+    """An unclear read named where its likeliest card is a number card or an ace that shows
+    the ``count`` of pips on it, its chance at least ``least``, its ``suit`` chance at least
     ``threshold`` and that suit the likeliest of the ``pips`` (:meth:`Recogniser.pips`): the
     index read a little unsure, the pips as many as it says and of its suit."""
     g = read.guess
-    if (read.card is not None or read.reason != "unclear" or g is None or not 2 <= g.rank <= 10
-            or count != g.rank or read.confidence < least or suit < threshold
+    if (read.card is not None or read.reason != "unclear" or g is None or not has_pips(g)
+            or count != pips_of(g) or read.confidence < least or suit < threshold
             or SUITS[int(pips.argmax())] != g.suit):
         return read
     return Read(g, read.confidence, read.quad, "pips counted")

@@ -274,8 +274,9 @@ def test_the_pips_of_clean_photos_of_number_cards_are_counted(recogniser: Recogn
 
 def test_an_unclear_number_card_is_named_where_its_pips_are_as_many() -> None:
     """The index a little unsure of a 7 (a 1 read in it?), seven pips of its suit on the card,
-    the suit sure: the 7 is named. Fewer pips, pips of another suit, a doubtful suit, a chance
-    under COUNTED, a court card or a read the index does not see: still unclear."""
+    the suit sure: the 7 is named (an ace, by its one pip). Fewer pips, pips of another suit,
+    a doubtful suit, a chance under COUNTED, a court card or a read the index does not see:
+    still unclear."""
     hearts, diamonds = np.array([0, 0.1, 0.9, 0], np.float32), np.array([0, 0.9, 0.1, 0])
     seven = Read(None, 0.8, None, "unclear", Card.parse("7H"))
     named = confirm_by_count(seven, 0.99, 7, hearts, 0.95)
@@ -288,6 +289,10 @@ def test_an_unclear_number_card_is_named_where_its_pips_are_as_many() -> None:
     assert confirm_by_count(low, 0.99, 7, hearts, 0.95) == low
     queen = Read(None, 0.8, None, "unclear", Card.parse("QH"))
     assert confirm_by_count(queen, 0.99, 12, hearts, 0.95) == queen
+    assert confirm_by_count(queen, 0.99, 1, hearts, 0.95) == queen
+    ace = Read(None, 0.8, None, "unclear", Card.parse("AH"))  # an ace shows one pip
+    assert confirm_by_count(ace, 0.99, 1, hearts, 0.95).card == Card.parse("AH")
+    assert confirm_by_count(ace, 0.99, 14, hearts, 0.95) == ace
     no_index = Read(None, 0.0, None, "no index", Card.parse("7H"))
     assert confirm_by_count(no_index, 0.99, 7, hearts, 0.95) == no_index
     sure = Read(Card.parse("7H"), 0.99)
