@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hardware.camera.reader.classify import CLASSIFIER_PATH, GLYPHS
+from hardware.camera.reader.classify import CLASSIFIER_PATH, FEATURES, GLYPHS
 from hardware.camera.reader.warp import VIEW_H, VIEW_W
 from hardware.camera.synthetic.artwork import (
     DRAWN_DECKS,
@@ -47,7 +47,6 @@ DRAWN = tuple(f"drawn-{n}" for n in range(1, DRAWN_DECKS + 1))
 #: Cards filmed per card of a real deck and of a drawn deck.
 PER_REAL, PER_DRAWN = 30, 10
 EPOCHS, BATCH = 6, 256
-FEATURES = 96
 #: The share of views printed anew in one ink of a random colour (:func:`recolour`): none by
 #: default, as half cost small cards more than it saved on oddly coloured decks (docs/camera.md).
 RECOLOUR = 0.0

@@ -32,6 +32,9 @@ GLYPHS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K",
 NO_GLYPH = len(GLYPHS)
 SUITS = "CDHS"
 RANKS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+#: The length of the classifier's feature vector for one view (training.classifier builds its
+#: network with it; an enrolled deck file holds four a card).
+FEATURES = 96
 CLASSIFIER_PATH = Path(__file__).with_name("classifier.onnx")
 
 

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, RANKS, Look
+from hardware.camera.reader.classify import FEATURES, GLYPHS, NO_GLYPH, RANKS, Look
 from referee.cards import Card, full_deck
 
 Array = npt.NDArray[Any]
@@ -126,8 +126,12 @@ class EnrolledDeck:
             if "enroll the deck again" in str(exc):
                 raise
             raise ValueError(f"{path} is not a camera deck file ({exc})") from None
-        if len(cards) != descriptors.shape[0] or meaning.shape != (len(GLYPHS) + 1, len(RANKS)):
+        if (descriptors.ndim != 2 or len(cards) != descriptors.shape[0]
+                or descriptors.shape[1] != 4 * FEATURES
+                or meaning.shape != (len(GLYPHS) + 1, len(RANKS))):
             raise ValueError(f"{path} is not a camera deck file (sizes differ)")
+        if not (np.isfinite(descriptors).all() and np.isfinite(meaning).all()):
+            raise ValueError(f"{path} is not a camera deck file (values that are not numbers)")
         if set(cards) != set(full_deck()):
             raise ValueError(f"{path} does not hold the 52 cards of a deck")
         if pictures is not None and (pictures.ndim != 3 or pictures.shape[:2] != (52, 2)):

@@ -103,14 +103,29 @@ def test_a_deck_file_of_another_template_kind_is_a_clear_error(
         EnrolledDeck.load(old)
 
 
+def test_a_deck_file_whose_sizes_do_not_fit_the_classifier_is_a_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A deck file of the right kind whose features are not four of the classifier's (made
+    by hand, or another program) is one clear line, not a crash on the first card seen."""
+    from hardware.camera.reader.classify import GLYPHS
+
+    rng = np.random.default_rng(4)
+    bad = tmp_path / "bad.npz"
+    EnrolledDeck(tuple(full_deck()), rng.normal(size=(52, 96)).astype(np.float32),
+                 np.zeros((len(GLYPHS) + 1, 13), np.float32)).save(bad)
+    assert main(["camera", "read", "--deck", str(bad), "docs/camera/queen.jpg"]) == 2
+    err = capsys.readouterr().err
+    assert "not a camera deck file" in err and "unexpected" not in err
+
+
 def test_a_deck_file_with_an_earlier_version_s_pictures_is_read_with_a_note(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A deck file whose card pictures an earlier version made smaller still reads (by its
     features), and the command says once that enrolling again would use the pictures."""
-    from hardware.camera.reader.classify import GLYPHS
+    from hardware.camera.reader.classify import FEATURES, GLYPHS
 
     rng = np.random.default_rng(3)
-    d = rng.normal(size=(52, 96)).astype(np.float32)
+    d = rng.normal(size=(52, 4 * FEATURES)).astype(np.float32)
     d /= np.linalg.norm(d, axis=1, keepdims=True)
     earlier = tmp_path / "earlier.npz"
     EnrolledDeck(tuple(full_deck()), d, np.zeros((len(GLYPHS) + 1, 13), np.float32),

@@ -66,13 +66,13 @@ def test_a_table_with_an_earlier_version_s_deck_file_says_so_in_its_log(
     import numpy as np
 
     from cardtable.wiring import camera_edge
-    from hardware.camera.reader.classify import GLYPHS
+    from hardware.camera.reader.classify import FEATURES, GLYPHS
     from hardware.camera.reader.templates import EnrolledDeck
     from referee.cards import full_deck
 
     rng = np.random.default_rng(1)
     deck = tmp_path / "earlier.npz"
-    EnrolledDeck(tuple(full_deck()), rng.normal(size=(52, 96)).astype(np.float32),
+    EnrolledDeck(tuple(full_deck()), rng.normal(size=(52, 4 * FEATURES)).astype(np.float32),
                  np.zeros((len(GLYPHS) + 1, 13), np.float32),
                  rng.normal(size=(52, 2, 16 * 22 * 3)).astype(np.float32)).save(deck)
     cfg = parse_config(table(camera={"deck": str(deck)}))

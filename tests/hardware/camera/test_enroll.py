@@ -11,7 +11,7 @@ import pytest
 
 cv2 = pytest.importorskip("cv2")
 
-from hardware.camera.reader.classify import GLYPHS  # noqa: E402
+from hardware.camera.reader.classify import FEATURES, GLYPHS  # noqa: E402
 from hardware.camera.reader.enroll import (  # noqa: E402
     Enroller,
     build,
@@ -164,7 +164,7 @@ def test_a_deck_file_keeps_its_pictures_and_one_without_them_still_loads(
     features alone); pictures of the wrong shape are refused."""
     rng = np.random.default_rng(2)
     cards = tuple(full_deck())
-    d = rng.normal(size=(52, 32)).astype(np.float32)
+    d = rng.normal(size=(52, 4 * FEATURES)).astype(np.float32)
     d /= np.linalg.norm(d, axis=1, keepdims=True)
     meaning = np.zeros((len(GLYPHS) + 1, 13), np.float32)
     w, h = PICTURE_SIZE
@@ -186,6 +186,15 @@ def test_a_deck_file_keeps_its_pictures_and_one_without_them_still_loads(
     EnrolledDeck(cards, d, meaning, pics[:, :1]).save(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match="pictures"):
         EnrolledDeck.load(tmp_path / "bad.npz")
+    # features not four of the classifier's, or not numbers: refused, not matched
+    EnrolledDeck(cards, d[:, :96], meaning).save(tmp_path / "short.npz")
+    with pytest.raises(ValueError, match="sizes differ"):
+        EnrolledDeck.load(tmp_path / "short.npz")
+    nan = d.copy()
+    nan[3, 5] = np.nan
+    EnrolledDeck(cards, nan, meaning).save(tmp_path / "nan.npz")
+    with pytest.raises(ValueError, match="not numbers"):
+        EnrolledDeck.load(tmp_path / "nan.npz")
 
 
 def test_a_picture_a_pixel_or_two_off_still_finds_its_card() -> None:

@@ -104,3 +104,14 @@ def test_a_new_classifier_makes_earlier_deck_files_another_kind() -> None:
     assert weights.manifest()["classifier.onnx"]["sha256"] == FEATURES_OF, (
         f"the classifier changed: give templates.TEMPLATE_KIND ({TEMPLATE_KIND}) a new name "
         "and FEATURES_OF the new classifier's SHA-256")
+
+
+def test_the_shipped_classifier_gives_the_features_a_deck_file_holds() -> None:
+    pytest.importorskip("cv2")
+    import numpy as np
+
+    from hardware.camera.reader.classify import FEATURES, Classifier
+    from hardware.camera.reader.warp import VIEW_H, VIEW_W
+
+    look = Classifier().look(np.zeros((4, VIEW_H, VIEW_W, 3), np.uint8))
+    assert look.features.shape == (4, FEATURES)
