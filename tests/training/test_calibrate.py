@@ -19,6 +19,15 @@ def _row(top: str, named: str | None, pips: list[float]) -> dict[str, object]:
             "enrolled_reason": ""}
 
 
+def _printed(rows: list[dict[str, Any]], tmp_path: Path,
+             capsys: pytest.CaptureFixture[str]) -> str:
+    """What ``python3 -m training.calibrate`` prints for a dump of these rows."""
+    dump = tmp_path / "reads.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main([str(dump)]) == 0
+    return capsys.readouterr().out
+
+
 def test_the_pips_grid_counts_what_each_least_chance_leaves_unclear(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = [_row("3C", "3S", [0.995, 0.0, 0.0, 0.005]),  # a club read as a spade
@@ -29,10 +38,7 @@ def test_the_pips_grid_counts_what_each_least_chance_leaves_unclear(
     assert grid[None] == (0.5, 0.5)
     assert grid[0.99] == (0.5, 0.25)
     assert grid[0.9] == (0.25, 0.25)
-    dump = tmp_path / "reads.jsonl"
-    dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert main([str(dump)]) == 0
-    assert "pips are this sure" in capsys.readouterr().out
+    assert "pips are this sure" in _printed(rows, tmp_path, capsys)
 
 
 def test_the_count_grid_names_unclear_number_cards_whose_pips_are_as_many(
@@ -56,7 +62,4 @@ def test_the_count_grid_names_unclear_number_cards_whose_pips_are_as_many(
     assert grid[0.7] == (0.4, 0.0)
     assert grid[0.5] == (0.4, 0.2)
     assert grid[0.3] == (0.6, 0.2)
-    dump = tmp_path / "reads.jsonl"
-    dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert main([str(dump)]) == 0
-    assert "pips are as many as its likeliest rank" in capsys.readouterr().out
+    assert "pips are as many as its likeliest rank" in _printed(rows, tmp_path, capsys)
