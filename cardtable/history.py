@@ -439,9 +439,14 @@ class HistoryPublisher:
     """Reads the table's history again (in a worker thread, off the referee's loop) and hands
     its :func:`summary` to ``publish`` on ``loop``: at :meth:`refresh`, and from
     :meth:`update` after each verdict in :data:`TRIGGERS` (a game decided, a points round
-    scored, a game ended by the operator). Refreshes asked for while one runs make one more."""
+    scored, a game ended by the operator). Refreshes asked for while one runs make one more.
+    A game ended by the operator is read at the change after its notice: the service archives
+    its journal and deals the next game only after the notice went out, and a reading in
+    between would find the journal still ``current`` or half renamed."""
 
-    TRIGGERS = frozenset({"game_over", "round_over", "ended_by_operator"})
+    TRIGGERS = frozenset({"game_over", "round_over"})
+    #: Verdicts whose refresh waits for the service's next change (the game's archive).
+    AFTER_NEXT = frozenset({"ended_by_operator"})
 
     def __init__(self, journal_dir: str | os.PathLike[str], table_id: str,
                  publish: Callable[[dict[str, Any]], None],
@@ -453,12 +458,16 @@ class HistoryPublisher:
         self._lock = threading.Lock()
         self._running = False
         self._again = False
+        self._after_next = False
         #: Summaries handed over so far.
         self.published = 0
 
     def update(self, verdicts: Iterable[Verdict]) -> None:
-        """Refresh when one of ``verdicts`` ends a game or a round."""
-        if any(v.verdict in self.TRIGGERS for v in verdicts):
+        """Refresh when one of ``verdicts`` ends a game or a round (a game ended by the
+        operator: at the next change, its journal archived)."""
+        kinds = {v.verdict for v in verdicts}
+        due, self._after_next = self._after_next, not kinds.isdisjoint(self.AFTER_NEXT)
+        if due or not kinds.isdisjoint(self.TRIGGERS):
             self.refresh()
 
     def refresh(self) -> None:

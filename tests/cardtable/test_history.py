@@ -308,6 +308,56 @@ def test_the_last_games_history_goes_out_before_the_referee_stops(
     assert history["evening"][-1]["winners"] == ["C"]
 
 
+class _AtOnce:
+    """A stand-in for :class:`threading.Thread` that runs its target when started: the
+    history is read at the very moment it is asked for, the race made certain."""
+
+    def __init__(self, target: Any, **_: Any) -> None:
+        self.target = target
+
+    def start(self) -> None:
+        self.target()
+
+
+def test_a_game_ended_by_the_operator_is_published_archived_not_in_progress(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator's "end" notice goes out before the service archives the journal and
+    deals anew; the history read for it must come after the archive, or the summary shows
+    the ended game still in progress."""
+    import cardtable.history as history
+    from cardtable.clock import TableClock
+    from cardtable.service import RefereeService
+
+    monkeypatch.setattr(history.threading, "Thread", _AtOnce)
+    monkeypatch.setattr(history, "background", lambda: None)
+    cfg = parse_config({"table": {"id": "t1", "game": "banka-bever", "seats": ["A", "B"],
+                                  "journal_dir": str(tmp_path / "j"), "seed": 5}})
+    published: list[dict[str, Any]] = []
+
+    async def go() -> None:
+        publisher = history.HistoryPublisher(cfg.journal_dir, "t1", published.append,
+                                             asyncio.get_running_loop())
+
+        class Out:
+            def update(self, verdicts: Any, state: Any) -> None:
+                publisher.update(verdicts)
+
+        svc = RefereeService(cfg, clock=TableClock(source=lambda: 0), fsync=False,
+                             outputs=[Out()])
+        svc.open_game()
+        svc.end_game("tester")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        svc.close()
+
+    asyncio.run(go())
+    assert published, "no history was read after the game was ended"
+    games = published[-1]["evening"]
+    assert [g["status"] for g in games] == ["ended", "in progress"]
+    assert games[0]["file"].endswith("-banka-bever.jsonl") and games[1]["file"] == "current.jsonl"
+    assert all(g["problem"] is None for g in games)
+
+
 def test_the_feed_reads_only_the_journals_of_the_last_day(evening: Path) -> None:
     history = read_history(evening, since=NOW - 3 * 3600)
     assert [g.file for g in history.games] == ["20261201-190000-vandatta.jsonl",
