@@ -5,7 +5,8 @@ share right and wrong at each threshold.
 
 ``python3 -m training.calibrate reads.jsonl``: for the out-of-the-box threshold
 (:data:`~hardware.camera.reader.recognise.THRESHOLD`, on the card's chance), the enrolled deck's
-margin alone (:data:`~hardware.camera.reader.recognise.MARGIN`), and the enrolled decision as
+margin alone (:data:`~hardware.camera.reader.recognise.MARGIN`: what the deck's features would
+name alone, which they no longer do), and the enrolled decision as
 :func:`~hardware.camera.reader.recognise.decide_enrolled` makes it (margins
 :data:`~hardware.camera.reader.recognise.AGREE` and ``MARGIN``), the shares of reads right and
 wrong at each candidate, over all decks and for the worst deck; the thresholds chosen are the
@@ -119,7 +120,7 @@ def enrolled(r: dict[str, Any], agree: float, margin: float,
             return None  # the picture disagrees
         return str(card)
     if r["margin"] >= margin and r["score"] >= NEAR:
-        return None if seen and card != match and chance >= DENY else str(match)
+        return None  # the features alone name no card
     if clear and not (seen and card != r["picture"] and chance >= DENY):
         return str(r["picture"])
     return None

@@ -63,3 +63,15 @@ def test_the_count_grid_names_unclear_number_cards_whose_pips_are_as_many(
     assert grid[0.5] == (0.4, 0.2)
     assert grid[0.3] == (0.6, 0.2)
     assert "pips are as many as its likeliest rank" in _printed(rows, tmp_path, capsys)
+
+
+def test_the_enrolled_replay_names_nothing_by_the_deck_s_features_alone() -> None:
+    """As decide_enrolled: the deck's features clearly nearest 7D and the classifier unsure
+    of 7H name nothing; the two agreeing name 7D."""
+    from training.calibrate import enrolled
+
+    row = {"deck": "d", "top": "7D", "match": "7D", "margin": 0.12, "score": 0.97,
+           "deck_guess": "7H", "deck_chance": 0.4, "deck_index": 1.0}
+    assert enrolled(row, agree=0.01, margin=0.05) is None
+    assert enrolled({**row, "deck_guess": "7D", "deck_chance": 0.6}, agree=0.01,
+                    margin=0.05) == "7D"

@@ -51,7 +51,9 @@ def test_an_enrolled_deck_reads_a_deck_the_classifier_cannot(swiss: EnrolledDeck
     mine = Recogniser(swiss)
     reads = [(top, mine.read(frame).card) for top, frame in swiss_scenes()]
     assert sum(card not in (None, top) for top, card in reads) == 0
-    assert sum(card == top for top, card in reads) >= 13
+    # 6 of 16 here, by the deck's pictures (13 when the deck's features alone named cards;
+    # they no longer do: on real photos they were wrong more often than right)
+    assert sum(card == top for top, card in reads) >= 5
 
 
 @pytest.mark.slow

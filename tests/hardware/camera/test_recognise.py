@@ -349,9 +349,13 @@ def test_an_enrolled_deck_and_the_classifier_decide_together() -> None:
     seven = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "D")
     hearts = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H")
     doubt = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H", sure=0.3)
-    # the deck sure of 7D: the classifier agreeing, or unsure of another card, names 7D
+    # the deck sure of 7D: the classifier agreeing names 7D
     assert decide_enrolled(_seen_as(deck, seven, {"7D": 1}), deck, 0.95).card == Card.parse("7D")
-    assert decide_enrolled(_seen_as(deck, doubt, {"7D": 1}), deck, 0.95).card == Card.parse("7D")
+    # ... the classifier unsure of another card leaves it unclear: the features alone never
+    # name a card (on real photos they were wrong in 125 of 164 such reads)
+    alone = decide_enrolled(_seen_as(deck, doubt, {"7D": 1}), deck, 0.95)
+    assert alone.card is None and alone.reason == "classifier unsure"
+    assert alone.guess == Card.parse("7D")
     # ... the classifier sure of another card denies it
     denied = decide_enrolled(_seen_as(deck, hearts, {"7D": 1}), deck, 0.95)
     assert denied.card is None and denied.reason == "classifier disagrees"
