@@ -59,7 +59,7 @@ class BankaOptions:
     bottom_match: bool = _option(
         True, "`false` turns the bottom-match slap off; only doubles win")
     slap_resolution_us: int = _option(
-        0, "slaps at most this far after the first slap of an instant count as the same "
+        0, "slaps less than this far after the first valid slap of a race count as the same "
         "instant (0: exact stamps)", **LATER)
 
 

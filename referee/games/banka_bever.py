@@ -16,8 +16,9 @@ How the engine reads the points of docs/rules.md §2 that need a reading (each i
   refused because the game is over is refused at once. An *instant* is one ``t`` exactly
   (docs/rules.md §2), or, with the table option ``slap_resolution_us`` = R > 0 (this referee's
   addition, for stamps whose real resolution is coarser than a nanosecond: docs/timing.md),
-  every slap less than R µs after the first slap of the group; the group is judged against the
-  pile as it was at that first slap.
+  every slap less than R µs after the first valid slap of the group (a slap refused, ``no_cards``
+  or ``out_of_game``, opens no instant); the group is judged against the pile as it was at its
+  first slap.
 * **Timing of each slap** (docs/timing.md): ``reaction_ns`` (from the card that made the pile
   slappable, or the last lay), ``margin_ns`` of a lost race (from the winning edge), ``tie`` on a
   pile won by the tie rule; ``state()["timing"]`` counts each seat's slaps, wins, false slaps,
@@ -30,7 +31,9 @@ How the engine reads the points of docs/rules.md §2 that need a reading (each i
   order. Otherwise each is a false slap, in tie order (burns happen in that order).
 * **Claim and slap at the same instant.** A claim is final *at* the end of its grace; a slap with
   exactly that ``t`` comes after it (so with ``collect_grace_ms=0`` a slap at the instant of the
-  last payment card is too late: the claim, like a lay, comes first at an equal instant).
+  last payment card is too late: the claim, like a lay, comes first at an equal instant). A
+  valid slap before the end of the grace whose instant (with ``slap_resolution_us``) runs past
+  it is judged first: the claim waits for the instant to end.
 * **Payment fails at once** (nobody else holds cards when a court card is laid): the layer claims
   the pile with reason ``payment_failed``, with the usual collect grace.
 * **Running out by a burn.** A payer who burns their last card fails the payment (docs/rules.md). A
@@ -204,10 +207,12 @@ class BankaBever:
         self._cl_reason = ""
         self._cl_until = 0
         self._slap_win: tuple[int, int] | None = None  # (seat, t) until the next lay
-        #: (seat, t) of the slaps of one instant (``_group_t`` to ``_group_t`` + resolution),
-        #: waiting to be judged.
+        #: (seat, t) of the slaps of one instant, waiting to be judged: from ``_group_t``, the
+        #: first slap not refused (or, while there is none, the first slap), to ``_group_end``.
         self._group: list[tuple[int, int]] = []
         self._group_t = 0
+        self._group_end = 0
+        self._group_valid = False
         self._lay_t: int | None = None  # the last lay
         self._chance: _Chance | None = None  # the slap chance open now, if any
         self._timing = [_SeatTiming() for _ in range(n_seats)]
@@ -244,12 +249,20 @@ class BankaBever:
                 out.append(refuse(t, seat, "game_over", "game_over"))
             else:
                 if not self._group:
-                    self._group_t = t
+                    self._group_t = self._group_end = t
+                    self._group_valid = False
+                if not self._group_valid and self._slap_refusal(seat, t) is None:
+                    # the race's first valid slap opens the instant: slaps less than the
+                    # resolution after it share it (a refused slap opens none)
+                    self._group_t, self._group_valid = t, True
+                    self._group_end = t + max(0, self._resolution - 1)
                 self._group.append((seat, t))
             return out
         if inp.act == "lay":
             if self._group:  # out of judging order: slaps at this instant were already given
                 self._judge_slaps(out)
+                if self._cl_seat is not None and self._cl_until <= t:
+                    self._settle(t, out, group_at_t=False)  # a claim the slaps held back
             self._lay(inp, t, out)
             return out
         out.append(refuse(t, seat, "unknown_act", "act_not_banka", act=inp.act))
@@ -339,9 +352,12 @@ class BankaBever:
 
     def next_deadline(self) -> int | None:
         """The end of a pending claim's collect grace (the claim becomes final once time has
-        passed it), if a claim is pending."""
+        passed it), if a claim is pending; or, where held slaps from before it wait for their
+        instant to end (``slap_resolution_us``), the end of that instant."""
         if self._over or self._cl_seat is None:
             return None
+        if self._group and self._group_t < self._cl_until:
+            return max(self._cl_until, self._group_end)
         return self._cl_until
 
     def pile(self) -> list[Card | None]:
@@ -427,10 +443,12 @@ class BankaBever:
         """Process, in time order, held slaps from before ``t`` (or at ``t``) and a claim whose
         grace ends by ``t``; at an equal instant the claim comes first."""
         while True:
-            end = self._group_t + self._resolution  # the instant's last nanosecond
+            end = self._group_end  # the instant's last nanosecond
             group = self._group and (end < t or (group_at_t and end <= t))
             claim = self._cl_seat is not None and self._cl_until <= t
-            if claim and (not group or self._cl_until <= self._group_t):
+            # held slaps from before a claim's end are judged first, once their instant is
+            # over: a valid slap before the claim is final wins the pile instead
+            if claim and (not self._group or self._cl_until <= self._group_t):
                 self._finalize_claim(self._cl_until, out)
                 if self._cl_until > self._last_t:
                     self._last_t = self._cl_until

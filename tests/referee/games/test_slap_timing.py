@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from referee.cards import Card
+from referee.deal import PileDeal
 from referee.errors import OptionError
+from referee.games.banka_bever import BankaBever
 from referee.games import parse_options
 from referee.journal import JournalHeader, dump_journal, parse_lines
 from referee.model import Input
@@ -85,6 +88,56 @@ def test_a_resolution_does_not_join_slaps_further_apart_than_it() -> None:
     got = judge(e, (3, LAY + 300 * US), (2, LAY + 306 * US))
     assert [(k, d["seat"], d.get("margin_ns")) for k, d in got] == [
         ("pile_won", 3, None), ("slap_lost", 2, 6_000)]
+
+
+def test_a_slap_exactly_the_resolution_after_the_first_is_not_tied() -> None:
+    """RULES.md: slaps *less than* r µs after the first valid slap are tied; one exactly r µs
+    after it lost the race."""
+    e = doubled(slap_resolution_us=5)
+    got = judge(e, (3, LAY + 300 * US), (2, LAY + 305 * US))
+    assert [(k, d["seat"], d.get("margin_ns")) for k, d in got] == [
+        ("pile_won", 3, None), ("slap_lost", 2, 5_000)]
+    e = doubled(slap_resolution_us=5)
+    got = judge(e, (3, LAY + 300 * US), (2, LAY + 305 * US - 1))
+    assert [(k, d["seat"]) for k, d in got] == [("pile_won", 2), ("slap_lost", 3)]
+
+
+def _short(*stacks: str) -> PileDeal:
+    return PileDeal(stacks=tuple(tuple(Card.parse(x) for x in st.split()) for st in stacks))
+
+
+def test_the_instant_opens_at_the_first_valid_slap_not_a_refused_one() -> None:
+    """Seat 0 laid its last card; its refused slap (no cards) opens no instant: seat 2's slap
+    4 µs after seat 3's, the first valid one, is tied with it, and seat 2 (to lay) wins."""
+    e = BankaBever(4, 3, BankaOptions(slap_resolution_us=5), _short("8C", "8D 2D", "3H 4H",
+                                                                       "3S 4S"))
+    lay(e, 1000, 0)
+    lay(e, 2000, 1)
+    got = judge(e, (0, LAY + 300 * US), (3, LAY + 303 * US), (2, LAY + 307 * US))
+    assert [(k, d.get("seat"), d.get("code")) for k, d in got] == [
+        ("illegal", 0, "no_cards"), ("pile_won", 2, None), ("slap_lost", 3, None),
+        ("out", 0, None)]
+
+
+@pytest.mark.parametrize("burn", [False, True])
+def test_a_valid_slap_before_the_claim_is_final_wins_within_a_resolution(burn: bool) -> None:
+    """RULES.md: a valid slap before the claim is final wins the pile instead. With a
+    resolution, its instant still runs when the grace ends: the claim waits for it, and the
+    engine's next deadline is the instant's end."""
+    e = BankaBever(3, 2, BankaOptions(slap_resolution_us=1000,
+                                      false_slap_penalty="burn" if burn else "none"),
+                   _short("QC 2C", "7D 7H 3D", "4S 5S"))
+    lay(e, 1000, 0)  # QC: seat 1 owes two
+    lay(e, 1100, 1)
+    lay(e, 1200, 1)  # 7H on 7D: a double, and seat 0's claim until 2 700 ms
+    out = e.apply(Input(2700 * MS - 100 * US, 2, "slap"))
+    assert e.next_deadline() == 2700 * MS - 100 * US + 1000 * US - 1
+    out += e.advance(2700 * MS)  # the grace is over, the slap's instant is not
+    assert out == []
+    out += e.advance(2700 * MS + 900 * US - 1)  # the instant's last nanosecond
+    assert [(v.verdict, v.data.get("seat"), v.data.get("reason")) for v in out] == [
+        ("pile_won", 2, "double")]
+    assert e.state()["claim"] is None and e.state()["counts"] == [1, 1, 5]
 
 
 def test_a_lay_inside_the_resolution_closes_the_instant_first() -> None:
