@@ -687,6 +687,30 @@ def test_no_special_finish_lay_that_empties_the_hand_goes_out() -> None:
     assert vs[0]["winner"] == 0 and vs[1]["winners"] == [0]
 
 
+def test_no_special_finish_a_drawn_card_of_the_named_rank_goes_out() -> None:
+    """The eight named 5D: a drawn 5C fits it by rank (as any card on a 5D would) and, the
+    hand's last card, goes out."""
+    t = Table(["8H", "6H 7S"], "5C 2S", upcard="3H", no_special_finish=True)
+    ok(t.play(0, "8H", as_="5D"))
+    ok(t.draw(0))
+    vs = ok(t.play(0, "5C"))
+    assert vs[0]["winner"] == 0 and vs[1]["winners"] == [0]
+
+
+def test_no_special_finish_a_drawn_eight_laid_last_starts_it_again() -> None:
+    """A drawn eight, laid as the last card, is a special card again: the special finish starts
+    anew with a fresh count, and a card that fits the new name goes out."""
+    t = Table(["8H", "6H 7S"], "8C 9D 2S", upcard="3H", no_special_finish=True)
+    ok(t.play(0, "8H", as_="5D"))
+    ok(t.draw(0))
+    assert ok(t.play(0, "8C", as_="9S")) == []
+    s = t.s
+    assert s["phase"] == "special_finish" and s["turn"] == 0 and s["draws"] == 0
+    ok(t.draw(0))  # 9D: fits 9S by rank
+    vs = ok(t.play(0, "9D"))
+    assert vs[0]["winner"] == 0 and vs[1]["winners"] == [0]
+
+
 def test_no_special_finish_fresh_count_of_three_and_then_turn_passes() -> None:
     """Decision: a fresh count of three draws in the special finish."""
     t = Table(["8H", "6H 7S"], "8S KC QC JC 9C", upcard="3H", no_special_finish=True)
