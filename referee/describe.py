@@ -238,6 +238,8 @@ REFUSALS: dict[str, str | tuple[str, str]] = {
     "nothing_to_draw": N_("the stock is empty and nothing can be drawn; the player may pass"),
     "special_finish": N_("{seat} may not go out on the {card} and must draw up to {max} cards "
                          "before passing ({drawn} of {max} drawn)"),
+    "special_finish_fits": N_("{seat} drew the {card}, which may be laid on the special card: "
+                              "lay it"),
     "special_finish_unseen": N_("{seat} may not go out on a special card and must draw up to "
                                 "{max} cards before passing ({drawn} of {max} drawn)"),
     "draw_before_pass": N_("{seat} must draw ({drawn} of {max} drawn) before passing"),

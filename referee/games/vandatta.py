@@ -21,7 +21,8 @@ Turn structure (``phase`` in :meth:`Vandatta.state`)
                     (one full round of draws clockwise from the ace player's left per ace).
 ``ace_follow``      the ace's player must lay a follow-up of the (last) ace's suit.
 ``special_finish``  (``no_special_finish``) the player's last card was an eight or an ace: they
-                    keep the turn and draw up to three cards with a fresh count.
+                    keep the turn and draw up to three cards with a fresh count; once a drawn
+                    card may be laid, they lay it (a draw or a pass is refused).
 ``lappen_penalty``  (``lappen``) a player tried to go out without a call: three penalty draws
                     (``penalty_draws`` left, ``must_draw`` the player), then the turn passes.
                     Where nothing can be drawn the draws left lapse (docs/rules.md §3):
@@ -561,7 +562,8 @@ class Vandatta:
         plays = self._legal_plays(seat)
         draw = pass_ = False
         card = None
-        if phase != ACE_FOLLOW:  # PLAY or SPECIAL_FINISH
+        if phase != ACE_FOLLOW and not (phase == SPECIAL_FINISH and plays
+                                        and None not in self._hands[seat]):  # _drawn_fit
             draws = self._draws
             if draws < MAX_DRAWS and stock:
                 draw = True
@@ -880,6 +882,16 @@ class Vandatta:
                 seats.append(s)
         return seats
 
+    def _drawn_fit(self, seat: int) -> Card | None:
+        """In a special finish: a card drawn since that the seat may lay now (the first card of
+        its first legal play), or None. The player lays it (docs/rules.md §3: "they lay it");
+        a hand with a card the referee has not seen is not held to this."""
+        hand = self._hands[seat]
+        if not hand or any(c is None for c in hand):
+            return None
+        plays = self._legal_plays(seat)
+        return plays[0][0][0] if plays else None
+
     def _matches(self, card: Card) -> bool:
         if card.rank == EIGHT or self._current is None:
             return True
@@ -1173,6 +1185,8 @@ class Vandatta:
             refusal = self._turn_refusal(seat, "draw")
             if refusal is not None:
                 return [refusal]
+        if phase == SPECIAL_FINISH and (fits := self._drawn_fit(seat)) is not None:
+            return [self._illegal(seat, "special_finish", "special_finish_fits", card=fits)]
         if phase in (PLAY, SPECIAL_FINISH) and self._draws >= MAX_DRAWS:
             return [self._illegal(seat, "draw_limit",
                                   "draw_limit" if phase == PLAY else "draw_limit_finish",
@@ -1228,6 +1242,8 @@ class Vandatta:
                    else self._turn_refusal(seat, "pass"))
         if refusal is not None:
             return [refusal]
+        if self._phase == SPECIAL_FINISH and (fits := self._drawn_fit(seat)) is not None:
+            return [self._illegal(seat, "special_finish", "special_finish_fits", card=fits)]
         can_draw = self._can_draw()
         if self._phase in (PLAY, SPECIAL_FINISH) and self._draws < MAX_DRAWS and can_draw:
             if self._phase == SPECIAL_FINISH:

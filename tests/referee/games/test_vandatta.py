@@ -711,6 +711,21 @@ def test_no_special_finish_a_drawn_eight_laid_last_starts_it_again() -> None:
     assert vs[0]["winner"] == 0 and vs[1]["winners"] == [0]
 
 
+def test_no_special_finish_a_drawn_card_that_fits_is_laid_not_drawn_past() -> None:
+    """RULES.md: "if a drawn card can be laid legally on that special card, they lay it and go
+    out" (the source: the first card drawn of the laid card's suit goes out). Once JD is drawn
+    onto the eight named 5D, a further draw or a pass is refused, and only plays are offered."""
+    t = Table(["8H", "6H 7S"], "JD QD KC", upcard="3H", no_special_finish=True)
+    ok(t.play(0, "8H", as_="5D"))
+    ok(t.draw(0))
+    v = refused(t.draw(0), "special_finish")
+    assert "JD" in v["reason"] or "jack of diamonds" in v["reason"]
+    refused(t.pass_(0), "special_finish")
+    assert {i.act for i in t.e.legal_inputs(t.t)} == {"play"}
+    vs = ok(t.play(0, "JD"))
+    assert vs[0]["winner"] == 0 and vs[1]["winners"] == [0]
+
+
 def test_no_special_finish_fresh_count_of_three_and_then_turn_passes() -> None:
     """Decision: a fresh count of three draws in the special finish."""
     t = Table(["8H", "6H 7S"], "8S KC QC JC 9C", upcard="3H", no_special_finish=True)

@@ -47,7 +47,9 @@ def judged_legal_inputs(e: Vandatta, t: int) -> list[Input]:
         for cards, as_ in e._candidate_plays(seat):
             if not isinstance(e._judge(seat, cards, as_), _Refusal):
                 out.append(Input(t, seat, "play", cards=cards, as_=as_))
-        if phase in ("play", "special_finish"):
+        # in a special finish a drawn card that may be laid is laid: no draw, no pass
+        laid_only = phase == "special_finish" and bool(out) and None not in e._hands[seat]
+        if phase in ("play", "special_finish") and not laid_only:
             if e._draws < 3 and stock:
                 out.append(Input(t, seat, "draw", card=stock[-1]))
             if e._draws >= 3 or not e._can_draw():
