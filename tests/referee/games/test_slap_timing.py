@@ -9,8 +9,8 @@ import pytest
 from referee.cards import Card
 from referee.deal import PileDeal
 from referee.errors import OptionError
-from referee.games.banka_bever import BankaBever
 from referee.games import parse_options
+from referee.games.banka_bever import BankaBever
 from referee.journal import JournalHeader, dump_journal, parse_lines
 from referee.model import Input
 from referee.options import BankaOptions, options_to_json
