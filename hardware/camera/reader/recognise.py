@@ -61,7 +61,7 @@ AGREE, AGREE_CHANCE = 0.01, 0.5
 #: Where the deck's features leave a card unclear: the least margin and likeness of the
 #: deck's nearest whole-card picture (:func:`~hardware.camera.reader.templates.picture`) for
 #: it to name the card, unless the classifier surely names another.
-PICTURE_MARGIN, PICTURE_NEAR = 0.03, 0.8
+PICTURE_MARGIN, PICTURE_NEAR = 0.03, 0.9
 #: Out of the box, a number card or ace is left unclear where its pips (the four
 #: :func:`~hardware.camera.reader.warp.pip_views` together) are at least this sure of the
 #: other suit of its colour.
