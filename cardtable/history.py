@@ -439,10 +439,10 @@ class HistoryPublisher:
     """Reads the table's history again (in a worker thread, off the referee's loop) and hands
     its :func:`summary` to ``publish`` on ``loop``: at :meth:`refresh`, and from
     :meth:`update` after each verdict in :data:`TRIGGERS` (a game decided, a points round
-    scored, a game ended by the operator). Refreshes asked for while one runs make one more.
-    A game ended by the operator is read at the change after its notice: the service archives
-    its journal and deals the next game only after the notice went out, and a reading in
-    between would find the journal still ``current`` or half renamed."""
+    scored) or :data:`AFTER_NEXT`. Refreshes asked for while one runs make one more. A game
+    ended by the operator (:data:`AFTER_NEXT`) is read at the change after its notice: the
+    service archives its journal and deals the next game only after the notice went out, and
+    a reading in between would find the journal still ``current`` or half renamed."""
 
     TRIGGERS = frozenset({"game_over", "round_over"})
     #: Verdicts whose refresh waits for the service's next change (the game's archive).
