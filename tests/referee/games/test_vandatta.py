@@ -679,21 +679,14 @@ def test_no_special_finish_keeps_turn_and_draws_then_goes_out() -> None:
     assert s["turn"] == 1 and s["phase"] == "play" and t.hand(0) == ["KC"]
 
 
-def test_no_special_finish_lay_that_empties_the_hand_goes_out() -> None:
-    t = Table(["8H", "6H 7S"], "JD 2S", upcard="3H", no_special_finish=True)
+@pytest.mark.parametrize("drawn", ["JD", "5C"], ids=["by suit", "by rank"])
+def test_no_special_finish_lay_that_empties_the_hand_goes_out(drawn: str) -> None:
+    """The eight named 5D: a drawn JD fits it by suit, a drawn 5C by rank (as any card on a 5D
+    would); laid as the hand's last card, it goes out."""
+    t = Table(["8H", "6H 7S"], f"{drawn} 2S", upcard="3H", no_special_finish=True)
     ok(t.play(0, "8H", as_="5D"))
     ok(t.draw(0))
-    vs = ok(t.play(0, "JD"))
-    assert vs[0]["winner"] == 0 and vs[1]["winners"] == [0]
-
-
-def test_no_special_finish_a_drawn_card_of_the_named_rank_goes_out() -> None:
-    """The eight named 5D: a drawn 5C fits it by rank (as any card on a 5D would) and, the
-    hand's last card, goes out."""
-    t = Table(["8H", "6H 7S"], "5C 2S", upcard="3H", no_special_finish=True)
-    ok(t.play(0, "8H", as_="5D"))
-    ok(t.draw(0))
-    vs = ok(t.play(0, "5C"))
+    vs = ok(t.play(0, drawn))
     assert vs[0]["winner"] == 0 and vs[1]["winners"] == [0]
 
 
