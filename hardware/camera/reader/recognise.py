@@ -14,8 +14,9 @@
    often than right); where the deck's features are unsure, its nearest whole-card picture,
    if clear and not denied by a sure classifier. Out of the box, a number card or an ace
    whose pips the classifier surely sees as the other suit of its colour is left unclear
-   (:data:`PIPS`): a club read as a spade in its small index. (An enrolled deck decides by
-   its own cards: there the pips cost right reads and caught no wrong one.)
+   (:data:`PIPS`): a club read as a spade in its small index. Where an enrolled deck leaves
+   a read unclear, the out-of-the-box decision names the card unless the deck's own faces
+   hold another nearest (:func:`or_out_of_box`): enrolling never names fewer cards.
 
 The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
 ``bench/camera_decks.py``; docs/camera.md).
@@ -23,6 +24,7 @@ The thresholds were calibrated on decks the networks had not seen (the leave-dec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,10 +137,19 @@ class Recogniser:
         """The card inside one quad of the frame."""
         card = warp(frame, quad)
         look = self.classifier.look(views(card))
-        if self.deck is not None:
-            face = picture(card) if self.deck.pictures is not None else None
-            return decide_enrolled(look, self.deck, self.threshold, quad, face)
-        read = decide(look, self.meaning, self.threshold, quad)
+        deck = self.deck
+        if deck is None:
+            return self.out_of_box(card, look, self.meaning, quad)
+        face = picture(card) if deck.pictures is not None else None
+        read = decide_enrolled(look, deck, self.threshold, quad, face)
+        return or_out_of_box(read, lambda: self.out_of_box(card, look, deck.meaning, quad),
+                             deck, look, face)
+
+    def out_of_box(self, card: Array, look: Look, meaning: Array, quad: Array) -> Read:
+        """The decision without an enrolled deck, on the warped ``card`` the classifier read
+        as ``look``: its likeliest card if sure enough, an unclear one named by its counted
+        pips, a number card or ace left unclear where its pips are of the twin suit."""
+        read = decide(look, meaning, self.threshold, quad)
         pips = None
         if read.reason == "unclear" and read.guess is not None and has_pips(read.guess):
             count = pip_count(card)
@@ -204,6 +215,34 @@ def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = No
     if chance < threshold:
         return Read(None, chance, quad, "unclear", card)
     return Read(card, chance, quad)
+
+
+def or_out_of_box(read: Read, plain: Callable[[], Read], deck: EnrolledDeck, look: Look,
+                  picture_seen: Array | None = None) -> Read:
+    """An enrolled deck's unclear ``read``, or the out-of-the-box decision (``plain()``, its
+    glyphs meaning what they mean in this deck) where that names a card the deck does not
+    deny (:func:`deck_denies`): enrolling a deck never names fewer cards than reading it out
+    of the box (on real photos, enrolled from one photo of each card, it had named about half
+    as many), except where the deck's own faces say otherwise. A clear picture of another
+    card (reason ``picture disagrees``) stays unclear."""
+    if read.card is not None or read.reason == "picture disagrees":
+        return read
+    got = plain()
+    if got.card is None or deck_denies(deck, got.card, look, picture_seen):
+        return read
+    return got
+
+
+def deck_denies(deck: EnrolledDeck, card: Card, look: Look,
+                picture_seen: Array | None = None) -> bool:
+    """Whether an enrolled deck's own faces hold a card other than ``card`` nearest: its
+    features' nearest card, and its whole-card picture's nearest (where it has pictures) the
+    same card. A deck file enrolled before pictures: its features' nearest card alone."""
+    nearest = deck.match(look).card
+    if nearest == card:
+        return False
+    seen = None if picture_seen is None else deck.match_picture(picture_seen)
+    return seen is None or seen.card == nearest
 
 
 def _sure(margin: float) -> float:

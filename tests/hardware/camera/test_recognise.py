@@ -25,6 +25,7 @@ from hardware.camera.reader.recognise import (  # noqa: E402
     decide,
     decide_enrolled,
     has_pips,
+    or_out_of_box,
 )
 from hardware.camera.reader.templates import (  # noqa: E402
     PICTURE_SIZE,
@@ -405,6 +406,51 @@ def test_an_enrolled_deck_s_pictures_are_laid_out_when_the_recogniser_starts() -
     Recogniser(deck)
     assert "_picture_windows" in vars(deck)
     Recogniser(plain)  # a deck without pictures: nothing to lay out
+
+
+def test_an_unclear_enrolled_read_is_read_as_out_of_the_box_unless_the_deck_denies_it() -> None:
+    """Enrolling never names fewer cards than out of the box: where the deck is unclear, the
+    out-of-the-box read stands, unless the deck's features and its nearest picture both hold
+    another card nearest (a deck file without pictures: its features alone)."""
+    rng = np.random.default_rng(8)
+    pics = rng.normal(size=(52, 2, PICTURE_LEN)).astype(np.float32)
+    plain = _deck()
+    deck = EnrolledDeck(plain.cards, plain.descriptors, plain.meaning, pics)
+
+    def pic(card: str) -> np.ndarray:
+        return pics[full_deck().index(Card.parse(card)), 0]
+
+    hearts = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H")
+    torn = _seen_as(deck, hearts, {"7D": 0.51, "7H": 0.49})  # features nearer 7D, unsure
+    sure_7h = Read(Card.parse("7H"), 0.99)
+    # a picture nearer 7H than any other card, but not clearly: the deck stays unsure
+    faint_7h = pic("7H") + 0.95 * pic("3C")
+    unsure = decide_enrolled(torn, deck, 0.95, None, faint_7h)
+    assert unsure.card is None and unsure.reason == "deck unsure"
+    assert or_out_of_box(unsure, lambda: sure_7h, deck, torn, faint_7h) is sure_7h
+    # the features and the picture both nearest 7D deny the out-of-the-box 7H
+    faint_7d = pic("7D") + 0.95 * pic("3C")
+    unsure_d = decide_enrolled(torn, deck, 0.95, None, faint_7d)
+    assert unsure_d.card is None
+    assert or_out_of_box(unsure_d, lambda: sure_7h, deck, torn, faint_7d) is unsure_d
+    # without pictures, the features nearest 7D deny it
+    alone = decide_enrolled(torn, plain, 0.95)
+    assert or_out_of_box(alone, lambda: sure_7h, plain, torn) is alone
+    # an unclear out-of-the-box read leaves the read unclear
+    doubt = Read(None, 0.6, None, "unclear", Card.parse("7H"))
+    assert or_out_of_box(unsure, lambda: doubt, deck, torn, faint_7h) is unsure
+    # a named read, or one a clear picture vetoed, is not read again
+    asked: list[int] = []
+
+    def counted() -> Read:
+        asked.append(1)
+        return sure_7h
+
+    named = Read(Card.parse("7D"), 0.9)
+    vetoed = Read(None, 0.01, None, "picture disagrees", Card.parse("7H"))
+    assert or_out_of_box(named, counted, deck, torn, faint_7h) is named
+    assert or_out_of_box(vetoed, counted, deck, torn, faint_7h) is vetoed
+    assert not asked
 
 
 def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
