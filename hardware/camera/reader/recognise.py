@@ -16,7 +16,7 @@
    whose pips the classifier surely sees as the other suit of its colour is left unclear
    (:data:`PIPS`): a club read as a spade in its small index. Where an enrolled deck leaves
    a read unclear, the out-of-the-box decision names the card unless the deck's own faces
-   hold another nearest (:func:`or_out_of_box`): enrolling never names fewer cards.
+   hold another nearest (:func:`or_out_of_box`).
 
 The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
 ``bench/camera_decks.py``; docs/camera.md).
@@ -221,10 +221,10 @@ def or_out_of_box(read: Read, plain: Callable[[], Read], deck: EnrolledDeck, loo
                   picture_seen: Array | None = None) -> Read:
     """An enrolled deck's unclear ``read``, or the out-of-the-box decision (``plain()``, its
     glyphs meaning what they mean in this deck) where that names a card the deck does not
-    deny (:func:`deck_denies`): enrolling a deck never names fewer cards than reading it out
-    of the box (on real photos, enrolled from one photo of each card, it had named about half
-    as many), except where the deck's own faces say otherwise. A clear picture of another
-    card (reason ``picture disagrees``) stays unclear."""
+    deny (:func:`deck_denies`): an enrolled deck names what out of the box names, except
+    where its own faces say otherwise (on real photos, enrolled from one photo of each card,
+    it had named about half as many). A clear picture of another card (reason ``picture
+    disagrees``) stays unclear."""
     if read.card is not None or read.reason == "picture disagrees":
         return read
     got = plain()
