@@ -409,9 +409,9 @@ def test_an_enrolled_deck_s_pictures_are_laid_out_when_the_recogniser_starts() -
 
 
 def test_an_unclear_enrolled_read_is_read_as_out_of_the_box_unless_the_deck_denies_it() -> None:
-    """Enrolling never names fewer cards than out of the box: where the deck is unclear, the
-    out-of-the-box read stands, unless the deck's features and its nearest picture both hold
-    another card nearest (a deck file without pictures: its features alone)."""
+    """Where the enrolled deck is unclear, the out-of-the-box read stands, unless the deck's
+    features and its nearest picture both hold another card nearest (a deck file without
+    pictures: its features alone)."""
     rng = np.random.default_rng(8)
     pics = rng.normal(size=(52, 2, PICTURE_LEN)).astype(np.float32)
     plain = _deck()
