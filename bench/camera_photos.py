@@ -10,7 +10,8 @@ took them (fewer pixels across).
 
 Out of the box: every copy, with the shipped networks. Enrolled: the deck enrolled as
 ``referee camera enroll --images`` does it, from the first photo of each card (its first colour
-copy, named by its card), and every copy of the other photos read with it.
+copy, by name, in which the locator finds a card; ``enrolment_passed_over`` lists the copies in
+which it found none), and every copy of the other photos read with it.
 
 ``python3 bench/camera_photos.py --get CLONE`` first: copies the photos out of a clone of
 https://github.com/Ammememe/CardCounterML (``git clone`` it; about 340 MB) at the pinned
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,6 +116,24 @@ def shaped(image: Any, size: tuple[int, int] | None) -> Any:
     return image if size is None else cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 
+def enrolment_photos(every: list[Photo], colourless: dict[str, bool],
+                     size: tuple[int, int] | None, image: Callable[[Photo], Any],
+                     enroller: Enroller) -> tuple[dict[Card, Photo], list[str]]:
+    """The photo each card is enrolled from: its first colour copy (by name) in which the
+    locator finds a card, read at ``size``; and the copies passed over for finding none (a
+    person enrolling would take that card's photo again)."""
+    first: dict[Card, Photo] = {}
+    passed: list[str] = []
+    for p in sorted(every, key=lambda p: p.file):
+        if p.card in first or colourless[p.file]:
+            continue
+        if enroller.quad(shaped(image(p), size)) is None:
+            passed.append(p.file)
+        else:
+            first[p.card] = p
+    return first, passed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--get", type=Path, metavar="CLONE",
@@ -135,18 +155,16 @@ def main() -> int:
         return cv2.imread(str(folder() / p.file))  # read when used: all of them are 1.4 GB
 
     colourless = {p.file: grey(image(p)) for p in every}
-    first: dict[Card, Photo] = {}
-    for p in sorted(every, key=lambda p: p.file):
-        if not colourless[p.file] and (p.card not in first or first[p.card].stem == p.stem):
-            first.setdefault(p.card, p)
-    enrolment = {p.stem for p in first.values()}
+    enroller = Enroller(plain.locator, plain.classifier)
     line: dict[str, object] = {"bench": "camera_photos", "source": f"{SOURCE}@{COMMIT[:12]}",
                                "photos": len({p.stem for p in every}), "copies": len(every)}
     for shape, size in SHAPES.items():
+        first, passed = enrolment_photos(every, colourless, size, image, enroller)
+        enrolment = {p.stem for p in first.values()}
         with tempfile.TemporaryDirectory() as tmp:
             for card, p in first.items():
                 cv2.imwrite(str(Path(tmp) / f"{card}.png"), shaped(image(p), size))
-            deck, problems = enroll_images(tmp, Enroller(plain.locator, plain.classifier))
+            deck, problems = enroll_images(tmp, enroller)
         mine = Recogniser(deck)
         scores: dict[str, Score] = defaultdict(lambda: Score("photos"))
         for k, p in enumerate(every):
@@ -162,6 +180,7 @@ def main() -> int:
             scores[f"enrolled_{kind}"].add(seen, read, ms)  # type: ignore[arg-type]
         out: dict[str, object] = {name: s.figures() for name, s in sorted(scores.items())}
         out["enrolment_problems"] = problems
+        out["enrolment_passed_over"] = passed
         out["wrong"] = {name: [f"{every[k].file}: {t}->{r}" for k, t, r in s.wrong_seeds]
                         for name, s in sorted(scores.items()) if "not_enrolment" not in name}
         line[shape] = out

@@ -56,6 +56,27 @@ def test_a_grey_copy_is_told_from_a_colour_one() -> None:
     assert not bench.grey(tinted)
 
 
+def test_each_card_is_enrolled_from_its_first_colour_copy_in_which_a_card_is_found() -> None:
+    """A copy in grey, or one in which the locator finds no card, is passed over for the
+    card's next copy (by name); the copies passed over for finding none are listed."""
+    photo = bench.Photo
+    ah, two = bench.Card.parse("AH"), bench.Card.parse("2C")
+    every = [photo("a-1.jpg", ah, "s"), photo("a-2.jpg", ah, "s"), photo("b-1.jpg", ah, "s"),
+             photo("c-1.jpg", two, "s"), photo("c-2.jpg", two, "s")]
+    colourless = {"a-1.jpg": True, "a-2.jpg": False, "b-1.jpg": False, "c-1.jpg": False,
+                  "c-2.jpg": False}
+    images = {p.file: np.full((8, 8, 3), k, np.uint8) for k, p in enumerate(every)}
+
+    class Finder:
+        def quad(self, image: np.ndarray) -> np.ndarray | None:
+            return None if int(image[0, 0, 0]) == 1 else np.zeros((4, 2), np.float32)
+
+    first, passed = bench.enrolment_photos(every, colourless, None,
+                                           lambda p: images[p.file], Finder())
+    assert {str(c): p.file for c, p in first.items()} == {"AH": "b-1.jpg", "2C": "c-1.jpg"}
+    assert passed == ["a-2.jpg"]
+
+
 def _git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
                           text=True).stdout.strip()
