@@ -64,6 +64,9 @@ AGREE, AGREE_CHANCE = 0.01, 0.5
 #: deck's nearest whole-card picture (:func:`~hardware.camera.reader.templates.picture`) for
 #: it to name the card, unless the classifier surely names another.
 PICTURE_MARGIN, PICTURE_NEAR = 0.03, 0.9
+#: Where the enrolled deck is unclear and the out-of-the-box decision names a card
+#: (:func:`or_out_of_box`): how alike the deck's nearest picture must be to deny it.
+DENY_NEAR = 0.7
 #: Out of the box, a number card or ace is left unclear where its pips (the four
 #: :func:`~hardware.camera.reader.warp.pip_views` together) are at least this sure of the
 #: other suit of its colour.
@@ -234,15 +237,17 @@ def or_out_of_box(read: Read, plain: Callable[[], Read], deck: EnrolledDeck, loo
 
 
 def deck_denies(deck: EnrolledDeck, card: Card, look: Look,
-                picture_seen: Array | None = None) -> bool:
+                picture_seen: Array | None = None, near: float = DENY_NEAR) -> bool:
     """Whether an enrolled deck's own faces hold a card other than ``card`` nearest: its
     features' nearest card, and its whole-card picture's nearest (where it has pictures) the
-    same card. A deck file enrolled before pictures: its features' nearest card alone."""
+    same card and at least ``near`` alike (a picture unlike every enrolled one, as a card
+    enrolled in other light, denies nothing). A deck file enrolled before pictures: its
+    features' nearest card alone."""
     nearest = deck.match(look).card
     if nearest == card:
         return False
     seen = None if picture_seen is None else deck.match_picture(picture_seen)
-    return seen is None or seen.card == nearest
+    return seen is None or seen.card == nearest and seen.score >= near
 
 
 def _sure(margin: float) -> float:

@@ -17,6 +17,7 @@ from hardware.camera.config import INDEX_SETS  # noqa: E402
 from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
     COUNTED,
+    DENY_NEAR,
     PIPS,
     Read,
     Recogniser,
@@ -429,10 +430,15 @@ def test_an_unclear_enrolled_read_is_read_as_out_of_the_box_unless_the_deck_deni
     assert unsure.card is None and unsure.reason == "deck unsure"
     assert or_out_of_box(unsure, lambda: sure_7h, deck, torn, faint_7h) is sure_7h
     # the features and the picture both nearest 7D deny the out-of-the-box 7H
-    faint_7d = pic("7D") + 0.95 * pic("3C")
+    faint_7d = pic("7D") + 0.6 * pic("3C")
     unsure_d = decide_enrolled(torn, deck, 0.95, None, faint_7d)
     assert unsure_d.card is None
     assert or_out_of_box(unsure_d, lambda: sure_7h, deck, torn, faint_7d) is unsure_d
+    # ... unless the picture is little like any enrolled one (nearest 7D, under DENY_NEAR)
+    blurred_7d = pic("7D") + 1.2 * rng.normal(size=PICTURE_LEN).astype(np.float32)
+    seen = deck.match_picture(blurred_7d)
+    assert seen is not None and seen.card == Card.parse("7D") and seen.score < DENY_NEAR
+    assert or_out_of_box(unsure_d, lambda: sure_7h, deck, torn, blurred_7d) is sure_7h
     # without pictures, the features nearest 7D deny it
     alone = decide_enrolled(torn, plain, 0.95)
     assert or_out_of_box(alone, lambda: sure_7h, plain, torn) is alone
