@@ -226,8 +226,8 @@ def or_out_of_box(read: Read, plain: Callable[[], Read], deck: EnrolledDeck, loo
     glyphs meaning what they mean in this deck) where that names a card the deck does not
     deny (:func:`deck_denies`): an enrolled deck names what out of the box names, except
     where its own faces say otherwise (on real photos, enrolled from one photo of each card,
-    it had named about half as many). A clear picture of another card (reason ``picture
-    disagrees``) stays unclear."""
+    it had named about half as many). A read a clear picture of another card vetoed (reason
+    ``picture disagrees``) stays unclear."""
     if read.card is not None or read.reason == "picture disagrees":
         return read
     got = plain()
@@ -239,15 +239,19 @@ def or_out_of_box(read: Read, plain: Callable[[], Read], deck: EnrolledDeck, loo
 def deck_denies(deck: EnrolledDeck, card: Card, look: Look,
                 picture_seen: Array | None = None, near: float = DENY_NEAR) -> bool:
     """Whether an enrolled deck's own faces hold a card other than ``card`` nearest: its
-    features' nearest card, and its whole-card picture's nearest (where it has pictures) the
-    same card and at least ``near`` alike (a picture unlike every enrolled one, as a card
-    enrolled in other light, denies nothing). A deck file enrolled before pictures: its
-    features' nearest card alone."""
+    clear whole-card picture (:data:`PICTURE_MARGIN`, :data:`PICTURE_NEAR`) another card; or
+    its features' nearest card another, and its picture's nearest the same card and at least
+    ``near`` alike (a picture unlike every enrolled one, as of a card enrolled in other light,
+    denies nothing). A deck file without pictures, or with an earlier version's smaller ones:
+    its features' nearest card alone."""
+    seen = None if picture_seen is None else deck.match_picture(picture_seen)
+    if (seen is not None and seen.card != card and seen.margin >= PICTURE_MARGIN
+            and seen.score >= PICTURE_NEAR):
+        return True
     nearest = deck.match(look).card
     if nearest == card:
         return False
-    seen = None if picture_seen is None else deck.match_picture(picture_seen)
-    return seen is None or seen.card == nearest and seen.score >= near
+    return seen is None or (seen.card == nearest and seen.score >= near)
 
 
 def _sure(margin: float) -> float:

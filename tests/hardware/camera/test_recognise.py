@@ -14,6 +14,7 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 
 from hardware.camera.config import INDEX_SETS  # noqa: E402
+from hardware.camera.reader import recognise  # noqa: E402
 from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
     COUNTED,
@@ -303,9 +304,10 @@ def test_an_unclear_number_card_is_named_where_its_pips_are_as_many() -> None:
 
 def test_out_of_the_box_reads_ask_the_pips_and_enrolled_ones_do_not(
         recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pips are asked where the classifier alone names a number card; an enrolled deck
-    decides by its own cards (there, on the calibration scenes, the pips cost right reads and
-    caught no wrong one)."""
+    """The pips are asked where the classifier alone names a number card; where an enrolled
+    deck names the card by its own cards, they are not (there, on the calibration scenes, the
+    pips cost right reads and caught no wrong one); where the enrolled deck is unclear, the
+    out-of-the-box read, pips and all, is taken."""
     need_artwork("berlin")
     frame = render(photo("berlin", Card.parse("7C"), seed=301))
     read = recogniser.read(frame)
@@ -323,6 +325,20 @@ def test_out_of_the_box_reads_ask_the_pips_and_enrolled_ones_do_not(
     d[cards.index(Card.parse("7C"))] = seen
     mine = Recogniser(EnrolledDeck(cards, d, glyph_ranks(("english",))))
     monkeypatch.setattr(mine, "pips", lambda card: pytest.fail("an enrolled read asked the pips"))
+    assert mine.read_quad(frame, read.quad).card == Card.parse("7C")
+    # the enrolled decision unclear (made so): the out-of-the-box read stands, pips asked
+    monkeypatch.setattr(recognise, "decide_enrolled",
+                        lambda *args: Read(None, 0.0, read.quad, "deck unsure"))
+    asked: list[int] = []
+
+    def spades(card: np.ndarray) -> np.ndarray:
+        asked.append(1)
+        return spade_pips
+
+    monkeypatch.setattr(mine, "pips", spades)
+    still = mine.read_quad(frame, read.quad)  # the pips deny the out-of-the-box 7C too
+    assert still.card is None and still.reason == "deck unsure" and asked
+    monkeypatch.delattr(mine, "pips")  # its own pips again
     assert mine.read_quad(frame, read.quad).card == Card.parse("7C")
 
 
@@ -419,7 +435,7 @@ def test_an_unclear_enrolled_read_is_read_as_out_of_the_box_unless_the_deck_deni
     deck = EnrolledDeck(plain.cards, plain.descriptors, plain.meaning, pics)
 
     def pic(card: str) -> np.ndarray:
-        return pics[full_deck().index(Card.parse(card)), 0]
+        return np.asarray(pics[full_deck().index(Card.parse(card)), 0])
 
     hearts = _look([{"7": 0.99}, {}, {"7": 0.99}, {}], "H")
     torn = _seen_as(deck, hearts, {"7D": 0.51, "7H": 0.49})  # features nearer 7D, unsure
@@ -439,6 +455,11 @@ def test_an_unclear_enrolled_read_is_read_as_out_of_the_box_unless_the_deck_deni
     seen = deck.match_picture(blurred_7d)
     assert seen is not None and seen.card == Card.parse("7D") and seen.score < DENY_NEAR
     assert or_out_of_box(unsure_d, lambda: sure_7h, deck, torn, blurred_7d) is sure_7h
+    # a clear picture of 7D denies 7H, whichever card the features hold nearest
+    near_7h = _seen_as(deck, hearts, {"7H": 0.51, "7D": 0.49})
+    assert or_out_of_box(unsure, lambda: sure_7h, deck, near_7h, pic("7D")) is unsure
+    # the features and a faint picture both nearest the out-of-the-box card: named
+    assert or_out_of_box(unsure, lambda: sure_7h, deck, near_7h, faint_7h) is sure_7h
     # without pictures, the features nearest 7D deny it
     alone = decide_enrolled(torn, plain, 0.95)
     assert or_out_of_box(alone, lambda: sure_7h, plain, torn) is alone
