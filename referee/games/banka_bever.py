@@ -208,10 +208,10 @@ class BankaBever:
         self._cl_until = 0
         self._slap_win: tuple[int, int] | None = None  # (seat, t) until the next lay
         #: (seat, t) of the slaps of one instant, waiting to be judged: from ``_group_t``, the
-        #: first slap not refused (or, while there is none, the first slap), to ``_group_end``.
+        #: first slap not refused (or, while there is none, the first slap), to
+        #: :meth:`_group_end`.
         self._group: list[tuple[int, int]] = []
         self._group_t = 0
-        self._group_end = 0
         self._group_valid = False
         self._lay_t: int | None = None  # the last lay
         self._chance: _Chance | None = None  # the slap chance open now, if any
@@ -249,13 +249,11 @@ class BankaBever:
                 out.append(refuse(t, seat, "game_over", "game_over"))
             else:
                 if not self._group:
-                    self._group_t = self._group_end = t
-                    self._group_valid = False
+                    self._group_t, self._group_valid = t, False
                 if not self._group_valid and self._slap_refusal(seat, t) is None:
                     # the race's first valid slap opens the instant: slaps less than the
                     # resolution after it share it (a refused slap opens none)
                     self._group_t, self._group_valid = t, True
-                    self._group_end = t + max(0, self._resolution - 1)
                 self._group.append((seat, t))
             return out
         if inp.act == "lay":
@@ -350,6 +348,13 @@ class BankaBever:
         """The seat whose known stack has ``card`` on top, if any."""
         return top_holder(self._stacks, card)
 
+    def _group_end(self) -> int:
+        """The last nanosecond of the held slaps' instant: less than the resolution after its
+        first valid slap; while every slap is refused, that slap's own nanosecond."""
+        if not self._group_valid:
+            return self._group_t
+        return self._group_t + max(0, self._resolution - 1)
+
     def next_deadline(self) -> int | None:
         """The end of a pending claim's collect grace (the claim becomes final once time has
         passed it), if a claim is pending; or, where held slaps from before it wait for their
@@ -357,7 +362,7 @@ class BankaBever:
         if self._over or self._cl_seat is None:
             return None
         if self._group and self._group_t < self._cl_until:
-            return max(self._cl_until, self._group_end)
+            return max(self._cl_until, self._group_end())
         return self._cl_until
 
     def pile(self) -> list[Card | None]:
@@ -443,7 +448,7 @@ class BankaBever:
         """Process, in time order, held slaps from before ``t`` (or at ``t``) and a claim whose
         grace ends by ``t``; at an equal instant the claim comes first."""
         while True:
-            end = self._group_end  # the instant's last nanosecond
+            end = self._group_end()
             group = self._group and (end < t or (group_at_t and end <= t))
             claim = self._cl_seat is not None and self._cl_until <= t
             # held slaps from before a claim's end are judged first, once their instant is

@@ -562,8 +562,8 @@ class Vandatta:
         plays = self._legal_plays(seat)
         draw = pass_ = False
         card = None
-        if phase != ACE_FOLLOW and not (phase == SPECIAL_FINISH and plays
-                                        and None not in self._hands[seat]):  # _drawn_fit
+        if phase != ACE_FOLLOW and not (phase == SPECIAL_FINISH
+                                        and self._drawn_fit(seat, plays) is not None):
             draws = self._draws
             if draws < MAX_DRAWS and stock:
                 draw = True
@@ -882,14 +882,15 @@ class Vandatta:
                 seats.append(s)
         return seats
 
-    def _drawn_fit(self, seat: int) -> Card | None:
+    def _drawn_fit(self, seat: int, plays: list[Play] | None = None) -> Card | None:
         """In a special finish: a card drawn since that the seat may lay now (the first card of
-        its first legal play), or None. The player lays it (docs/rules.md §3: "they lay it");
-        a hand with a card the referee has not seen is not held to this."""
+        its first legal play; ``plays``: its legal plays, where already made), or None. The
+        player lays it (docs/rules.md §3: "they lay it"); a hand with a card the referee has
+        not seen is not held to this."""
         hand = self._hands[seat]
-        if not hand or any(c is None for c in hand):
+        if not hand or None in hand:
             return None
-        plays = self._legal_plays(seat)
+        plays = self._legal_plays(seat) if plays is None else plays
         return plays[0][0][0] if plays else None
 
     def _matches(self, card: Card) -> bool:
