@@ -340,6 +340,15 @@ def test_out_of_the_box_reads_ask_the_pips_and_enrolled_ones_do_not(
     assert still.card is None and still.reason == "deck unsure" and asked
     monkeypatch.delattr(mine, "pips")  # its own pips again
     assert mine.read_quad(frame, read.quad).card == Card.parse("7C")
+    # the fallback reads the glyphs as the deck prints them, not as the table's letters say:
+    # a deck (made so) whose "7" means an 8, its 8C this card's features, names 8C
+    swapped = glyph_ranks(("english",))[:, [0, 1, 2, 3, 4, 6, 5, 7, 8, 9, 10, 11, 12]]
+    assert swapped[GLYPHS.index("7"), 6] == 1.0  # RANKS[6] is 8
+    d8 = rng.normal(size=d.shape).astype(np.float32)
+    d8 /= np.linalg.norm(d8, axis=1, keepdims=True)
+    d8[cards.index(Card.parse("8C"))] = seen
+    eights = Recogniser(EnrolledDeck(cards, d8, swapped), letters=("english",))
+    assert eights.read_quad(frame, read.quad).card == Card.parse("8C")
 
 
 #: A picture's length (:func:`~hardware.camera.reader.templates.picture`).
