@@ -1,7 +1,9 @@
 """The recogniser: the top card of a pile in a camera frame, with a confidence.
 
 1. Find the top card (:mod:`hardware.camera.reader.locate`): the locator network's map of
-   where the top card lies, each blob fitted as a quad and its sides laid on the card's edges.
+   where the top card lies, each blob fitted as a quad and its sides laid on the card's edges;
+   where no card is named, the network looks again at the frame with its edges drawn out (a
+   card close to the camera, filling most of the frame).
 2. Warp it upright and take its four corner views (:mod:`hardware.camera.reader.warp`).
 3. The classifier network reads each view (:mod:`hardware.camera.reader.classify`): the rank
    glyph it shows upright, if any, and the card's suit.
@@ -42,7 +44,7 @@ from hardware.camera.reader.classify import (
     rank_chances,
     suit_chances,
 )
-from hardware.camera.reader.locate import LOCATOR_PATH, Locator
+from hardware.camera.reader.locate import DRAWN_OUT, LOCATOR_PATH, Locator
 from hardware.camera.reader.templates import EnrolledDeck, Match, picture
 from hardware.camera.reader.warp import pip_count, pip_views, views, warp
 from referee.cards import Card
@@ -78,8 +80,10 @@ PIPS = 0.99
 COUNTED = 0.5
 #: The other suit of each suit's colour: the suit an index's small sign is taken for.
 TWIN = {"C": "S", "S": "C", "D": "H", "H": "D"}
-#: The locator's places tried, likeliest first, and the least mean chance inside an outline
-#: for it to be read (an outline taking in a card beneath, or the table, has less).
+#: The locator's places tried, likeliest first (in the frame as it is, then, where none was
+#: named, in the frame drawn out: :data:`~hardware.camera.reader.locate.DRAWN_OUT`), and the
+#: least mean chance inside an outline for it to be read (an outline taking in a card
+#: beneath, or the table, has less).
 SPOT_TRIES, ON_TOP = 2, 0.7
 
 
@@ -119,17 +123,17 @@ class Recogniser:
 
     def read(self, frame: Array) -> Read:
         """The top card of a BGR frame, or an unclear read (``card`` None)."""
-        sight = self.locator.look(frame, SPOT_TRIES)
         first: Read | None = None
-        for spot in sight.spots:
-            if spot.on_top < ON_TOP:
-                # the outline takes in much the network sees as no top card: a card beneath
-                first = first or Read(None, 0.0, spot.quad, "not the top card")
-                continue
-            got = self.read_quad(frame, spot.quad)
-            if got.card is not None:
-                return got
-            first = first or got
+        for pad in (0.0, DRAWN_OUT):  # the frame as it is, then drawn out (a card close up)
+            for spot in self.locator.look(frame, SPOT_TRIES, pad).spots:
+                if spot.on_top < ON_TOP:
+                    # the outline takes in much the network sees as no top card: one beneath
+                    first = first or Read(None, 0.0, spot.quad, "not the top card")
+                    continue
+                got = self.read_quad(frame, spot.quad)
+                if got.card is not None:
+                    return got
+                first = first or got
         return first or Read(None, 0.0, None, "no card")
 
     def look(self, frame: Array, quad: Array) -> Look:

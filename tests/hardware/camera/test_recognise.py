@@ -16,10 +16,12 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.config import INDEX_SETS  # noqa: E402
 from hardware.camera.reader import recognise  # noqa: E402
 from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
+from hardware.camera.reader.locate import DRAWN_OUT, Sight  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
     COUNTED,
     DENY_NEAR,
     PIPS,
+    SPOT_TRIES,
     Read,
     Recogniser,
     check_pips,
@@ -507,3 +509,31 @@ def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
     # the features clearly nearer 7H: the picture does not overrule them
     clear = _seen_as(deck, hearts, {"7H": 1.0})
     assert decide_enrolled(clear, deck, 0.95, None, seven_d).card == Card.parse("7H")
+
+
+def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
+        recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The locator looks again at the frame drawn out (a card close to the camera) only where
+    its places in the frame as it is named no card, and the card found there is read."""
+    need_artwork("berlin")
+    frame = render(photo("berlin", Card.parse("7C"), seed=301))
+    found = recogniser.locator.look(frame, SPOT_TRIES)
+    assert found.spots and recogniser.read(frame).card == Card.parse("7C")
+    asked: list[float] = []
+
+    def look(image: np.ndarray, most: int = 2, pad: float = 0.0) -> Sight:
+        asked.append(pad)
+        return found if pad == DRAWN_OUT else Sight(found.chance, [])
+
+    monkeypatch.setattr(recogniser.locator, "look", look)
+    assert recogniser.read(frame).card == Card.parse("7C") and asked == [0.0, DRAWN_OUT]
+    asked.clear()
+    monkeypatch.setattr(recogniser.locator, "look",
+                        lambda image, most=2, pad=0.0: asked.append(pad) or found)
+    assert recogniser.read(frame).card == Card.parse("7C") and asked == [0.0]
+    asked.clear()
+    nothing = Sight(found.chance, [])
+    monkeypatch.setattr(recogniser.locator, "look",
+                        lambda image, most=2, pad=0.0: asked.append(pad) or nothing)
+    read = recogniser.read(frame)
+    assert read.card is None and read.reason == "no card" and asked == [0.0, DRAWN_OUT]
