@@ -50,6 +50,8 @@ EPOCHS, BATCH = 6, 256
 #: The share of views printed anew in one ink of a random colour (:func:`recolour`): none by
 #: default, as half cost small cards more than it saved on oddly coloured decks (docs/camera.md).
 RECOLOUR = 0.0
+#: The share of views turned on their side and labelled "no glyph" (:func:`sideways`).
+SIDEWAYS = 0.0
 
 
 def fold_path(k: int) -> Path:
@@ -126,11 +128,35 @@ def recolour(xb: Any, share: float, gen: Any) -> Any:
     return torch.where(pick, ink + (paper - ink) * g, xb)
 
 
+def sideways(xb: Any, yb: Any, share: float, gen: Any) -> tuple[Any, Any]:
+    """Views (N x 3 x H x W) of which about ``share`` are turned a quarter either way (drawn
+    back to H x W) and labelled as showing no glyph upright: an outline that makes a card
+    nearly square, or half a card, warps its index on its side, and the network is to say
+    "none" there rather than read a rank (it read such an index as a 10, surely)."""
+    import torch
+    from torch.nn import functional as F
+
+    if share <= 0:
+        return xb, yb  # no draws either: the other changes' draws stay those of before
+    n, _, h, w = xb.shape
+    pick = torch.rand(n, generator=gen) < share
+    turn = torch.rand(n, generator=gen) < 0.5
+    out, labels = xb.clone(), yb.clone()
+    for k, mask in ((1, pick & turn), (3, pick & ~turn)):
+        if bool(mask.any()):
+            turned = torch.rot90(xb[mask], k, dims=(2, 3))
+            out[mask] = F.interpolate(turned, size=(h, w), mode="bilinear",
+                                      align_corners=False)
+    labels[pick] = len(GLYPHS)
+    return out, labels
+
+
 def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any = None,
-          recolour_share: float = RECOLOUR) -> Any:
+          recolour_share: float = RECOLOUR, sideways_share: float = SIDEWAYS) -> Any:
     """Fit the network to the samples (each card's four views, each a sample of its own),
-    with the views' light, contrast and colour changed at random, and ``recolour_share`` of
-    them printed in one ink (:func:`recolour`)."""
+    with the views' light, contrast and colour changed at random, ``recolour_share`` of
+    them printed in one ink (:func:`recolour`) and ``sideways_share`` turned on their side
+    (:func:`sideways`)."""
     import torch
     from torch.nn import functional as F
 
@@ -152,6 +178,7 @@ def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any 
             idx = np.sort(order[i:i + BATCH])
             xb = torch.from_numpy(x[idx]).float().permute(0, 3, 1, 2) / 255.0
             xb = recolour(xb, recolour_share, gen)
+            xb, gb = sideways(xb, torch.from_numpy(yg[idx]), sideways_share, gen)
             gain = torch.empty(BATCH, 3, 1, 1).uniform_(0.85, 1.15, generator=gen)
             contrast = torch.empty(BATCH, 1, 1, 1).uniform_(0.6, 1.3, generator=gen)
             mean = xb.mean(dim=(1, 2, 3), keepdim=True)
@@ -159,7 +186,7 @@ def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any 
             xb = xb + 0.02 * torch.randn(xb.shape, generator=gen)
             xb = xb.clamp(0, 1) - 0.5
             g, s, _ = net(xb)
-            loss: Any = F.cross_entropy(g, torch.from_numpy(yg[idx])) + \
+            loss: Any = F.cross_entropy(g, gb) + \
                 F.cross_entropy(s, torch.from_numpy(ys[idx]))
             opt.zero_grad()
             loss.backward()
@@ -199,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recolour", type=float, default=RECOLOUR, metavar="SHARE",
                     help="the share of views printed anew in one ink of a random colour "
                     f"(default {RECOLOUR}; 0: none)")
+    ap.add_argument("--sideways", type=float, default=SIDEWAYS, metavar="SHARE",
+                    help="the share of views turned on their side and labelled as showing "
+                    f"no glyph (default {SIDEWAYS}; 0: none)")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -214,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(views)} cards ({len(real)} real decks, {len(DRAWN)} drawn) in "
           f"{time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     net = train(views, glyphs, suits, args.epochs, args.seed, log=sys.stderr,
-                recolour_share=args.recolour)
+                recolour_share=args.recolour, sideways_share=args.sideways)
     export(net, out)
     record(out, "python3 -m training.classifier", REPRODUCIBLE)
     print(f"wrote {out} ({time.monotonic() - t0:.0f} s in all)", file=sys.stderr)

@@ -1,6 +1,7 @@
 """The classifier's training (training/classifier.py): some views printed anew in one ink of a
-random colour, so that a suit is learnt from its shape and not from its colour alone. Needs
-PyTorch (the train extra); skipped without it."""
+random colour, so that a suit is learnt from its shape and not from its colour alone; some
+turned on their side and labelled as showing no glyph. Needs PyTorch (the train extra);
+skipped without it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from training.classifier import recolour  # noqa: E402
+from hardware.camera.reader.classify import GLYPHS  # noqa: E402
+from training.classifier import recolour, sideways  # noqa: E402
 
 
 def _view(ink: tuple[float, float, float]) -> np.ndarray:
@@ -41,3 +43,24 @@ def test_recolouring_takes_about_the_share_asked_and_none_at_zero() -> None:
     assert torch.equal(torch.rand(3, generator=gen), torch.rand(3, generator=fresh))
     changed = (recolour(xb, 0.5, torch.Generator().manual_seed(1)) != xb).flatten(1).any(1)
     assert 150 < int(changed.sum()) < 250
+
+
+def test_a_view_turned_on_its_side_shows_no_glyph_and_keeps_its_size() -> None:
+    v = _view((0.05, 0.05, 0.05))
+    v[:, 1:3, 1:12] = 0.0  # a bar along the top: turned, it runs down a side
+    xb = torch.from_numpy(np.stack([v] * 200))
+    yb = torch.full((200,), 6)
+    out, labels = sideways(xb, yb, 1.0, torch.Generator().manual_seed(2))
+    assert out.shape == xb.shape and bool((labels == len(GLYPHS)).all())
+    dark_top = out[:, :, :3].mean(dim=(1, 2, 3))  # the top rows: paper now
+    assert bool((dark_top > float(xb[0, :, :3].mean()) + 0.1).all())
+    turns = {int(out[k, 0, :, :3].mean() < out[k, 0, :, -3:].mean()) for k in range(200)}
+    assert turns == {0, 1}  # both ways round
+    # about the share asked, and nothing drawn or changed at none
+    gen = torch.Generator().manual_seed(1)
+    same, same_labels = sideways(xb, yb, 0.0, gen)
+    assert same is xb and same_labels is yb
+    assert torch.equal(torch.rand(3, generator=gen),
+                       torch.rand(3, generator=torch.Generator().manual_seed(1)))
+    _, some = sideways(xb, yb, 0.3, torch.Generator().manual_seed(3))
+    assert 30 < int((some == len(GLYPHS)).sum()) < 90
