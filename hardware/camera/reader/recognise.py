@@ -125,6 +125,7 @@ class Recogniser:
         """The top card of a BGR frame, or an unclear read (``card`` None)."""
         first: Read | None = None
         for pad in (0.0, DRAWN_OUT):  # the frame as it is, then drawn out (a card close up)
+            indexed = False
             for spot in self.locator.look(frame, SPOT_TRIES, pad).spots:
                 if spot.on_top < ON_TOP:
                     # the outline takes in much the network sees as no top card: one beneath
@@ -134,6 +135,11 @@ class Recogniser:
                 if got.card is not None:
                     return got
                 first = first or got
+                indexed = indexed or got.reason != "no index"
+            if indexed:
+                # the card was found, only not read surely: another outline of it would give
+                # the classifier another try, not the card (more wrong reads, in tests)
+                break
         return first or Read(None, 0.0, None, "no card")
 
     def look(self, frame: Array, quad: Array) -> Look:
@@ -297,10 +303,11 @@ def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
     if m.margin >= MARGIN and m.score >= NEAR:
         # the features alone name no card: on real photos (bench/camera_photos.py) their
         # clear choice, the classifier not agreeing, was wrong in 125 of 164 reads
-        why = ("classifier disagrees" if seen and card != m.card and chance >= DENY
-               else "classifier unsure")
+        why = ("no index" if not seen else "classifier disagrees"
+               if card != m.card and chance >= DENY else "classifier unsure")
         return Read(None, m.margin, quad, why, m.card)
     p = clear_picture()
     if p is not None and not (seen and card != p.card and chance >= DENY):
         return Read(p.card, _sure(p.margin), quad)
-    return Read(None, max(m.margin, chance if seen else 0.0), quad, "deck unsure", m.card)
+    return Read(None, max(m.margin, chance if seen else 0.0), quad,
+                "deck unsure" if seen else "no index", m.card)

@@ -388,6 +388,12 @@ def test_an_enrolled_deck_and_the_classifier_decide_together() -> None:
     # ... the classifier sure of another card denies it
     denied = decide_enrolled(_seen_as(deck, hearts, {"7D": 1}), deck, 0.95)
     assert denied.card is None and denied.reason == "classifier disagrees"
+    # no index seen at all: said so (the recogniser then looks at the frame drawn out),
+    # whether the deck's features are clear or not
+    blank = _look([{}, {}, {}, {}], "D")
+    for mix in ({"7D": 1.0}, {"7D": 0.51, "7H": 0.49}):
+        unseen = decide_enrolled(_seen_as(deck, blank, mix), deck, 0.95)
+        assert unseen.card is None and unseen.reason == "no index"
     # the deck unsure between 7D and 7H, nearer 7D: the classifier's sure 7H is not taken
     # against it (out of the box it would be), its sure 7D is
     torn = {"7D": 0.51, "7H": 0.49}
@@ -514,7 +520,9 @@ def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
 def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
         recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
     """The locator looks again at the frame drawn out (a card close to the camera) only where
-    its places in the frame as it is named no card, and the card found there is read."""
+    its places in the frame as it is named no card and showed the classifier no index (where
+    one did, the card was found and only not read surely), and the card found there is
+    read."""
     need_artwork("berlin")
     frame = render(photo("berlin", Card.parse("7C"), seed=301))
     found = recogniser.locator.look(frame, SPOT_TRIES)
@@ -537,3 +545,12 @@ def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
                         lambda image, most=2, pad=0.0: asked.append(pad) or nothing)
     read = recogniser.read(frame)
     assert read.card is None and read.reason == "no card" and asked == [0.0, DRAWN_OUT]
+    # a place in the frame as it is whose read is unclear, or shows no index
+    monkeypatch.setattr(recogniser.locator, "look",
+                        lambda image, most=2, pad=0.0: asked.append(pad) or found)
+    for reason, again in (("unclear", False), ("deck unsure", False), ("no index", True)):
+        asked.clear()
+        monkeypatch.setattr(recogniser, "read_quad",
+                            lambda image, quad, why=reason: Read(None, 0.5, quad, why))
+        assert recogniser.read(frame).reason == reason
+        assert asked == ([0.0, DRAWN_OUT] if again else [0.0]), reason
