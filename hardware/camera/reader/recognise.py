@@ -93,7 +93,8 @@ class Read:
 
     card: Card | None
     confidence: float
-    quad: Array | None = None  # the top card's corners in the frame, or None: no card seen
+    quad: Array | None = None  # the top card's corners in the frame's pixels (a card cut by
+    # the frame's edge may reach past it), or None: no card seen
     reason: str = ""  # why it is unclear; of a named read, "pips counted" or ""
     guess: Card | None = None  # of an unclear read: the likeliest card
 
@@ -123,26 +124,30 @@ class Recogniser:
 
     def read(self, frame: Array) -> Read:
         """The top card of a BGR frame, or an unclear read (``card`` None; its reason and
-        outline those of the first place tried). The frame is looked at again drawn out where
-        no place named a card and none showed the classifier an index."""
+        outline those of the first place tried). Where no place named a card and none showed
+        the classifier an index, the frame is looked at again drawn out: that look names a
+        card or leaves the read as it was (an empty table stays "no card")."""
         first: Read | None = None
-        for pad in (0.0, DRAWN_OUT):  # the frame as it is, then drawn out (a card close up)
-            indexed = False
-            for spot in self.locator.look(frame, SPOT_TRIES, pad).spots:
-                if spot.on_top < ON_TOP:
-                    # the outline takes in much the network sees as no top card: one beneath
-                    first = first or Read(None, 0.0, spot.quad, "not the top card")
-                    continue
-                got = self.read_quad(frame, spot.quad)
-                if got.card is not None:
-                    return got
-                first = first or got
-                indexed = indexed or got.reason != "no index"
-            if indexed:
-                # the card was found, only not read surely: another outline of it gives the
-                # classifier another try, not the card (calibration scenes of folds 2-5: 17
-                # more right reads and 4 more wrong than looking again only where no index was)
-                break
+        indexed = False
+        for spot in self.locator.look(frame, SPOT_TRIES).spots:
+            if spot.on_top < ON_TOP:
+                # the outline takes in much the network sees as no top card: one beneath
+                first = first or Read(None, 0.0, spot.quad, "not the top card")
+                continue
+            got = self.read_quad(frame, spot.quad)
+            if got.card is not None:
+                return got
+            first = first or got
+            indexed = indexed or got.reason != "no index"
+        # where an outline showed an index, the card was found, only not read surely: another
+        # outline of it gives the classifier another try, not the card (calibration scenes of
+        # folds 2-5: 17 more right reads and 4 more wrong than looking again only here)
+        if not indexed:
+            for spot in self.locator.look(frame, SPOT_TRIES, DRAWN_OUT).spots:
+                if spot.on_top >= ON_TOP:
+                    got = self.read_quad(frame, spot.quad)
+                    if got.card is not None:
+                        return got
         return first or Read(None, 0.0, None, "no card")
 
     def look(self, frame: Array, quad: Array) -> Look:

@@ -16,10 +16,11 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.config import INDEX_SETS  # noqa: E402
 from hardware.camera.reader import recognise  # noqa: E402
 from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
-from hardware.camera.reader.locate import DRAWN_OUT, Sight  # noqa: E402
+from hardware.camera.reader.locate import DRAWN_OUT, Sight, Spot  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
     COUNTED,
     DENY_NEAR,
+    ON_TOP,
     PIPS,
     SPOT_TRIES,
     Read,
@@ -521,8 +522,8 @@ def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
         recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
     """The locator looks again at the frame drawn out (a card close to the camera) only where
     its places in the frame as it is named no card and showed the classifier no index (where
-    one did, the card was found and only not read surely), and the card found there is
-    read."""
+    one did, the card was found and only not read surely); the card found there is read, and
+    where none is named the read is the first look's (an empty table stays "no card")."""
     need_artwork("berlin")
     frame = render(photo("berlin", Card.parse("7C"), seed=301))
     found = recogniser.locator.look(frame, SPOT_TRIES)
@@ -554,3 +555,33 @@ def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
                             lambda image, quad, why=reason: Read(None, 0.5, quad, why))
         assert recogniser.read(frame).reason == reason
         assert asked == ([0.0, DRAWN_OUT] if again else [0.0]), reason
+    # the frame as it is shows only a card beneath: looked at again; the look drawn out names a
+    # card or leaves the read as the first look made it (its reason and outline)
+    beneath = Sight(found.chance, [Spot(found.spots[0].quad, 0.9, ON_TOP - 0.1)])
+    other_quad = found.spots[0].quad + 3.0
+
+    def two(image: np.ndarray, most: int = 2, pad: float = 0.0) -> Sight:
+        asked.append(pad)
+        return beneath if pad == 0.0 else Sight(found.chance, [Spot(other_quad, 0.9)])
+
+    monkeypatch.setattr(recogniser.locator, "look", two)
+    monkeypatch.setattr(recogniser, "read_quad",
+                        lambda image, quad: Read(None, 0.0, quad, "no index"))
+    asked.clear()
+    read = recogniser.read(frame)
+    assert asked == [0.0, DRAWN_OUT] and read.reason == "not the top card"
+    assert np.array_equal(read.quad, found.spots[0].quad)
+    # ... and nothing there at first: an outline drawn out that names no card is no card
+    monkeypatch.setattr(recogniser.locator, "look",
+                        lambda image, most=2, pad=0.0: nothing if pad == 0.0
+                        else Sight(found.chance, [Spot(other_quad, 0.9)]))
+    empty = recogniser.read(frame)
+    assert empty.card is None and empty.reason == "no card" and empty.quad is None
+    # two places in the frame as it is, neither named: the first one's reason and outline
+    q1 = found.spots[0].quad
+    monkeypatch.setattr(recogniser.locator, "look", lambda image, most=2, pad=0.0: Sight(
+        found.chance, [Spot(q1, 0.9), Spot(other_quad, 0.8)]))
+    monkeypatch.setattr(recogniser, "read_quad", lambda image, quad: Read(
+        None, 0.5, quad, "unclear" if quad is q1 else "no index"))
+    both = recogniser.read(frame)
+    assert both.reason == "unclear" and both.quad is q1
