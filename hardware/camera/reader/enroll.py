@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, Classifier, Look
-from hardware.camera.reader.locate import Locator
-from hardware.camera.reader.recognise import MARGIN
+from hardware.camera.reader.locate import DRAWN_OUT, Locator
+from hardware.camera.reader.recognise import INDEX, MARGIN
 from hardware.camera.reader.sources import Frame, read_image
 from hardware.camera.reader.templates import (
     EnrolledDeck,
@@ -74,9 +74,25 @@ class Enroller:
         self.classifier = classifier or Classifier()
 
     def quad(self, image: Array) -> Array | None:
-        """The outline of the card in a photo (the locator's likeliest), or None."""
+        """The outline of the card in a photo (the locator's likeliest), or None. Where none
+        is found or the classifier sees no index in it, the photo is looked at again drawn
+        out (:data:`~hardware.camera.reader.locate.DRAWN_OUT`), as the recogniser does: a
+        card close to the camera, filling most of the photo; that look's outline is taken
+        only where it shows an index."""
         spots = self.locator.look(image, 1).spots
-        return spots[0].quad if spots else None
+        first = spots[0].quad if spots else None
+        if first is not None and self.indexed(image, first):
+            return first
+        for spot in self.locator.look(image, 1, DRAWN_OUT).spots:
+            if self.indexed(image, spot.quad):
+                return spot.quad
+        return first
+
+    def indexed(self, image: Array, quad: Array) -> bool:
+        """Whether a view of the card inside ``quad`` surely shows a rank glyph (the
+        recogniser's "no index" otherwise)."""
+        look = self.classifier.look(views(warp(image, quad)))
+        return float((1 - look.glyphs[:, NO_GLYPH]).max()) >= INDEX
 
     def see(self, image: Array, quad: Array | None = None) -> Seen | None:
         """A photo of one card as enrollment keeps it (None: no card found in it)."""

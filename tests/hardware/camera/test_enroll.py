@@ -19,6 +19,7 @@ from hardware.camera.reader.enroll import (  # noqa: E402
     glyph_names,
     take_live,
 )
+from hardware.camera.reader.locate import DRAWN_OUT, Sight, Spot  # noqa: E402
 from hardware.camera.reader.recognise import Recogniser  # noqa: E402
 from hardware.camera.reader.sources import Frame  # noqa: E402
 from hardware.camera.reader.templates import (  # noqa: E402
@@ -217,3 +218,37 @@ def test_a_picture_a_pixel_or_two_off_still_finds_its_card() -> None:
     far = faces[2 * 9 + 1, 0:h, 0:w].reshape(-1)  # four pixels each way: past the search
     assert deck.match_picture(far).score < 0.9  # type: ignore[union-attr]
     assert deck.match_picture(np.zeros(w * h * 3, np.float32)).score == 0.0  # type: ignore[union-attr]
+
+
+def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the recogniser does, enrollment looks at a photo again drawn out (a card close to
+    the camera) where the locator found no card or its outline shows no index, and takes
+    that look's outline only where it shows one."""
+    need_artwork("berlin")
+    frame = render(photo("berlin", Card.parse("7C"), seed=301))
+    enroller = Enroller()
+    found = enroller.locator.look(frame, 1)
+    card = found.spots[0].quad
+    table = np.array([[4, 4], [40, 4], [40, 60], [4, 60]], np.float32)  # a corner of table
+    assert enroller.indexed(frame, card) and not enroller.indexed(frame, table)
+    assert enroller.quad(frame) is card or np.array_equal(enroller.quad(frame), card)
+    asked: list[float] = []
+
+    def looks(first: list[Spot], second: list[Spot]) -> None:
+        def look(image: np.ndarray, most: int = 2, pad: float = 0.0) -> Sight:
+            asked.append(pad)
+            return Sight(found.chance, second if pad == DRAWN_OUT else first)
+        asked.clear()
+        monkeypatch.setattr(enroller.locator, "look", look)
+
+    looks([Spot(card, 0.9)], [Spot(table, 0.9)])
+    assert np.array_equal(enroller.quad(frame), card) and asked == [0.0]
+    looks([], [Spot(card, 0.9)])  # nothing found as it is
+    assert np.array_equal(enroller.quad(frame), card) and asked == [0.0, DRAWN_OUT]
+    looks([Spot(table, 0.9)], [Spot(card, 0.9)])  # found, but no index in it
+    assert np.array_equal(enroller.quad(frame), card) and asked == [0.0, DRAWN_OUT]
+    looks([Spot(table, 0.9)], [Spot(table + 1, 0.9)])  # drawn out no better: the first
+    assert np.array_equal(enroller.quad(frame), table) and asked == [0.0, DRAWN_OUT]
+    looks([], [])
+    assert enroller.quad(frame) is None and asked == [0.0, DRAWN_OUT]
