@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, Classifier, Look
@@ -38,6 +39,11 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
 #: Outlines read for each card: the one found, and others with each corner moved up to this
 #: share of the card's length.
 COPIES, MOVE = 8, 0.015
+#: Enrollment takes the outline of its look at a photo drawn out (:meth:`Enroller.quad`) only
+#: where it is at least this much larger than the first look's: where the first outline took a
+#: part of a card close to the camera (a court's frame, a pip), not where the two are of one
+#: card and the classifier only doubted an index it was never taught.
+LARGER = 1.25
 
 
 class EnrollError(RefereeError, ValueError):
@@ -53,6 +59,11 @@ class Seen:
     #: Its :func:`~hardware.camera.reader.templates.picture` upright and turned (2 x P), or
     #: None.
     pictures: Array | None = None
+
+
+def area(quad: Array) -> float:
+    """The area of an outline, in square pixels."""
+    return abs(float(cv2.contourArea(quad.reshape(-1, 1, 2).astype(np.float32))))
 
 
 def card_of(path: Path) -> Card | None:
@@ -78,13 +89,14 @@ class Enroller:
         is found or the classifier sees no index in it, the photo is looked at again drawn
         out (:data:`~hardware.camera.reader.locate.DRAWN_OUT`), as the recogniser does: a
         card close to the camera, filling most of the photo; that look's outline is taken
-        only where it shows an index."""
+        only where it shows an index, and is :data:`LARGER` than the first one."""
         spots = self.locator.look(image, 1).spots
         first = spots[0].quad if spots else None
         if first is not None and self.indexed(image, first):
             return first
         for spot in self.locator.look(image, 1, DRAWN_OUT).spots:
-            if self.indexed(image, spot.quad):
+            if (first is None or area(spot.quad) >= LARGER * area(first)) \
+                    and self.indexed(image, spot.quad):
                 return spot.quad
         return first
 

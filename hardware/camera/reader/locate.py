@@ -130,6 +130,8 @@ class Locator:
             full = (quad + 0.5) * k - 0.5 - p
             length = float(np.linalg.norm(full[0] - full[3]))
             top = inside(chance, quad)
+            # small in the frame as it is, not in the look drawn out: the part cut round a
+            # card of half the frame's height would be the whole frame again, undrawn
             if length * IN_W / w < ZOOM_BELOW:
                 full, score, top = self._zoom(frame, full, score, top)
                 length = float(np.linalg.norm(full[0] - full[3]))

@@ -252,3 +252,14 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     assert np.array_equal(enroller.quad(frame), table) and asked == [0.0, DRAWN_OUT]
     looks([], [])
     assert enroller.quad(frame) is None and asked == [0.0, DRAWN_OUT]
+    # an outline drawn out about as large as the first is of the same card: the first stays,
+    # though the classifier doubted its index (a font it was never taught)
+    doubted = card.copy()
+    monkeypatch.setattr(enroller, "indexed", lambda image, quad: quad is not doubted)
+    looks([Spot(doubted, 0.9)], [Spot(card + 2.0, 0.9)])
+    assert enroller.quad(frame) is doubted and asked == [0.0, DRAWN_OUT]
+    centre = card.mean(axis=0)
+    part = (centre + (doubted - centre) * 0.8).astype(np.float32)  # 64 % of the card
+    monkeypatch.setattr(enroller, "indexed", lambda image, quad: quad is not part)
+    looks([Spot(part, 0.9)], [Spot(card, 0.9)])
+    assert enroller.quad(frame) is card
