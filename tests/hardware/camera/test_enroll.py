@@ -224,14 +224,16 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """As the recogniser does, enrollment looks at a photo again drawn out (a card close to
     the camera) where the locator found no card or its outline shows no index, and takes
-    that look's outline only where it shows one."""
+    that look's outline only where it shows one and is a quarter larger than the first."""
     need_artwork("berlin")
     frame = render(photo("berlin", Card.parse("7C"), seed=301))
     enroller = Enroller()
     found = enroller.locator.look(frame, 1)
     card = found.spots[0].quad
     table = np.array([[4, 4], [40, 4], [40, 60], [4, 60]], np.float32)  # a corner of table
+    wide = table * 2.5  # more table, six times the area, still no index
     assert enroller.indexed(frame, card) and not enroller.indexed(frame, table)
+    assert not enroller.indexed(frame, wide)
     assert enroller.quad(frame) is card or np.array_equal(enroller.quad(frame), card)
     asked: list[float] = []
 
@@ -248,7 +250,7 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     assert np.array_equal(enroller.quad(frame), card) and asked == [0.0, DRAWN_OUT]
     looks([Spot(table, 0.9)], [Spot(card, 0.9)])  # found, but no index in it
     assert np.array_equal(enroller.quad(frame), card) and asked == [0.0, DRAWN_OUT]
-    looks([Spot(table, 0.9)], [Spot(table + 1, 0.9)])  # drawn out no better: the first
+    looks([Spot(table, 0.9)], [Spot(wide, 0.9)])  # drawn out, larger, no index: the first
     assert np.array_equal(enroller.quad(frame), table) and asked == [0.0, DRAWN_OUT]
     looks([], [])
     assert enroller.quad(frame) is None and asked == [0.0, DRAWN_OUT]
