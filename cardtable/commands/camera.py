@@ -73,7 +73,8 @@ def _cmd_read(args: argparse.Namespace) -> int:
             print(json.dumps(read.to_json(path)))
         else:
             what = str(read.card) if read.card is not None else (
-                "no card" if read.quad is None else "unclear")
+                "no card" if read.quad is None else f"unclear: {read.reason}"
+                if read.reason else "unclear")
             print(f"{path}: {what} ({read.confidence:.2f})")
         if show is not None:
             import cv2

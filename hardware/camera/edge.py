@@ -138,9 +138,12 @@ class CameraEdge:
             elif (not self._asked
                   and frame.t - self._unclear_since > self.unclear_s * 1e9):
                 self._asked = True
-                self._call(self.service.notice, "ignored",
-                           reason="the camera cannot read the top card; if a card was laid, "
-                           "type it at the console")
+                self._call(self.service.notice, "ignored", reason=(
+                    "the camera gives no colour, so red and black suits cannot be told apart: "
+                    "set it to colour; if a card was laid, type it at the console"
+                    if read.reason == "no colour" else
+                    "the camera cannot read the top card; if a card was laid, "
+                    "type it at the console"))
         elif read.card is not None:
             self._unclear_since, self._asked = None, False
         if lay is not None:

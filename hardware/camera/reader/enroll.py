@@ -22,7 +22,7 @@ import numpy as np
 
 from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, Classifier, Look
 from hardware.camera.reader.locate import DRAWN_OUT, Locator
-from hardware.camera.reader.recognise import INDEX, MARGIN
+from hardware.camera.reader.recognise import INDEX, MARGIN, colourless
 from hardware.camera.reader.sources import Frame, read_image
 from hardware.camera.reader.templates import (
     EnrolledDeck,
@@ -44,6 +44,10 @@ COPIES, MOVE = 8, 0.015
 #: part of a card close to the camera (a court's frame, a pip), not where the two are of one
 #: card and the classifier only doubted an index it was never taught.
 LARGER = 1.25
+
+
+#: Why a photo or camera without colour is refused: the table names no card in its frames.
+NO_COLOUR = "no colour (black and white): red and black suits cannot be told apart"
 
 
 class EnrollError(RefereeError, ValueError):
@@ -181,6 +185,9 @@ def enroll_images(folder: str | Path, enroller: Enroller | None = None
         except OSError as exc:
             problems.append(str(exc))
             continue
+        if colourless(image):
+            problems.append(f"{path.name}: {NO_COLOUR}")
+            continue
         got = enroller.see(image)
         if got is None:
             problems.append(f"{path.name}: no card found in the photo")
@@ -220,6 +227,8 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
                 run = []  # it moved: start again
             run.append((quad, d))
             if len(run) >= steady:
+                if colourless(frame.image):
+                    raise EnrollError(f"the camera gives {NO_COLOUR}; set it to colour")
                 got = enroller.see(frame.image, quad)
                 if got is None:
                     run = []

@@ -15,7 +15,7 @@ from cardtable.cli import main  # noqa: E402
 from hardware.camera.reader.templates import EnrolledDeck  # noqa: E402
 from hardware.camera.synthetic.evaluate import photo  # noqa: E402
 from hardware.camera.synthetic.scene import random_scene, render  # noqa: E402
-from referee.cards import full_deck  # noqa: E402
+from referee.cards import Card, full_deck  # noqa: E402
 from tests.hardware.camera.conftest import need_artwork  # noqa: E402
 
 DECK = "anglo"
@@ -163,3 +163,19 @@ def test_read_an_image_that_is_not_one(tmp_path: Path,
     captured = capsys.readouterr()
     assert "bad.png" in captured.err and "Traceback" not in captured.err
     assert captured.out == ""
+
+
+def test_read_says_why_a_card_is_unclear(decks: None, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A card found but not named is printed with the reason: a black-and-white photo says
+    "no colour" (red and black suits cannot be told apart in it)."""
+    need_artwork(DECK)
+    image = render(photo(DECK, Card.parse("QH"), 7))
+    grey = tmp_path / "grey.png"
+    cv2.imwrite(str(grey), cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY),
+                                        cv2.COLOR_GRAY2BGR))
+    assert main(["camera", "read", str(grey)]) == 0
+    assert capsys.readouterr().out == f"{grey}: unclear: no colour (0.00)\n"
+    assert main(["camera", "read", "--json", str(grey)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"image": str(grey), "card": None,
+                                                   "confidence": 0.0}

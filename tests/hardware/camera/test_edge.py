@@ -99,3 +99,25 @@ def test_the_camera_stopping_is_on_every_display_until_it_is_back() -> None:
              "alerts": {"camera": "[Errno 19] No such device"}}
     assert table_alerts(state) == [
         "CAMERA STOPPED ([Errno 19] No such device): type the cards at the console"]
+
+
+@pytest.mark.parametrize(("reason", "said"), [
+    ("no colour", "the camera gives no colour"),
+    ("unclear", "the camera cannot read the top card"),
+])
+def test_a_card_the_camera_cannot_read_is_said_once_with_why(reason: str, said: str) -> None:
+    """A card lying unread past ``unclear_s`` is said to the table once: a camera without
+    colour (black and white) is named as the cause, since no card is read in its frames."""
+    notices: list[tuple[str, dict[str, Any]]] = []
+
+    class Service:
+        def notice(self, kind: str, **fields: Any) -> None:
+            notices.append((kind, fields))
+
+    edge = CameraEdge(lambda: Camera([], 0), None, unclear_s=0.5)  # type: ignore[arg-type]
+    edge.service = Service()
+    quad = np.zeros((4, 2), np.float32)
+    for i in range(40):  # 1.3 s of frames, the card never read
+        edge.process(Frame(i * 33_000_000, IMAGE), Read(None, 0.4, quad, reason))
+    asked = [f["reason"] for kind, f in notices if kind == "ignored"]
+    assert len(asked) == 1 and asked[0].startswith(said), asked

@@ -14,8 +14,10 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.reader.classify import FEATURES, GLYPHS  # noqa: E402
 from hardware.camera.reader.enroll import (  # noqa: E402
     Enroller,
+    EnrollError,
     build,
     confusable,
+    enroll_images,
     glyph_names,
     take_live,
 )
@@ -265,3 +267,21 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     monkeypatch.setattr(enroller, "indexed", lambda image, quad: quad is not part)
     looks([Spot(part, 0.9)], [Spot(card, 0.9)])
     assert enroller.quad(frame) is card
+
+
+def test_a_photo_or_camera_without_colour_is_not_enrolled(tmp_path: Path) -> None:
+    """The table names no card in a frame without colour (red and black suits look alike), so
+    enrollment refuses such photos and such a camera, saying why."""
+    need_artwork("anglo")
+    colour = render(photo("anglo", Card.parse("QH"), 3))
+    grey = cv2.cvtColor(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    cv2.imwrite(str(tmp_path / "QH.png"), grey)
+    with pytest.raises(EnrollError, match=r"QH\.png: no colour \(black and white\)"):
+        enroll_images(tmp_path)
+    frames = (Frame(k * 33_000_000, grey) for k in range(10))
+    with pytest.raises(EnrollError, match="the camera gives no colour"):
+        take_live(frames, lambda card, what: None, [Card.parse("QH")], steady=3)
+    # the same card in colour is taken
+    frames = (Frame(k * 33_000_000, colour) for k in range(10))
+    assert list(take_live(frames, lambda card, what: None, [Card.parse("QH")], steady=3)) == [
+        Card.parse("QH")]

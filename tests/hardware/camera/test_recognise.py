@@ -585,3 +585,21 @@ def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
         None, 0.5, quad, "unclear" if quad is q1 else "no index"))
     both = recogniser.read(frame)
     assert both.reason == "unclear" and both.quad is q1
+
+
+def test_in_a_frame_without_colour_no_card_is_named(recogniser: Recogniser) -> None:
+    """A black-and-white camera: the classifier took colour as part of a suit (red cards read
+    as black), so in a frame without colour the read is unclear, "no colour", its outline and
+    likeliest card kept; the same frame in colour is read."""
+    need_artwork("berlin")
+    frame = render(photo("berlin", Card.parse("7H"), seed=301))
+    grey = cv2.cvtColor(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    assert recognise.colourless(grey) and recognise.colourless(grey[..., 0])
+    assert not recognise.colourless(frame)
+    assert recogniser.read(frame).card == Card.parse("7H")
+    read = recogniser.read(grey)
+    assert read.card is None and read.reason == "no colour" and read.quad is not None
+    assert read.guess is not None and read.guess.rank == 7
+    # a colour frame of a black card on a grey table still has colour: noise, tint
+    tinted = grey.astype(np.int16) + np.array([3, 0, -3], np.int16)
+    assert not recognise.colourless(np.clip(tinted, 0, 255).astype(np.uint8))
