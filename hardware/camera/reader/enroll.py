@@ -63,6 +63,8 @@ class Seen:
     #: Its :func:`~hardware.camera.reader.templates.picture` upright and turned (2 x P), or
     #: None.
     pictures: Array | None = None
+    #: Whether a view of its top-right or bottom-left corner showed an index.
+    other_corners: bool = False
 
 
 def area(quad: Array) -> float:
@@ -126,8 +128,9 @@ class Enroller:
             looks.append(self.classifier.look(views(warp(image, quad + move))))
         index = 1 - looks[0].glyphs[:, NO_GLYPH]
         glyphs = (looks[0].glyphs * index[:, None]).sum(axis=0) / max(1.0, float(index.sum()))
+        other = float((1 - looks[0].glyphs[[1, 3], NO_GLYPH]).max()) >= INDEX
         return Seen(np.stack([descriptor(look) for look in looks]), glyphs,
-                    np.stack([picture(card), picture(card[::-1, ::-1])]))
+                    np.stack([picture(card), picture(card[::-1, ::-1])]), other)
 
 
 def build(seen: dict[Card, Seen]) -> EnrolledDeck:
@@ -140,8 +143,11 @@ def build(seen: dict[Card, Seen]) -> EnrolledDeck:
             rows.append(d)
     meaning = deck_meaning({c: s.glyphs for c, s in seen.items()})
     pictures = [p for p in (seen[card].pictures for card in full_deck()) if p is not None]
+    # most of its cards showed an index in the other corners: the deck prints one there
+    other = sum(s.other_corners for s in seen.values()) >= len(seen) / 2
     return EnrolledDeck(tuple(cards), np.stack(rows), meaning,
-                        np.stack(pictures) if len(pictures) == 52 else None)
+                        np.stack(pictures) if len(pictures) == 52 else None,
+                        other_corners=other)
 
 
 def confusable(deck: EnrolledDeck, margin: float = MARGIN) -> list[tuple[Card, Card, float]]:

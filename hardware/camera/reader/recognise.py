@@ -37,6 +37,7 @@ import numpy.typing as npt
 from hardware.camera.config import DEFAULT_INDEX_LETTERS
 from hardware.camera.reader.classify import (
     CLASSIFIER_PATH,
+    NO_GLYPH,
     RANKS,
     SUITS,
     Classifier,
@@ -178,14 +179,17 @@ class Recogniser:
             return self.out_of_box(card, look, self.meaning, quad)
         face = picture(card) if deck.pictures is not None else None
         read = decide_enrolled(look, deck, self.threshold, quad, face)
-        return or_out_of_box(read, lambda: self.out_of_box(card, look, deck.meaning, quad),
-                             deck, look, face)
+        return or_out_of_box(read, lambda: self.out_of_box(
+            card, look, deck.meaning, quad, corners=not deck.other_corners), deck, look, face)
 
-    def out_of_box(self, card: Array, look: Look, meaning: Array, quad: Array) -> Read:
+    def out_of_box(self, card: Array, look: Look, meaning: Array, quad: Array, *,
+                   corners: bool = True) -> Read:
         """The decision without an enrolled deck, on the warped ``card`` the classifier read
         as ``look``: its likeliest card if sure enough, an unclear one named by its counted
-        pips, a number card or ace left unclear where its pips are of the twin suit."""
-        read = decide(look, meaning, self.threshold, quad)
+        pips, a number card or ace left unclear where its pips are of the twin suit.
+        ``corners``: an index seen only in the other corners is unclear (an enrolled deck
+        that prints one there says not)."""
+        read = decide(look, meaning, self.threshold, quad, corners=corners)
         pips = None
         if read.reason == "unclear" and read.guess is not None and has_pips(read.guess):
             count = pip_count(card)
@@ -252,11 +256,24 @@ def likeliest(look: Look, meaning: Array) -> tuple[Card, float, float]:
     return Card(RANKS[r], SUITS[s]), float(ranks[r] * suits[s]), index
 
 
-def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = None) -> Read:
-    """Out of the box: the likeliest card if sure enough, else an unclear read."""
+def in_its_corners(look: Look) -> bool:
+    """Whether a view of the card's top-left or bottom-right corner (views 0 and 2) surely
+    shows a rank glyph, where nearly every deck prints its index. An index seen only in the
+    other two corners is one the warp turned on its side (a card outlined the wrong way
+    round) or a mirrored frame."""
+    return float((1 - look.glyphs[[0, 2], NO_GLYPH]).max()) >= INDEX
+
+
+def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = None, *,
+           corners: bool = True) -> Read:
+    """Out of the box: the likeliest card if sure enough, else an unclear read; an index seen
+    only in the top-right and bottom-left corners is unclear (:func:`in_its_corners`) unless
+    ``corners`` is False (a deck that prints its index there)."""
     card, chance, index = likeliest(look, meaning)
     if index < INDEX:
         return Read(None, 0.0, quad, "no index")
+    if corners and not in_its_corners(look):
+        return Read(None, 0.0, quad, "index misplaced", card)
     if chance < threshold:
         return Read(None, chance, quad, "unclear", card)
     return Read(card, chance, quad)

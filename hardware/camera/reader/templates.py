@@ -93,6 +93,11 @@ class EnrolledDeck:
     pictures: Array | None = None
     #: What of the file is not used, for a person to hear ("" when all of it is).
     outdated: str = ""
+    #: Whether the deck prints its index upright in the top-right and bottom-left corners
+    #: (as well, or only): then an index seen only there is the deck's own, not one the warp
+    #: turned on its side (:func:`~hardware.camera.reader.recognise.in_its_corners`). False
+    #: in a deck file enrolled before it was kept.
+    other_corners: bool = False
 
     def save(self, path: str | Path) -> None:
         """Write the deck file (npz)."""
@@ -100,7 +105,8 @@ class EnrolledDeck:
             arrays: dict[str, Any] = {
                 "cards": np.array([str(c) for c in self.cards]),
                 "descriptors": self.descriptors, "meaning": self.meaning,
-                "kind": np.array(TEMPLATE_KIND)}
+                "kind": np.array(TEMPLATE_KIND),
+                "other_corners": np.array(self.other_corners)}
             if self.pictures is not None:
                 arrays["pictures"] = self.pictures
             np.savez_compressed(fh, **arrays)
@@ -120,6 +126,8 @@ class EnrolledDeck:
                 meaning = np.asarray(z["meaning"], np.float32)
                 pictures = (np.asarray(z["pictures"], np.float32) if "pictures" in z.files
                             else None)
+                other_corners = (bool(z["other_corners"]) if "other_corners" in z.files
+                                 else False)
         except (KeyError, EOFError) as exc:
             raise ValueError(f"{path} is not a camera deck file ({exc})") from None
         except ValueError as exc:
@@ -143,7 +151,7 @@ class EnrolledDeck:
             outdated = (f"{path} was enrolled by an earlier version: its card pictures are "
                         "not used, so fewer cards are read surely; enroll the deck again "
                         "(referee camera enroll) to use them")
-        return cls(cards, descriptors, meaning, pictures, outdated)
+        return cls(cards, descriptors, meaning, pictures, outdated, other_corners)
 
     def scores(self, look: Look) -> dict[Card, float]:
         """Each card's best cosine to the read, the card either way round."""

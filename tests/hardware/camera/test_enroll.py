@@ -4,6 +4,7 @@ cannot tell apart, and a deck file that does not fit makes reads unclear, never 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -285,3 +286,39 @@ def test_a_photo_or_camera_without_colour_is_not_enrolled(tmp_path: Path) -> Non
     frames = (Frame(k * 33_000_000, colour) for k in range(10))
     assert list(take_live(frames, lambda card, what: None, [Card.parse("QH")], steady=3)) == [
         Card.parse("QH")]
+
+
+@pytest.mark.slow
+def test_enrollment_learns_where_a_deck_prints_its_index(tmp_path: Path) -> None:
+    """KDE's Oxygen deck prints its index upright in the top-right corner only: enrolled, the
+    deck says so, its file keeps it, and an index seen only there is read as the deck's own
+    (out of the box it is left unclear: the warp may have turned it on its side)."""
+    from hardware.camera.reader.recognise import decide, in_its_corners
+
+    need_artwork("kde-oxygen")
+    need_artwork("anglo")
+    oxygen, anglo = enrolled("kde-oxygen"), enrolled("anglo")
+    assert oxygen.other_corners and not anglo.other_corners
+    oxygen.save(tmp_path / "oxygen.npz")
+    assert EnrolledDeck.load(tmp_path / "oxygen.npz").other_corners
+    plain, mine = Recogniser(), Recogniser(oxygen)
+    frame = render(photo("kde-oxygen", Card.parse("9S"), seed=11))
+    quad = plain.locator.look(frame, 1).spots[0].quad
+    look = plain.look(frame, quad)
+    assert not in_its_corners(look)
+    assert decide(look, plain.meaning, 0.95, quad).reason == "index misplaced"
+    assert decide(look, plain.meaning, 0.95, quad, corners=False).card == Card.parse("9S")
+    assert plain.read(frame).card is None and mine.read(frame).card == Card.parse("9S")
+    # where the deck's own decision is unclear, the out-of-the-box one it falls back to
+    # takes the deck's corners: the Oxygen deck's index is its own, anglo's would be turned
+    from hardware.camera.reader import recognise
+
+    unsure = recognise.Read(None, 0.0, quad, "deck unsure")
+    original = recognise.decide_enrolled
+    try:
+        recognise.decide_enrolled = lambda *a, **k: unsure  # type: ignore[assignment]
+        assert mine.read_quad(frame, quad).card == Card.parse("9S")
+        assert Recogniser(replace(oxygen, other_corners=False)).read_quad(
+            frame, quad).card is None
+    finally:
+        recognise.decide_enrolled = original

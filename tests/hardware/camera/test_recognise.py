@@ -603,3 +603,26 @@ def test_in_a_frame_without_colour_no_card_is_named(recogniser: Recogniser) -> N
     # a colour frame of a black card on a grey table still has colour: noise, tint
     tinted = grey.astype(np.int16) + np.array([3, 0, -3], np.int16)
     assert not recognise.colourless(np.clip(tinted, 0, 255).astype(np.uint8))
+
+
+def test_an_index_seen_only_in_the_other_corners_is_unclear(recogniser: Recogniser) -> None:
+    """Nearly every deck prints its index in the top-left and bottom-right corners. Out of the
+    box, an index seen only in the other two (a card the warp turned on its side, whose index
+    the classifier took for a 10; a mirrored frame) leaves the read unclear, the likeliest
+    card kept as the guess."""
+    meaning = glyph_ranks(("english",))
+    sideways = decide(_look([{}, {"10": 0.99}, {}, {"10": 0.99}], "D"), meaning, 0.9)
+    assert sideways.card is None and sideways.reason == "index misplaced"
+    assert sideways.guess == Card.parse("10D")
+    upright = decide(_look([{"5": 0.99}, {}, {"5": 0.99}, {}], "D"), meaning, 0.9)
+    assert upright.card == Card.parse("5D")
+    one = decide(_look([{}, {}, {"5": 0.99}, {}], "D"), meaning, 0.9)  # one corner covered
+    assert one.card == Card.parse("5D")
+    four = decide(_look([{"5": 0.99}] * 4, "D"), meaning, 0.9)  # indices in all four corners
+    assert four.card == Card.parse("5D")
+    # a mirrored frame: its index stands in the top-right corner, mirrored
+    need_artwork("berlin")
+    frame = render(photo("berlin", Card.parse("7C"), seed=301))
+    assert recogniser.read(frame).card == Card.parse("7C")
+    mirrored = recogniser.read(cv2.flip(frame, 1))
+    assert mirrored.card is None and mirrored.reason == "index misplaced", mirrored
