@@ -323,7 +323,8 @@ def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
     """With an enrolled deck: the deck's nearest card and the classifier (its glyphs meaning
     what they mean in this deck) together: a card is named where the two agree (or, where the
     deck is unsure, where the classifier reads the deck's nearest card as surely as out of the
-    box), never by the deck's features alone, however clear. Where the deck's features are
+    box), never by the deck's features alone, however clear; an index seen only in the corners
+    the deck leaves blank is unclear (:func:`in_its_corners`). Where the deck's features are
     unsure, the deck's nearest whole-card picture names the card when it is near and clear
     enough (:data:`PICTURE_MARGIN`, :data:`PICTURE_NEAR`) and the classifier does not surely
     name another; and a clear picture of another card
@@ -333,6 +334,9 @@ def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
     card, chance, index = likeliest(look, deck.meaning)
     seen = index >= INDEX
     sure = _sure(m.margin)
+    if seen and not deck.other_corners and not in_its_corners(look):
+        # an index only in the corners this deck leaves blank: turned on its side, mirrored
+        return Read(None, 0.0, quad, "index misplaced", m.card)
 
     def clear_picture() -> Match | None:
         """The deck's nearest picture where it is clear (else it takes no part); matched

@@ -7,6 +7,7 @@ saw are the bench's (bench/camera_decks.py); these hold the range with the shipp
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -403,6 +404,14 @@ def test_an_enrolled_deck_and_the_classifier_decide_together() -> None:
     unsure = decide_enrolled(_seen_as(deck, hearts, torn), deck, 0.95)
     assert unsure.card is None and unsure.guess == Card.parse("7D")
     assert decide_enrolled(_seen_as(deck, seven, torn), deck, 0.95).card == Card.parse("7D")
+    # an index only in the corners the deck leaves blank (turned on its side): unclear, even
+    # where the deck's features agree; a deck that prints its index there reads it
+    aside = _look([{}, {"7": 0.99}, {}, {"7": 0.99}], "D")
+    misplaced = decide_enrolled(_seen_as(deck, aside, {"7D": 1}), deck, 0.95)
+    assert misplaced.card is None and misplaced.reason == "index misplaced"
+    oxygen = replace(deck, other_corners=True)
+    assert decide_enrolled(_seen_as(oxygen, aside, {"7D": 1}), oxygen, 0.95).card == \
+        Card.parse("7D")
 
 
 def test_where_the_features_are_unsure_the_deck_s_pictures_decide() -> None:
