@@ -136,10 +136,11 @@ class Recogniser:
         outline those of the first place tried). Where no place named a card and none showed
         the classifier an index, the frame is looked at again drawn out: that look names a
         card or leaves the read as it was (an empty table stays "no card"). In a frame without
-        colour (:func:`colourless`) no card is named: the read is unclear, "no colour"."""
+        colour (:func:`colourless`) no card is named: a card found there is unclear, "no
+        colour", whatever else the read said (the table then tells why)."""
         got = self._read(frame)
-        if got.card is not None and colourless(frame):
-            return Read(None, 0.0, got.quad, "no colour", got.card)
+        if got.quad is not None and colourless(frame):
+            return Read(None, 0.0, got.quad, "no colour", got.card or got.guess)
         return got
 
     def _read(self, frame: Array) -> Read:

@@ -609,6 +609,17 @@ def test_in_a_frame_without_colour_no_card_is_named(recogniser: Recogniser) -> N
     read = recogniser.read(grey)
     assert read.card is None and read.reason == "no colour" and read.quad is not None
     assert read.guess is not None and read.guess.rank == 7
+    # a card found but not read in a grey frame says why too; an empty grey table is no card
+    blank = np.full_like(grey, 90)
+    assert recogniser.read(blank).reason == "no card"
+    unsure = Read(None, 0.6, read.quad, "unclear", Card.parse("7S"))
+    recogniser._read = lambda image: unsure  # type: ignore[method-assign]
+    try:
+        said = recogniser.read(grey)
+        assert said.reason == "no colour" and said.guess == Card.parse("7S")
+        assert recogniser.read(frame) is unsure
+    finally:
+        del recogniser._read
     # a colour frame of a black card on a grey table still has colour: noise, tint
     tinted = grey.astype(np.int16) + np.array([3, 0, -3], np.int16)
     assert not recognise.colourless(np.clip(tinted, 0, 255).astype(np.uint8))
