@@ -74,7 +74,7 @@ def _cmd_read(args: argparse.Namespace) -> int:
         else:
             what = str(read.card) if read.card is not None else (
                 "no card" if read.quad is None else f"unclear: {read.reason}"
-                if read.reason else "unclear")
+                if read.reason not in ("", "unclear") else "unclear")
             print(f"{path}: {what} ({read.confidence:.2f})")
         if show is not None:
             import cv2
@@ -124,6 +124,10 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
                 if what == "lay":
                     _say(f"[{done + 1:2}/{total}] lay {card.name()} ({card}) alone under the "
                          "camera, and hold still")
+                elif what == "no colour":
+                    _say("        the camera gives no colour (black and white, or too dark): "
+                         "red and black suits cannot be told apart; set it to colour or light "
+                         "the table (the card is taken once it can be)")
                 else:
                     done += 1
                     _say(f"        {card}: taken; take it away")
@@ -148,6 +152,10 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
                       for r, g in sorted(letters.items()) if r > 10)
     if named:
         print(f"its index prints {named}")
+    if deck.other_corners:
+        print("its index stands in the top-right corner too (or only): read as the deck's own "
+              "(a camera that mirrors its picture also looks so: turn mirroring off and "
+              "enroll again if this deck prints its index top left)")
     pairs = confusable(deck)
     if pairs:
         print("cards it may not tell apart (left unclear when they show; type them at the "

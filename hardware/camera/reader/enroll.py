@@ -22,7 +22,7 @@ import numpy as np
 
 from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, Classifier, Look
 from hardware.camera.reader.locate import DRAWN_OUT, Locator
-from hardware.camera.reader.recognise import INDEX, MARGIN, colourless
+from hardware.camera.reader.recognise import INDEX, MARGIN, as_bgr, colourless
 from hardware.camera.reader.sources import Frame, read_image
 from hardware.camera.reader.templates import (
     EnrolledDeck,
@@ -47,7 +47,8 @@ LARGER = 1.25
 
 
 #: Why a photo or camera without colour is refused: the table names no card in its frames.
-NO_COLOUR = "no colour (black and white): red and black suits cannot be told apart"
+NO_COLOUR = ("no colour (black and white, or too dark): red and black suits cannot be told "
+             "apart")
 
 
 class EnrollError(RefereeError, ValueError):
@@ -96,6 +97,7 @@ class Enroller:
         out (:data:`~hardware.camera.reader.locate.DRAWN_OUT`), as the recogniser does: a
         card close to the camera, filling most of the photo; that look's outline is taken
         only where it shows an index, and is :data:`LARGER` than the first one."""
+        image = as_bgr(image)
         spots = self.locator.look(image, 1).spots
         first = spots[0].quad if spots else None
         if first is not None and self.indexed(image, first):
@@ -114,6 +116,7 @@ class Enroller:
 
     def see(self, image: Array, quad: Array | None = None) -> Seen | None:
         """A photo of one card as enrollment keeps it (None: no card found in it)."""
+        image = as_bgr(image)
         quad = self.quad(image) if quad is None else quad
         if quad is None:
             return None
@@ -212,12 +215,15 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
               enroller: Enroller | None = None) -> dict[Card, Seen]:
     """Cards from a live camera: each in turn is asked for (``show(card, "lay")``) and taken
     (``show(card, "taken")``) once a card has lain still for ``steady`` frames and is not the
-    card taken before (the locator's outline moved less than 2 % of the card's length)."""
+    card taken before (the locator's outline moved less than 2 % of the card's length). A card
+    lying still in frames without colour is not taken: ``show(card, "no colour")``, once a
+    card (a black-and-white camera, or one too dark), and the camera is watched on."""
     enroller = enroller or Enroller()
     seen: dict[Card, Seen] = {}
     before: Array | None = None  # the last card taken, as a descriptor
     for card in cards:
         show(card, "lay")
+        told = False
         run: list[tuple[Array, Array]] = []
         for frame in frames:
             quad = enroller.quad(frame.image)
@@ -233,8 +239,12 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
                 run = []  # it moved: start again
             run.append((quad, d))
             if len(run) >= steady:
-                if colourless(frame.image):
-                    raise EnrollError(f"the camera gives {NO_COLOUR}; set it to colour")
+                if colourless(as_bgr(frame.image)):
+                    if not told:
+                        show(card, "no colour")
+                        told = True
+                    run = []
+                    continue
                 got = enroller.see(frame.image, quad)
                 if got is None:
                     run = []

@@ -138,6 +138,9 @@ class Recogniser:
         card or leaves the read as it was (an empty table stays "no card"). In a frame without
         colour (:func:`colourless`) no card is named: a card found there is unclear, "no
         colour", whatever else the read said (the table then tells why)."""
+        frame = as_bgr(frame)
+        if frame.size == 0:
+            return Read(None, 0.0, None, "no card")  # a camera's empty frame
         got = self._read(frame)
         if got.quad is not None and colourless(frame):
             return Read(None, 0.0, got.quad, "no colour", got.card or got.guess)
@@ -207,10 +210,20 @@ class Recogniser:
         return suit_chances(self.classifier.look(pip_views(card)))
 
 
+def as_bgr(frame: Array) -> Array:
+    """A frame as three channels, BGR: a grey frame (one channel) repeated, a BGRA one
+    without its alpha (a camera or a file may give either)."""
+    if frame.ndim == 2 or (frame.ndim == 3 and frame.shape[2] == 1):
+        return np.repeat(frame.reshape(frame.shape[0], frame.shape[1], 1), 3, axis=2)
+    if frame.ndim == 3 and frame.shape[2] == 4:
+        return np.ascontiguousarray(frame[..., :3])
+    return frame
+
+
 def colourless(frame: Array, least: float = COLOURLESS) -> bool:
     """Whether a BGR frame has no colour: its channels differ by less than ``least`` on
     average (every eighth pixel each way; a grey frame, one channel, has none)."""
-    if frame.ndim < 3 or frame.shape[2] < 3:
+    if frame.ndim < 3 or frame.shape[2] < 3 or frame.size == 0:
         return True
     s = frame[::8, ::8, :3].astype(np.int16)
     return float(np.mean(np.abs(s[..., 0] - s[..., 1]) + np.abs(s[..., 1] - s[..., 2]))) < least

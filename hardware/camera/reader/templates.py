@@ -126,8 +126,7 @@ class EnrolledDeck:
                 meaning = np.asarray(z["meaning"], np.float32)
                 pictures = (np.asarray(z["pictures"], np.float32) if "pictures" in z.files
                             else None)
-                other_corners = (bool(z["other_corners"]) if "other_corners" in z.files
-                                 else False)
+                corners = z["other_corners"] if "other_corners" in z.files else None
         except (KeyError, EOFError) as exc:
             raise ValueError(f"{path} is not a camera deck file ({exc})") from None
         except ValueError as exc:
@@ -144,13 +143,20 @@ class EnrolledDeck:
             raise ValueError(f"{path} does not hold the 52 cards of a deck")
         if pictures is not None and (pictures.ndim != 3 or pictures.shape[:2] != (52, 2)):
             raise ValueError(f"{path} is not a camera deck file (its pictures' sizes differ)")
+        if corners is not None and (corners.shape != () or corners.dtype != np.bool_):
+            raise ValueError(f"{path} is not a camera deck file (its other_corners is not "
+                             "true or false)")
+        other_corners = bool(corners) if corners is not None else False
         w, h = PICTURE_SIZE
-        outdated = ""
+        outdated = "" if corners is not None else (
+            f"{path} was enrolled by an earlier version, which did not learn where the deck "
+            "prints its index: if it prints it only in the top-right corner (as KDE's Oxygen "
+            "decks do), enroll the deck again (referee camera enroll)")
         if pictures is not None and pictures.shape[-1] != w * h * 3:
             pictures = None  # an earlier version's smaller pictures: the features decide
             outdated = (f"{path} was enrolled by an earlier version: its card pictures are "
                         "not used, so fewer cards are read surely; enroll the deck again "
-                        "(referee camera enroll) to use them")
+                        "(referee camera enroll) to use them")  # (it also lacks the corners)
         return cls(cards, descriptors, meaning, pictures, outdated, other_corners)
 
     def scores(self, look: Look) -> dict[Card, float]:

@@ -165,7 +165,7 @@ def test_read_an_image_that_is_not_one(tmp_path: Path,
     assert captured.out == ""
 
 
-def test_read_says_why_a_card_is_unclear(decks: None, tmp_path: Path,
+def test_read_says_why_a_card_is_unclear(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     """A card found but not named is printed with the reason: a black-and-white photo says
     "no colour" (red and black suits cannot be told apart in it)."""

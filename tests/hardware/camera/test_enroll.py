@@ -14,8 +14,10 @@ cv2 = pytest.importorskip("cv2")
 
 from hardware.camera.reader.classify import FEATURES, GLYPHS  # noqa: E402
 from hardware.camera.reader.enroll import (  # noqa: E402
+    COPIES,
     Enroller,
     EnrollError,
+    Seen,
     build,
     confusable,
     enroll_images,
@@ -223,6 +225,7 @@ def test_a_picture_a_pixel_or_two_off_still_finds_its_card() -> None:
     assert deck.match_picture(np.zeros(w * h * 3, np.float32)).score == 0.0  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """As the recogniser does, enrollment looks at a photo again drawn out (a card close to
@@ -270,18 +273,31 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     assert enroller.quad(frame) is card
 
 
-def test_a_photo_or_camera_without_colour_is_not_enrolled(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_a_photo_or_camera_without_colour_is_not_enrolled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The table names no card in a frame without colour (red and black suits look alike), so
     enrollment refuses such photos and such a camera, saying why."""
     need_artwork("anglo")
     colour = render(photo("anglo", Card.parse("QH"), 3))
     grey = cv2.cvtColor(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
     cv2.imwrite(str(tmp_path / "QH.png"), grey)
-    with pytest.raises(EnrollError, match=r"QH\.png: no colour \(black and white\)"):
+    with pytest.raises(EnrollError, match=r"QH\.png: no colour \(black and white, or too"):
         enroll_images(tmp_path)
+    # a grey photo is not even looked at (not enrolled in grey)
+    looked: list[int] = []
+    enroller = Enroller()
+    monkeypatch.setattr(enroller, "see", lambda image, quad=None: looked.append(1))
+    with pytest.raises(EnrollError):
+        enroll_images(tmp_path, enroller)
+    assert looked == []
+    # a camera without colour: said once, the card not taken, the camera watched on
+    told: list[tuple[str, str]] = []
     frames = (Frame(k * 33_000_000, grey) for k in range(10))
-    with pytest.raises(EnrollError, match="the camera gives no colour"):
-        take_live(frames, lambda card, what: None, [Card.parse("QH")], steady=3)
+    with pytest.raises(EnrollError, match="the camera stopped before QH was taken"):
+        take_live(frames, lambda card, what: told.append((str(card), what)),
+                  [Card.parse("QH")], steady=3)
+    assert told == [("QH", "lay"), ("QH", "no colour")]
     # the same card in colour is taken
     frames = (Frame(k * 33_000_000, colour) for k in range(10))
     assert list(take_live(frames, lambda card, what: None, [Card.parse("QH")], steady=3)) == [
@@ -322,3 +338,36 @@ def test_enrollment_learns_where_a_deck_prints_its_index(tmp_path: Path) -> None
             frame, quad).card is None
     finally:
         recognise.decide_enrolled = original
+
+
+def test_a_deck_says_it_prints_its_index_in_the_other_corners_by_most_of_its_cards(
+        tmp_path: Path) -> None:
+    """``other_corners`` is the majority of the cards seen (a card or two outlined on its side
+    at enrollment does not make a deck of them), kept in the deck file; a file without it (an
+    earlier version's) reads as a deck with the usual corners and says to enroll again; a
+    file whose entry is not true or false is refused with one clear line."""
+    rng = np.random.default_rng(3)
+
+    def seen(other: bool) -> Seen:
+        d = rng.normal(size=(COPIES, 4 * FEATURES)).astype(np.float32)
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        g = np.zeros(len(GLYPHS) + 1, np.float32)
+        g[GLYPHS.index("K")] = 1
+        return Seen(d, g, None, other)
+
+    cards = full_deck()
+    assert not build({c: seen(i < 25) for i, c in enumerate(cards)}).other_corners
+    deck = build({c: seen(i < 26) for i, c in enumerate(cards)})
+    assert deck.other_corners
+    deck.save(tmp_path / "d.npz")
+    assert EnrolledDeck.load(tmp_path / "d.npz").other_corners
+    with np.load(tmp_path / "d.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    old = {k: v for k, v in arrays.items() if k != "other_corners"}
+    np.savez_compressed(tmp_path / "old.npz", **old)
+    loaded = EnrolledDeck.load(tmp_path / "old.npz")
+    assert not loaded.other_corners and "enroll the deck again" in loaded.outdated
+    for bad in (np.array("False"), np.array([True, False]), np.array(2)):
+        np.savez_compressed(tmp_path / "bad.npz", **{**old, "other_corners": bad})
+        with pytest.raises(ValueError, match="other_corners is not true or false"):
+            EnrolledDeck.load(tmp_path / "bad.npz")
