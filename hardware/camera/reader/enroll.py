@@ -22,7 +22,7 @@ import numpy as np
 
 from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, Classifier, Look
 from hardware.camera.reader.locate import DRAWN_OUT, Locator
-from hardware.camera.reader.recognise import INDEX, MARGIN, as_bgr, colourless
+from hardware.camera.reader.recognise import MARGIN, as_bgr, colourless, shows_index
 from hardware.camera.reader.sources import Frame, read_image
 from hardware.camera.reader.templates import (
     EnrolledDeck,
@@ -111,8 +111,7 @@ class Enroller:
     def indexed(self, image: Array, quad: Array) -> bool:
         """Whether a view of the card inside ``quad`` surely shows a rank glyph (the
         recogniser's "no index" otherwise)."""
-        look = self.classifier.look(views(warp(image, quad)))
-        return float((1 - look.glyphs[:, NO_GLYPH]).max()) >= INDEX
+        return shows_index(self.classifier.look(views(warp(image, quad))))
 
     def see(self, image: Array, quad: Array | None = None) -> Seen | None:
         """A photo of one card as enrollment keeps it (None: no card found in it)."""
@@ -131,9 +130,9 @@ class Enroller:
             looks.append(self.classifier.look(views(warp(image, quad + move))))
         index = 1 - looks[0].glyphs[:, NO_GLYPH]
         glyphs = (looks[0].glyphs * index[:, None]).sum(axis=0) / max(1.0, float(index.sum()))
-        other = float((1 - looks[0].glyphs[[1, 3], NO_GLYPH]).max()) >= INDEX
         return Seen(np.stack([descriptor(look) for look in looks]), glyphs,
-                    np.stack([picture(card), picture(card[::-1, ::-1])]), other)
+                    np.stack([picture(card), picture(card[::-1, ::-1])]),
+                    shows_index(looks[0], (1, 3)))
 
 
 def build(seen: dict[Card, Seen]) -> EnrolledDeck:

@@ -270,12 +270,18 @@ def likeliest(look: Look, meaning: Array) -> tuple[Card, float, float]:
     return Card(RANKS[r], SUITS[s]), float(ranks[r] * suits[s]), index
 
 
+def shows_index(look: Look, views: tuple[int, ...] = (0, 1, 2, 3)) -> bool:
+    """Whether one of ``views`` (0 top left, 1 top right, 2 and 3 those of the card turned
+    half round) surely shows a rank glyph (:data:`INDEX`)."""
+    return float((1 - look.glyphs[list(views), NO_GLYPH]).max()) >= INDEX
+
+
 def in_its_corners(look: Look) -> bool:
     """Whether a view of the card's top-left or bottom-right corner (views 0 and 2) surely
     shows a rank glyph, where nearly every deck prints its index. An index seen only in the
     other two corners is one the warp turned on its side (a card outlined the wrong way
     round) or a mirrored frame."""
-    return float((1 - look.glyphs[[0, 2], NO_GLYPH]).max()) >= INDEX
+    return shows_index(look, (0, 2))
 
 
 def decide(look: Look, meaning: Array, threshold: float, quad: Array | None = None, *,
