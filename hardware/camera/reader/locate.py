@@ -224,32 +224,40 @@ def fit_sides(outline: Array, quad: Array, rounds: int = 3, near: float = 1.5) -
     goes to the side it lies nearest, and each side becomes the straight line through the
     run of its points that most agree (within ``near``), so that a blob running on onto a
     card beneath does not pull the side out."""
-    pts = outline.reshape(-1, 2).astype(np.float64)
+    pts = outline.reshape(-1, 2).astype(np.float32)
+    px, py = pts[:, 0][None].astype(np.float64), pts[:, 1][None].astype(np.float64)
     q = quad.reshape(4, 2).astype(np.float64)
+    fitted: list[tuple[Array, tuple[Array, Array]] | None] = [None] * 4
     for _ in range(rounds):
-        sides = _side_frames(q)
-        dists = []
-        for a, u, length in sides:
-            along = (pts - a) @ u
-            across = np.abs((pts - a) @ np.array([-u[1], u[0]]))
-            dists.append(np.where((along > -near) & (along < length + near), across, np.inf))
-        nearest = np.argmin(np.stack(dists), axis=0)
+        # the four sides at once (4 x points): numpy's cost here is per call, not per point
+        e = q[[1, 2, 3, 0]] - q
+        lengths = np.maximum(np.sqrt(e[:, 0] * e[:, 0] + e[:, 1] * e[:, 1]), 1e-6)
+        ux, uy = e[:, :1] / lengths[:, None], e[:, 1:] / lengths[:, None]
+        dx, dy = px - q[:, :1], py - q[:, 1:]
+        along, offs = dx * ux + dy * uy, dy * ux - dx * uy
+        nearest = np.argmin(np.where((along > -near) & (along < lengths[:, None] + near),
+                                     np.abs(offs), np.inf), axis=0)
         lines: list[tuple[Array, Array]] = []
-        for k, (a, u, length) in enumerate(sides):
-            mine = pts[nearest == k]
-            offs = (mine - a) @ np.array([-u[1], u[0]])
-            if len(mine) >= 4:
-                ranked = np.sort(offs)
-                tries = np.unique(np.round(offs))
+        for k in range(4):
+            mine = nearest == k
+            if np.count_nonzero(mine) >= 4:
+                off = offs[k, mine]
+                ranked = np.sort(off)
+                rounded = np.round(ranked)  # sorted: its distinct values are the tries
+                tries = rounded[np.concatenate(([True], rounded[1:] != rounded[:-1]))]
                 agree = (np.searchsorted(ranked, tries + near, side="right")
                          - np.searchsorted(ranked, tries - near, side="left"))
-                mine = mine[np.abs(offs - tries[int(agree.argmax())]) <= near]
-            if len(mine) < 4:
-                lines.append((a, u * length))
+                mine[mine] = np.abs(off - tries[int(agree.argmax())]) <= near
+            if np.count_nonzero(mine) < 4:
+                lines.append((q[k], e[k]))
                 continue
-            vx, vy, x0, y0 = cv2.fitLine(mine.astype(np.float32), cv2.DIST_HUBER, 0, 0.01,
-                                         0.01).ravel()
+            last = fitted[k]
+            if last is not None and np.array_equal(last[0], mine):
+                lines.append(last[1])  # the same points as the round before: the same line
+                continue
+            vx, vy, x0, y0 = cv2.fitLine(pts[mine], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
             lines.append((np.array([x0, y0]), np.array([vx, vy])))
+            fitted[k] = (mine, lines[-1])
         met = _meet(lines)
         if met is None:
             break
@@ -258,6 +266,21 @@ def fit_sides(outline: Array, quad: Array, rounds: int = 3, near: float = 1.5) -
         if moved < 0.01:
             break
     return np.asarray(q, np.float32)
+
+
+def _median(x: Array) -> float:
+    """The median of a short 1-D array (``np.median``'s value, without its overhead)."""
+    s = np.sort(x)
+    n = len(s)
+    return float(s[n // 2]) if n % 2 else float((s[n // 2 - 1] + s[n // 2]) / 2)
+
+
+def _line_through(t: Array, d: Array) -> tuple[float, float]:
+    """The least-squares line ``d = c0 + c1 * t`` (``t`` not all equal)."""
+    tm, dm = float(t.mean()), float(d.mean())
+    dt = t - tm
+    c1 = float(dt @ (d - dm)) / float(dt @ dt)
+    return dm - c1 * tm, c1
 
 
 def refine(frame: Array, quad: Array, reach: float, points: int = 24) -> Array:
@@ -286,8 +309,8 @@ def refine(frame: Array, quad: Array, reach: float, points: int = 24) -> Array:
         rise = vals[:, 2:] - vals[:, :-2]
         # the card's paper is brighter than the table in most frames: the side's sign is
         # the one most points along it agree on
-        sign = 1.0 if float(np.abs(rise.clip(min=0)).max(axis=1).sum()) >= float(
-            np.abs(rise.clip(max=0)).max(axis=1).sum()) else -1.0
+        sign = 1.0 if float(rise.max(axis=1).clip(min=0).sum()) >= float(
+            (-rise.min(axis=1)).clip(min=0).sum()) else -1.0
         rise = rise * sign
         best = rise.argmax(axis=1)
         sure = rise.max(axis=1) > 8.0
@@ -295,12 +318,12 @@ def refine(frame: Array, quad: Array, reach: float, points: int = 24) -> Array:
             lines.append((a, u))
             continue
         tt, dd = ts[sure], offsets[1:-1][best[sure]]
-        keep = np.abs(dd - np.median(dd)) <= max(1.5, 2 * step)
+        middle = _median(dd)
+        keep = np.abs(dd - middle) <= max(1.5, 2 * step)
         if keep.sum() >= 5:
-            design = np.stack([np.ones(int(keep.sum())), tt[keep]], axis=1)
-            c0, c1 = np.linalg.lstsq(design, dd[keep], rcond=None)[0]
+            c0, c1 = _line_through(tt[keep], dd[keep])
         else:
-            c0, c1 = float(np.median(dd)), 0.0
+            c0, c1 = middle, 0.0
         start, end = a + c0 * nrm, a + u * length + (c0 + c1) * nrm
         lines.append((start, end - start))
     met = _meet(lines)
