@@ -531,8 +531,8 @@ def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
 def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
         recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
     """The locator looks again at the frame drawn out (a card close to the camera) only where
-    its places in the frame as it is named no card and showed the classifier no index (where
-    one did, the card was found and only not read surely); the card found there is read, and
+    its places in the frame as it is named no card and showed the classifier no index in its
+    corners (where one did, the card was found and only not read surely); the card found there is read, and
     where none is named the read is the first look's (an empty table stays "no card")."""
     need_artwork("berlin")
     frame = render(photo("berlin", Card.parse("7C"), seed=301))
@@ -556,10 +556,12 @@ def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
                         lambda image, most=2, pad=0.0: asked.append(pad) or nothing)
     read = recogniser.read(frame)
     assert read.card is None and read.reason == "no card" and asked == [0.0, DRAWN_OUT]
-    # a place in the frame as it is whose read is unclear, or shows no index
+    # a place in the frame as it is whose read is unclear, or shows no index, or an index only
+    # in the other corners (an outline taken the wrong way round)
     monkeypatch.setattr(recogniser.locator, "look",
                         lambda image, most=2, pad=0.0: asked.append(pad) or found)
-    for reason, again in (("unclear", False), ("deck unsure", False), ("no index", True)):
+    for reason, again in (("unclear", False), ("deck unsure", False), ("no index", True),
+                          ("index misplaced", True)):
         asked.clear()
         monkeypatch.setattr(recogniser, "read_quad",
                             lambda image, quad, why=reason: Read(None, 0.5, quad, why))
