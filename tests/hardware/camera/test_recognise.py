@@ -530,10 +530,10 @@ def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
 
 def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
         recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The locator looks again at the frame drawn out (a card close to the camera) only where
-    its places in the frame as it is named no card and showed the classifier no index in its
-    corners (where one did, the card was found and only not read surely); the card found there is read, and
-    where none is named the read is the first look's (an empty table stays "no card")."""
+    """The locator looks again at the frame drawn out (a card close to the camera, an outline
+    cut short or taken the wrong way round) only where its places in the frame as it is named
+    no card, whatever their reason; the card found there is read, and where none is named the
+    read is the first look's (an empty table stays "no card")."""
     need_artwork("berlin")
     frame = render(photo("berlin", Card.parse("7C"), seed=301))
     found = recogniser.locator.look(frame, SPOT_TRIES)
@@ -556,17 +556,21 @@ def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
                         lambda image, most=2, pad=0.0: asked.append(pad) or nothing)
     read = recogniser.read(frame)
     assert read.card is None and read.reason == "no card" and asked == [0.0, DRAWN_OUT]
-    # a place in the frame as it is whose read is unclear, or shows no index, or an index only
-    # in the other corners (an outline taken the wrong way round)
+    # a place in the frame as it is whose read is unclear for any reason: looked at again, the
+    # read the first look's where that names nothing either
     monkeypatch.setattr(recogniser.locator, "look",
                         lambda image, most=2, pad=0.0: asked.append(pad) or found)
-    for reason, again in (("unclear", False), ("deck unsure", False), ("no index", True),
-                          ("index misplaced", True)):
+    for reason in ("unclear", "deck unsure", "no index", "index misplaced"):
         asked.clear()
         monkeypatch.setattr(recogniser, "read_quad",
                             lambda image, quad, why=reason: Read(None, 0.5, quad, why))
         assert recogniser.read(frame).reason == reason
-        assert asked == ([0.0, DRAWN_OUT] if again else [0.0]), reason
+        assert asked == [0.0, DRAWN_OUT], reason
+    # ... and a place named at first is not looked at again
+    asked.clear()
+    monkeypatch.setattr(recogniser, "read_quad",
+                        lambda image, quad: Read(Card.parse("7C"), 0.99, quad))
+    assert recogniser.read(frame).card == Card.parse("7C") and asked == [0.0]
     # the frame as it is shows only a card beneath: looked at again; the look drawn out names a
     # card or leaves the read as the first look made it (its reason and outline)
     beneath = Sight(found.chance, [Spot(found.spots[0].quad, 0.9, ON_TOP - 0.1)])
