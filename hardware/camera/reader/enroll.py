@@ -22,7 +22,13 @@ import numpy as np
 
 from hardware.camera.reader.classify import GLYPHS, NO_GLYPH, Classifier, Look
 from hardware.camera.reader.locate import DRAWN_OUT, Locator
-from hardware.camera.reader.recognise import MARGIN, as_bgr, colourless, shows_index
+from hardware.camera.reader.recognise import (
+    MARGIN,
+    as_bgr,
+    colourless,
+    in_its_corners,
+    shows_index,
+)
 from hardware.camera.reader.sources import Frame, read_image
 from hardware.camera.reader.templates import (
     EnrolledDeck,
@@ -93,25 +99,31 @@ class Enroller:
 
     def quad(self, image: Array) -> Array | None:
         """The outline of the card in a photo (the locator's likeliest), or None. Where none
-        is found or the classifier sees no index in it, the photo is looked at again drawn
-        out (:data:`~hardware.camera.reader.locate.DRAWN_OUT`), as the recogniser does: a
-        card close to the camera, filling most of the photo; that look's outline is taken
-        only where it shows an index, and is :data:`LARGER` than the first one."""
+        is found or the classifier sees no index in its corners (none at all, or only in the
+        top-right and bottom-left ones: an outline taken the wrong way round, or a piece of
+        the card), the photo is looked at again drawn out
+        (:data:`~hardware.camera.reader.locate.DRAWN_OUT`), as the recogniser does: a card
+        close to the camera, filling most of the photo. That look's outline is taken only
+        where it is :data:`LARGER` than the first one and shows an index: in its corners
+        where the first showed one elsewhere."""
         image = as_bgr(image)
         spots = self.locator.look(image, 1).spots
         first = spots[0].quad if spots else None
-        if first is not None and self.indexed(image, first):
+        if first is not None and self.indexed(image, first, corners=True):
             return first
+        elsewhere = first is not None and self.indexed(image, first)
         for spot in self.locator.look(image, 1, DRAWN_OUT).spots:
             if (first is None or area(spot.quad) >= LARGER * area(first)) \
-                    and self.indexed(image, spot.quad):
+                    and self.indexed(image, spot.quad, corners=elsewhere):
                 return spot.quad
         return first
 
-    def indexed(self, image: Array, quad: Array) -> bool:
+    def indexed(self, image: Array, quad: Array, corners: bool = False) -> bool:
         """Whether a view of the card inside ``quad`` surely shows a rank glyph (the
-        recogniser's "no index" otherwise)."""
-        return shows_index(self.classifier.look(views(warp(image, quad))))
+        recogniser's "no index" otherwise); ``corners``: a view of its top-left or
+        bottom-right corner (:func:`~hardware.camera.reader.recognise.in_its_corners`)."""
+        look = self.classifier.look(views(warp(image, quad)))
+        return in_its_corners(look) if corners else shows_index(look)
 
     def see(self, image: Array, quad: Array | None = None) -> Seen | None:
         """A photo of one card as enrollment keeps it (None: no card found in it)."""

@@ -229,8 +229,9 @@ def test_a_picture_a_pixel_or_two_off_still_finds_its_card() -> None:
 def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """As the recogniser does, enrollment looks at a photo again drawn out (a card close to
-    the camera) where the locator found no card or its outline shows no index, and takes
-    that look's outline only where it shows one and is a quarter larger than the first."""
+    the camera) where the locator found no card or its outline shows no index in its corners,
+    and takes that look's outline only where it shows one and is a quarter larger than the
+    first."""
     need_artwork("berlin")
     frame = render(photo("berlin", Card.parse("7C"), seed=301))
     enroller = Enroller()
@@ -240,6 +241,10 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     wide = table * 2.5  # more table, six times the area, still no index
     assert enroller.indexed(frame, card) and not enroller.indexed(frame, table)
     assert not enroller.indexed(frame, wide)
+    assert enroller.indexed(frame, card, corners=True)
+    mirrored = cv2.flip(frame, 1)  # the index in the other corners
+    other = enroller.locator.look(mirrored, 1).spots[0].quad
+    assert enroller.indexed(mirrored, other) and not enroller.indexed(mirrored, other, corners=True)
     assert enroller.quad(frame) is card or np.array_equal(enroller.quad(frame), card)
     asked: list[float] = []
 
@@ -263,14 +268,32 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     # an outline drawn out about as large as the first is of the same card: the first stays,
     # though the classifier doubted its index (a font it was never taught)
     doubted = card.copy()
-    monkeypatch.setattr(enroller, "indexed", lambda image, quad: quad is not doubted)
+    monkeypatch.setattr(enroller, "indexed",
+                        lambda image, quad, corners=False: quad is not doubted)
     looks([Spot(doubted, 0.9)], [Spot(card + 2.0, 0.9)])
     assert enroller.quad(frame) is doubted and asked == [0.0, DRAWN_OUT]
     centre = card.mean(axis=0)
     part = (centre + (doubted - centre) * 0.8).astype(np.float32)  # 64 % of the card
-    monkeypatch.setattr(enroller, "indexed", lambda image, quad: quad is not part)
+    monkeypatch.setattr(enroller, "indexed", lambda image, quad, corners=False: quad is not part)
     looks([Spot(part, 0.9)], [Spot(card, 0.9)])
     assert enroller.quad(frame) is card
+    # an outline whose index shows only in the other corners (a piece of the card, or the card
+    # the wrong way round): looked at again, and the larger outline drawn out taken where its
+    # index is in its corners; about as large, the first stays (a deck that prints its index
+    # there); larger, its index elsewhere too, the first stays (both turned on their side)
+    def corners_not(*quads: np.ndarray) -> None:
+        monkeypatch.setattr(enroller, "indexed", lambda image, quad, corners=False: not (
+            corners and any(quad is q for q in quads)))
+
+    corners_not(part)
+    looks([Spot(part, 0.9)], [Spot(card, 0.9)])
+    assert enroller.quad(frame) is card and asked == [0.0, DRAWN_OUT]
+    corners_not(doubted)
+    looks([Spot(doubted, 0.9)], [Spot(card + 2.0, 0.9)])
+    assert enroller.quad(frame) is doubted and asked == [0.0, DRAWN_OUT]
+    corners_not(part, card)
+    looks([Spot(part, 0.9)], [Spot(card, 0.9)])
+    assert enroller.quad(frame) is part and asked == [0.0, DRAWN_OUT]
 
 
 @pytest.mark.slow
