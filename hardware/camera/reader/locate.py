@@ -120,8 +120,8 @@ class Locator:
         it as in the piles the network learned from (:data:`DRAWN_OUT`)."""
         h, w = frame.shape[:2]
         p = int(round(pad * h))
-        seen = frame if p == 0 else cv2.copyMakeBorder(frame, p, p, p, p,
-                                                       cv2.BORDER_REPLICATE)
+        seen = whole(frame if p == 0 else cv2.copyMakeBorder(frame, p, p, p, p,
+                                                             cv2.BORDER_REPLICATE))
         chance = self.chances(seen)
         spots = []
         for quad, score in blobs(chance, most):
@@ -150,7 +150,7 @@ class Locator:
         ch = cw * h / w
         x0 = int(np.clip(centre[0] - cw / 2, 0, w - cw))
         y0 = int(np.clip(centre[1] - ch / 2, 0, h - ch))
-        part = frame[y0:y0 + int(ch), x0:x0 + int(cw)]
+        part = whole(frame[y0:y0 + int(ch), x0:x0 + int(cw)])
         chance = self.chances(part)
         near = [(q, s) for q, s in blobs(chance, 2)]
         if not near:
@@ -161,6 +161,16 @@ class Locator:
             ((qs[0] + 0.5) * k - 0.5).mean(axis=0) + (x0, y0) - centre)))
         return ((best[0] + 0.5) * k - 0.5 + np.array([x0, y0], np.float32), best[1],
                 inside(chance, best[0]))
+
+
+def whole(image: Array) -> Array:
+    """``image`` without the last rows and columns (fewer than the step by which
+    :meth:`Locator.chances` first shrinks it) that keep its size from being a whole number of
+    steps: OpenCV shrinks by area at a whole step on its quick path (a 1280x960 frame's part,
+    a frame drawn out: 0.5 against 1.2 ms, 1.5 against 8.7 ms on the bench machine)."""
+    h, w = image.shape[:2]
+    k = max(1, w // IN_W)
+    return image[:h - h % k, :w - w % k]
 
 
 def inside(chance: Array, quad: Array) -> float:

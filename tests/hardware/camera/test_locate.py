@@ -19,6 +19,7 @@ from hardware.camera.reader.locate import (  # noqa: E402
     fit_sides,
     input_size,
     refine,
+    whole,
 )
 from hardware.camera.reader.warp import order_corners  # noqa: E402
 from hardware.camera.synthetic.scene import corners_in_frame, random_scene, render  # noqa: E402
@@ -40,6 +41,20 @@ def test_the_input_keeps_the_frame_s_shape() -> None:
     assert input_size(640, 480) == input_size(1280, 960) == (IN_W, 128)
     assert input_size(1280, 720) == (IN_W, 96)
     assert input_size(100, 1000)[1] % 16 == 0
+
+
+def test_a_frame_is_cut_to_a_whole_number_of_shrinking_steps() -> None:
+    """The locator's first shrink is by a whole step k (OpenCV's quick path): a frame, a part
+    round a small card or a frame drawn out loses fewer than k rows and columns at its right
+    and bottom edges, and keeps its pixels where it is."""
+    for w, h in ((1280, 960), (640, 480), (1760, 1440), (880, 661), (479, 300), (319, 250)):
+        image = np.arange(h * w * 3, dtype=np.uint32).reshape(h, w, 3)
+        cut = whole(image)
+        k = max(1, w // IN_W)
+        ch, cw = cut.shape[:2]
+        assert ch % k == 0 and cw % k == 0 and cw // IN_W == k, (w, h)
+        assert 0 <= h - ch < k and 0 <= w - cw < k, (w, h)
+        assert np.array_equal(cut, image[:ch, :cw])
 
 
 def test_a_side_goes_onto_the_card_s_edge() -> None:
@@ -168,5 +183,5 @@ def test_a_card_filling_the_frame_is_outlined_in_the_frame_drawn_out(locator: Lo
         if seed == 0:  # the network looked at the frame drawn out, a quarter of its height
             p = round(DRAWN_OUT * 480)
             drawn = cv2.copyMakeBorder(frame, p, p, p, p, cv2.BORDER_REPLICATE)
-            assert np.array_equal(sight.chance, locator.chances(drawn))
+            assert np.array_equal(sight.chance, locator.chances(whole(drawn)))
     assert good >= 9
