@@ -294,6 +294,12 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     corners_not(part, card)
     looks([Spot(part, 0.9)], [Spot(card, 0.9)])
     assert enroller.quad(frame) is part and asked == [0.0, DRAWN_OUT]
+    # a first outline with no index at all: the larger outline drawn out is taken wherever its
+    # index stands (a deck that prints it top right)
+    monkeypatch.setattr(enroller, "indexed", lambda image, quad, corners=False: quad is card
+                        and not corners)
+    looks([Spot(part, 0.9)], [Spot(card, 0.9)])
+    assert enroller.quad(frame) is card and asked == [0.0, DRAWN_OUT]
 
 
 @pytest.mark.slow
