@@ -52,6 +52,9 @@ COPIES, MOVE = 8, 0.015
 LARGER = 1.25
 
 
+#: Where :meth:`Enroller.index_at` sees a card's index (one classifier pass for all three).
+CORNERS, ELSEWHERE, NOWHERE = "corners", "elsewhere", ""
+
 #: Why a photo or camera without colour is refused: the table names no card in its frames.
 NO_COLOUR = ("no colour (black and white, or too dark): red and black suits cannot be told "
              "apart")
@@ -109,21 +112,23 @@ class Enroller:
         image = as_bgr(image)
         spots = self.locator.look(image, 1).spots
         first = spots[0].quad if spots else None
-        if first is not None and self.indexed(image, first, corners=True):
+        where = self.index_at(image, first) if first is not None else NOWHERE
+        if where == CORNERS:
             return first
-        elsewhere = first is not None and self.indexed(image, first)
+        wanted = (CORNERS,) if where == ELSEWHERE else (CORNERS, ELSEWHERE)
         for spot in self.locator.look(image, 1, DRAWN_OUT).spots:
             if (first is None or area(spot.quad) >= LARGER * area(first)) \
-                    and self.indexed(image, spot.quad, corners=elsewhere):
+                    and self.index_at(image, spot.quad) in wanted:
                 return spot.quad
         return first
 
-    def indexed(self, image: Array, quad: Array, corners: bool = False) -> bool:
-        """Whether a view of the card inside ``quad`` surely shows a rank glyph (the
-        recogniser's "no index" otherwise); ``corners``: a view of its top-left or
-        bottom-right corner (:func:`~hardware.camera.reader.recognise.in_its_corners`)."""
+    def index_at(self, image: Array, quad: Array) -> str:
+        """Where the classifier surely sees a rank glyph in the card inside ``quad``: in its
+        top-left or bottom-right corner (:data:`CORNERS`,
+        :func:`~hardware.camera.reader.recognise.in_its_corners`), only in the other two
+        (:data:`ELSEWHERE`), or nowhere (:data:`NOWHERE`: the recogniser's "no index")."""
         look = self.classifier.look(views(warp(image, quad)))
-        return in_its_corners(look) if corners else shows_index(look)
+        return CORNERS if in_its_corners(look) else ELSEWHERE if shows_index(look) else NOWHERE
 
     def see(self, image: Array, quad: Array | None = None) -> Seen | None:
         """A photo of one card as enrollment keeps it (None: no card found in it)."""

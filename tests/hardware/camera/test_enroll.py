@@ -15,6 +15,9 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.reader.classify import FEATURES, GLYPHS  # noqa: E402
 from hardware.camera.reader.enroll import (  # noqa: E402
     COPIES,
+    CORNERS,
+    ELSEWHERE,
+    NOWHERE,
     Enroller,
     EnrollError,
     Seen,
@@ -239,12 +242,11 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     card = found.spots[0].quad
     table = np.array([[4, 4], [40, 4], [40, 60], [4, 60]], np.float32)  # a corner of table
     wide = table * 2.5  # more table, six times the area, still no index
-    assert enroller.indexed(frame, card) and not enroller.indexed(frame, table)
-    assert not enroller.indexed(frame, wide)
-    assert enroller.indexed(frame, card, corners=True)
+    assert enroller.index_at(frame, card) == CORNERS
+    assert enroller.index_at(frame, table) == enroller.index_at(frame, wide) == NOWHERE
     mirrored = cv2.flip(frame, 1)  # the index in the other corners
     other = enroller.locator.look(mirrored, 1).spots[0].quad
-    assert enroller.indexed(mirrored, other) and not enroller.indexed(mirrored, other, corners=True)
+    assert enroller.index_at(mirrored, other) == ELSEWHERE
     assert enroller.quad(frame) is card or np.array_equal(enroller.quad(frame), card)
     asked: list[float] = []
 
@@ -268,13 +270,14 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     # an outline drawn out about as large as the first is of the same card: the first stays,
     # though the classifier doubted its index (a font it was never taught)
     doubted = card.copy()
-    monkeypatch.setattr(enroller, "indexed",
-                        lambda image, quad, corners=False: quad is not doubted)
+    monkeypatch.setattr(enroller, "index_at",
+                        lambda image, quad: NOWHERE if quad is doubted else CORNERS)
     looks([Spot(doubted, 0.9)], [Spot(card + 2.0, 0.9)])
     assert enroller.quad(frame) is doubted and asked == [0.0, DRAWN_OUT]
     centre = card.mean(axis=0)
     part = (centre + (doubted - centre) * 0.8).astype(np.float32)  # 64 % of the card
-    monkeypatch.setattr(enroller, "indexed", lambda image, quad, corners=False: quad is not part)
+    monkeypatch.setattr(enroller, "index_at",
+                        lambda image, quad: NOWHERE if quad is part else CORNERS)
     looks([Spot(part, 0.9)], [Spot(card, 0.9)])
     assert enroller.quad(frame) is card
     # an outline whose index shows only in the other corners (a piece of the card, or the card
@@ -282,8 +285,8 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     # index is in its corners; about as large, the first stays (a deck that prints its index
     # there); larger, its index elsewhere too, the first stays (both turned on their side)
     def corners_not(*quads: np.ndarray) -> None:
-        monkeypatch.setattr(enroller, "indexed", lambda image, quad, corners=False: not (
-            corners and any(quad is q for q in quads)))
+        monkeypatch.setattr(enroller, "index_at", lambda image, quad: ELSEWHERE if any(
+            quad is q for q in quads) else CORNERS)
 
     corners_not(part)
     looks([Spot(part, 0.9)], [Spot(card, 0.9)])
@@ -296,8 +299,8 @@ def test_enrollment_looks_again_drawn_out_where_the_card_shows_no_index(
     assert enroller.quad(frame) is part and asked == [0.0, DRAWN_OUT]
     # a first outline with no index at all: the larger outline drawn out is taken wherever its
     # index stands (a deck that prints it top right)
-    monkeypatch.setattr(enroller, "indexed", lambda image, quad, corners=False: quad is card
-                        and not corners)
+    monkeypatch.setattr(enroller, "index_at",
+                        lambda image, quad: ELSEWHERE if quad is card else NOWHERE)
     looks([Spot(part, 0.9)], [Spot(card, 0.9)])
     assert enroller.quad(frame) is card and asked == [0.0, DRAWN_OUT]
 
