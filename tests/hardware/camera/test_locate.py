@@ -19,6 +19,7 @@ from hardware.camera.reader.locate import (  # noqa: E402
     fit_sides,
     input_size,
     refine,
+    step,
     whole,
 )
 from hardware.camera.reader.warp import order_corners  # noqa: E402
@@ -50,7 +51,7 @@ def test_a_frame_is_cut_to_a_whole_number_of_shrinking_steps() -> None:
     for w, h in ((1280, 960), (640, 480), (1760, 1440), (880, 661), (479, 300), (319, 250)):
         image = np.arange(h * w * 3, dtype=np.uint32).reshape(h, w, 3)
         cut = whole(image)
-        k = max(1, w // IN_W)
+        k = step(w)
         ch, cw = cut.shape[:2]
         assert ch % k == 0 and cw % k == 0 and cw // IN_W == k, (w, h)
         assert 0 <= h - ch < k and 0 <= w - cw < k, (w, h)
@@ -198,7 +199,7 @@ def test_the_network_sees_frames_and_parts_cut_to_whole_steps(
     locator.look(frame, 2, DRAWN_OUT)  # 1760x1440 drawn out: 11 does not divide 1440
     assert len(shown) >= 3 and (1760, 1430) in shown
     for w, h in shown:
-        k = max(1, w // IN_W)
+        k = step(w)
         assert w % k == 0 and h % k == 0, (w, h)
 
 
