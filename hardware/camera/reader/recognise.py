@@ -94,6 +94,11 @@ SPOT_TRIES, ON_TOP = 2, 0.7
 #: in them ("no colour"). Colour frames differ by 7 or more in the rendered scenes and 2.6 or
 #: more in the real photos; their black-and-white copies by less than 2.
 COLOURLESS = 2.0
+#: An outline squarer than this (its long sides over its short ones) whose index shows only in
+#: the other corners is read again turned a quarter (:meth:`Recogniser.read_quad`). In a
+#: mirrored frame the turn puts the mirrored index where it is trusted: on rendered scenes of
+#: the allowed decks, mirrored, it first read cards wrong at 1.10-1.15 (docs/camera.md).
+SQUARE = 1.10
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,18 @@ class Recogniser:
         return self.classifier.look(views(warp(frame, quad)))
 
     def read_quad(self, frame: Array, quad: Array) -> Read:
-        """The card inside one quad of the frame."""
+        """The card inside one quad of the frame. Where its index shows only in the other
+        corners ("index misplaced") and the outline is nearly square (:data:`SQUARE`), the
+        outline may have been taken the wrong way round: it is read again turned a quarter,
+        and that read counts where it names a card."""
+        got = self._read_quad(frame, quad)
+        if got.reason == "index misplaced" and squareness(quad) < SQUARE:
+            again = self._read_quad(frame, np.roll(quad.reshape(4, 2), 1, axis=0))
+            if again.card is not None:
+                return again
+        return got
+
+    def _read_quad(self, frame: Array, quad: Array) -> Read:
         card = warp(frame, quad)
         look = self.classifier.look(views(card))
         deck = self.deck
@@ -226,6 +242,15 @@ def colourless(frame: Array, least: float = COLOURLESS) -> bool:
         return True
     s = frame[::8, ::8, :3].astype(np.int16)
     return float(np.mean(np.abs(s[..., 0] - s[..., 1]) + np.abs(s[..., 1] - s[..., 2]))) < least
+
+
+def squareness(quad: Array) -> float:
+    """How far from square an outline is: its longer pair of opposite sides over the other
+    (1.0 square; a card seen straight on ~1.4)."""
+    q = np.asarray(quad, np.float64).reshape(4, 2)
+    sides = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    across, along = float(sides[0] + sides[2]), float(sides[1] + sides[3])
+    return max(across, along) / max(min(across, along), 1e-9)
 
 
 def has_pips(card: Card) -> bool:

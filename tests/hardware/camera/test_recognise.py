@@ -32,6 +32,7 @@ from hardware.camera.reader.recognise import (  # noqa: E402
     decide_enrolled,
     has_pips,
     or_out_of_box,
+    squareness,
 )
 from hardware.camera.reader.templates import (  # noqa: E402
     PICTURE_SIZE,
@@ -666,3 +667,40 @@ def test_an_index_seen_only_in_the_other_corners_is_unclear(recogniser: Recognis
     assert recogniser.read(frame).card == Card.parse("7C")
     mirrored = recogniser.read(cv2.flip(frame, 1))
     assert mirrored.card is None and mirrored.reason == "index misplaced", mirrored
+
+
+def test_a_nearly_square_outline_taken_the_wrong_way_round_is_read_turned_a_quarter(
+        recogniser: Recogniser) -> None:
+    """A card seen so that its outline is nearly square (here stretched across) may be taken
+    the wrong way round: its index then shows on its side in the other corners. That outline
+    is read again turned a quarter. An outline as long as a card is not: in a mirrored frame
+    the turn would put the mirrored index where it is trusted."""
+    assert squareness(np.array([[0, 0], [63, 0], [63, 88], [0, 88]])) == pytest.approx(88 / 63)
+    assert squareness(np.array([[0, 0], [88, 0], [88, 63], [0, 63]])) == pytest.approx(88 / 63)
+    need_artwork("paris")
+    frame = render(photo("paris", Card.parse("3D"), seed=7))
+    quad = recogniser.read(frame).quad
+    assert quad is not None
+    q = quad.reshape(4, 2).astype(np.float64)
+    centre, across = q.mean(axis=0), (q[1] - q[0]) / np.linalg.norm(q[1] - q[0])
+    stretch = np.eye(2) + 0.5 * np.outer(across, across)  # half as wide again
+    shift = centre - stretch @ centre
+    wide = cv2.warpAffine(frame, np.hstack([stretch, shift[:, None]]),
+                          (frame.shape[1], frame.shape[0]), borderMode=cv2.BORDER_REPLICATE)
+    wrong_way = np.roll((q @ stretch.T + shift).astype(np.float32), 1, axis=0)
+    assert squareness(wrong_way) < recognise.SQUARE
+    assert recogniser._read_quad(wide, wrong_way).reason == "index misplaced"
+    assert recogniser.read_quad(wide, wrong_way).card == Card.parse("3D")
+    # the same card's outline the wrong way round, as long as a card: left unclear
+    long_way = np.roll(quad.reshape(4, 2), 1, axis=0)
+    assert squareness(long_way) > 1.4
+    assert recogniser.read_quad(frame, long_way).reason == "index misplaced"
+    # where the turned outline names no card either, the read stays the first one
+    first = Read(None, 0.0, wrong_way, "index misplaced", Card.parse("10D"))
+    turned = Read(None, 0.0, np.roll(wrong_way, 1, axis=0), "unclear", Card.parse("3D"))
+    answers = iter((first, turned))
+    recogniser._read_quad = lambda frame, quad: next(answers)  # type: ignore[method-assign]
+    try:
+        assert recogniser.read_quad(wide, wrong_way) is first
+    finally:
+        del recogniser._read_quad
