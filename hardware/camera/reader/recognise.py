@@ -96,9 +96,11 @@ SPOT_TRIES, ON_TOP = 2, 0.7
 COLOURLESS = 2.0
 #: An outline squarer than this (its long sides over its short ones) whose index shows only in
 #: the other corners is read again turned a quarter (:meth:`Recogniser.read_quad`). In a
-#: mirrored frame the turn puts the mirrored index where it is trusted: on rendered scenes of
-#: the allowed decks, mirrored, it first read cards wrong at 1.10-1.15 (docs/camera.md).
-SQUARE = 1.10
+#: mirrored frame the turn puts the mirrored index where it is trusted; where the outline
+#: read mirrored names another card, the turn does not count. On rendered scenes of the
+#: allowed decks, as they are and mirrored, it first read a card wrong at 1.30-1.35: a card
+#: of an Oxygen deck, whose index stands in the top-right corner (docs/camera.md).
+SQUARE = 1.30
 
 
 @dataclass(frozen=True)
@@ -182,12 +184,17 @@ class Recogniser:
         """The card inside one quad of the frame. Where its index shows only in the other
         corners ("index misplaced") and the outline is nearly square (:data:`SQUARE`), the
         outline may have been taken the wrong way round: it is read again turned a quarter,
-        and that read counts where it names a card."""
+        and that read counts where it names a card, unless the outline read mirrored names
+        another (then the frame is the mirrored one, and the turn read the mirrored index on
+        its side)."""
         got = self._read_quad(frame, quad)
         if got.reason == "index misplaced" and squareness(quad) < SQUARE:
-            again = self._read_quad(frame, np.roll(quad.reshape(4, 2), 1, axis=0))
-            if again.card is not None:
-                return again
+            q = quad.reshape(4, 2)
+            turned = self._read_quad(frame, np.roll(q, 1, axis=0))
+            if turned.card is not None:
+                mirrored = self._read_quad(frame, q[[1, 0, 3, 2]])
+                if mirrored.card in (None, turned.card):
+                    return turned
         return got
 
     def _read_quad(self, frame: Array, quad: Array) -> Read:

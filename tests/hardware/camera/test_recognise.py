@@ -673,12 +673,13 @@ def test_a_nearly_square_outline_taken_the_wrong_way_round_is_read_turned_a_quar
         recogniser: Recogniser) -> None:
     """A card seen so that its outline is nearly square (here stretched across) may be taken
     the wrong way round: its index then shows on its side in the other corners. That outline
-    is read again turned a quarter. An outline as long as a card is not: in a mirrored frame
-    the turn would put the mirrored index where it is trusted."""
+    is read again turned a quarter. In a mirrored frame the turn would put the mirrored index
+    where it is trusted: the turned read does not count where the outline read mirrored
+    names another card, nor is an outline as long as a card turned."""
     assert squareness(np.array([[0, 0], [63, 0], [63, 88], [0, 88]])) == pytest.approx(88 / 63)
     assert squareness(np.array([[0, 0], [88, 0], [88, 63], [0, 63]])) == pytest.approx(88 / 63)
     need_artwork("paris")
-    frame = render(photo("paris", Card.parse("3D"), seed=7))
+    frame = render(photo("paris", Card.parse("10H"), seed=2))
     quad = recogniser.read(frame).quad
     assert quad is not None
     q = quad.reshape(4, 2).astype(np.float64)
@@ -690,17 +691,29 @@ def test_a_nearly_square_outline_taken_the_wrong_way_round_is_read_turned_a_quar
     wrong_way = np.roll((q @ stretch.T + shift).astype(np.float32), 1, axis=0)
     assert squareness(wrong_way) < recognise.SQUARE
     assert recogniser._read_quad(wide, wrong_way).reason == "index misplaced"
-    assert recogniser.read_quad(wide, wrong_way).card == Card.parse("3D")
+    assert recogniser.read_quad(wide, wrong_way).card == Card.parse("10H")
     # the same card's outline the wrong way round, as long as a card: left unclear
     long_way = np.roll(quad.reshape(4, 2), 1, axis=0)
     assert squareness(long_way) > 1.4
     assert recogniser.read_quad(frame, long_way).reason == "index misplaced"
-    # where the turned outline names no card either, the read stays the first one
+    # a mirrored frame (a penguins 3 of hearts): turned, its outline reads as the queen of
+    # diamonds; read mirrored, as the 3 of hearts. Neither is taken
+    need_artwork("kde-penguins")
+    scene = random_scene(40037, "kde-penguins")
+    mirrored = recogniser.read(cv2.flip(render(scene), 1))
+    assert scene.top == Card.parse("3H") and mirrored.card is None, mirrored
+    assert mirrored.reason == "index misplaced"
+    # the first read stays where the turned outline names no card, or the mirrored outline
+    # names another; the turned read counts where the mirrored one names the same card
     first = Read(None, 0.0, wrong_way, "index misplaced", Card.parse("10D"))
-    turned = Read(None, 0.0, np.roll(wrong_way, 1, axis=0), "unclear", Card.parse("3D"))
-    answers = iter((first, turned))
-    recogniser._read_quad = lambda frame, quad: next(answers)  # type: ignore[method-assign]
-    try:
-        assert recogniser.read_quad(wide, wrong_way) is first
-    finally:
-        del recogniser._read_quad
+    turned = Read(Card.parse("3D"), 0.99, np.roll(wrong_way, 1, axis=0))
+    for answers, taken in (((replace(turned, card=None), None), first),
+                           ((turned, replace(turned, card=Card.parse("5H"))), first),
+                           ((turned, replace(turned, card=None)), turned),
+                           ((turned, turned), turned)):
+        said = iter((first, *answers))
+        recogniser._read_quad = lambda frame, quad, said=said: next(said)  # type: ignore[method-assign]
+        try:
+            assert recogniser.read_quad(wide, wrong_way) is taken
+        finally:
+            del recogniser._read_quad
