@@ -18,7 +18,9 @@
    whose pips the classifier surely sees as the other suit of its colour is left unclear
    (:data:`PIPS`): a club read as a spade in its small index. Where an enrolled deck leaves
    a read unclear, the out-of-the-box decision names the card unless the deck's own faces
-   hold another nearest (:func:`or_out_of_box`).
+   hold another nearest (:func:`or_out_of_box`). A read left "index misplaced" in a nearly
+   square outline (:data:`SQUARE`) is read again with the outline turned a quarter
+   (:meth:`Recogniser.read_quad`).
 
 The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
 ``bench/camera_decks.py``; docs/camera.md).

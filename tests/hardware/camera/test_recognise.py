@@ -678,20 +678,29 @@ def test_a_nearly_square_outline_taken_the_wrong_way_round_is_read_turned_a_quar
     names another card, nor is an outline as long as a card turned."""
     assert squareness(np.array([[0, 0], [63, 0], [63, 88], [0, 88]])) == pytest.approx(88 / 63)
     assert squareness(np.array([[0, 0], [88, 0], [88, 63], [0, 63]])) == pytest.approx(88 / 63)
+    trapezoid = np.array([[0, 0], [100, 0], [80, 100], [20, 100]])  # a card at a slant
+    assert squareness(trapezoid) == pytest.approx(2 * np.hypot(20, 100) / 160)
     need_artwork("paris")
     frame = render(photo("paris", Card.parse("10H"), seed=2))
     quad = recogniser.read(frame).quad
     assert quad is not None
     q = quad.reshape(4, 2).astype(np.float64)
     centre, across = q.mean(axis=0), (q[1] - q[0]) / np.linalg.norm(q[1] - q[0])
-    stretch = np.eye(2) + 0.5 * np.outer(across, across)  # half as wide again
-    shift = centre - stretch @ centre
-    wide = cv2.warpAffine(frame, np.hstack([stretch, shift[:, None]]),
-                          (frame.shape[1], frame.shape[0]), borderMode=cv2.BORDER_REPLICATE)
-    wrong_way = np.roll((q @ stretch.T + shift).astype(np.float32), 1, axis=0)
-    assert squareness(wrong_way) < recognise.SQUARE
-    assert recogniser._read_quad(wide, wrong_way).reason == "index misplaced"
-    assert recogniser.read_quad(wide, wrong_way).card == Card.parse("10H")
+    for wider, square in ((0.25, 1.24), (0.5, 1.03)):  # a quarter and a half as wide again
+        stretch = np.eye(2) + wider * np.outer(across, across)
+        shift = centre - stretch @ centre
+        wide = cv2.warpAffine(frame, np.hstack([stretch, shift[:, None]]),
+                              (frame.shape[1], frame.shape[0]), borderMode=cv2.BORDER_REPLICATE)
+        wrong_way = np.roll((q @ stretch.T + shift).astype(np.float32), 1, axis=0)
+        assert squareness(wrong_way) == pytest.approx(square, abs=0.01)
+        assert recogniser._read_quad(wide, wrong_way).reason == "index misplaced"
+        assert recogniser.read_quad(wide, wrong_way).card == Card.parse("10H"), wider
+    # a card of a deck that prints its index top right (Oxygen), its outline nearly square
+    # (1.33): turned, its index on its side read as a 4; not turned, it stays unclear
+    need_artwork("kde-oxygen-air")
+    scene = random_scene(41135, "kde-oxygen-air")
+    oxygen = recogniser.read(render(scene))
+    assert scene.top == Card.parse("AD") and oxygen.card is None, oxygen
     # the same card's outline the wrong way round, as long as a card: left unclear
     long_way = np.roll(quad.reshape(4, 2), 1, axis=0)
     assert squareness(long_way) > 1.4
@@ -715,5 +724,17 @@ def test_a_nearly_square_outline_taken_the_wrong_way_round_is_read_turned_a_quar
         recogniser._read_quad = lambda frame, quad, said=said: next(said)  # type: ignore[method-assign]
         try:
             assert recogniser.read_quad(wide, wrong_way) is taken
+        finally:
+            del recogniser._read_quad
+    # only a read "index misplaced" is turned, and only in an outline squarer than SQUARE
+    for reason, long, turns in (("index misplaced", recognise.SQUARE - 0.01, True),
+                                ("index misplaced", recognise.SQUARE + 0.01, False),
+                                ("no index", 1.0, False), ("unclear", 1.0, False)):
+        outline = np.array([[0, 0], [100, 0], [100, 100 * long], [0, 100 * long]], np.float32)
+        asked: list[Read] = [replace(first, reason=reason), turned, turned]
+        recogniser._read_quad = lambda frame, quad, asked=asked: asked.pop(0)  # type: ignore[method-assign]
+        try:
+            assert (recogniser.read_quad(wide, outline) is turned) is turns, (reason, long)
+            assert len(asked) == (0 if turns else 2)
         finally:
             del recogniser._read_quad
