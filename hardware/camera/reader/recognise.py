@@ -117,10 +117,13 @@ class Read:
     guess: Card | None = None  # of an unclear read: the likeliest card
 
     def to_json(self, image: str | None = None) -> dict[str, Any]:
-        """``{"image": …, "card": "QH" | None, "confidence": …}``."""
+        """``{"image": …, "card": "QH" | None, "confidence": …}``; an unclear read also says
+        why (``"reason": "no index"``, "no card" where none was seen)."""
         out: dict[str, Any] = {} if image is None else {"image": image}
         out["card"] = None if self.card is None else str(self.card)
         out["confidence"] = round(float(self.confidence), 4)
+        if self.card is None:
+            out["reason"] = self.reason or ("no card" if self.quad is None else "unclear")
         return out
 
 

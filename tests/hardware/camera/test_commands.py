@@ -178,4 +178,4 @@ def test_read_says_why_a_card_is_unclear(tmp_path: Path,
     assert capsys.readouterr().out == f"{grey}: unclear: no colour (0.00)\n"
     assert main(["camera", "read", "--json", str(grey)]) == 0
     assert json.loads(capsys.readouterr().out) == {"image": str(grey), "card": None,
-                                                   "confidence": 0.0}
+                                                   "confidence": 0.0, "reason": "no colour"}

@@ -745,3 +745,15 @@ def test_the_quarter_turn_reads_no_mirrored_index_and_no_index_printed_top_right
     oxygen = recogniser.read(render(scene))
     assert scene.top == Card.parse("AD") and oxygen.card is None, oxygen
     assert oxygen.quad is not None and 1.30 < squareness(oxygen.quad) < 1.35
+
+
+def test_a_read_as_json_says_why_it_is_unclear() -> None:
+    """``referee camera read --json`` prints :meth:`Read.to_json`: a named card with its
+    confidence; an unclear one also with the reason the text output gives."""
+    quad = np.zeros((4, 2), np.float32)
+    named = Read(Card.parse("QH"), 0.99996, quad, "pips counted")
+    assert named.to_json("a.png") == {"image": "a.png", "card": "QH", "confidence": 1.0}
+    misplaced = Read(None, 0.0, quad, "index misplaced", Card.parse("10D"))
+    assert misplaced.to_json() == {"card": None, "confidence": 0.0, "reason": "index misplaced"}
+    assert Read(None, 0.0).to_json()["reason"] == "no card"
+    assert Read(None, 0.5, quad).to_json()["reason"] == "unclear"
