@@ -50,7 +50,7 @@ from hardware.camera.reader.classify import (
 )
 from hardware.camera.reader.locate import DRAWN_OUT, LOCATOR_PATH, Locator
 from hardware.camera.reader.templates import EnrolledDeck, Match, picture
-from hardware.camera.reader.warp import pip_count, pip_views, views, warp
+from hardware.camera.reader.warp import pip_count, pip_views, squareness, views, warp
 from referee.cards import Card
 
 Array = npt.NDArray[Any]
@@ -170,10 +170,7 @@ class Recogniser:
                 return got
             first = first or got
         # no place named a card: another outline of it, drawn out, gives the classifier
-        # another try (an outline cut short, or taken the wrong way round: its index then in
-        # the other corners). Fold 1's calibration scenes: 7 more right reads, none more
-        # wrong, than looking again only where no outline showed an index; real photos: 70
-        # and 95 more right, none more wrong
+        # another try (an outline cut short, or taken the wrong way round; docs/camera.md)
         for spot in self.locator.look(frame, SPOT_TRIES, DRAWN_OUT).spots:
             if spot.on_top >= ON_TOP:
                 got = self.read_quad(frame, spot.quad)
@@ -254,15 +251,6 @@ def colourless(frame: Array, least: float = COLOURLESS) -> bool:
         return True
     s = frame[::8, ::8, :3].astype(np.int16)
     return float(np.mean(np.abs(s[..., 0] - s[..., 1]) + np.abs(s[..., 1] - s[..., 2]))) < least
-
-
-def squareness(quad: Array) -> float:
-    """How far from square an outline is: its longer pair of opposite sides over the other
-    (1.0 square; a card seen straight on ~1.4)."""
-    q = np.asarray(quad, np.float64).reshape(4, 2)
-    sides = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
-    across, along = float(sides[0] + sides[2]), float(sides[1] + sides[3])
-    return max(across, along) / max(min(across, along), 1e-9)
 
 
 def has_pips(card: Card) -> bool:

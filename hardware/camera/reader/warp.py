@@ -28,9 +28,22 @@ def order_corners(quad: Array) -> Array:
     pts = quad.reshape(4, 2).astype(np.float32)
     c = pts.mean(axis=0)
     pts = pts[np.argsort(np.arctan2(pts[:, 1] - c[1], pts[:, 0] - c[0]))]
-    d01 = np.linalg.norm(pts[0] - pts[1]) + np.linalg.norm(pts[2] - pts[3])
-    d12 = np.linalg.norm(pts[1] - pts[2]) + np.linalg.norm(pts[3] - pts[0])
+    d01, d12 = opposite_sides(pts)
     return np.roll(pts, -1, axis=0) if d01 > d12 else pts
+
+
+def opposite_sides(quad: Array) -> tuple[float, float]:
+    """The lengths of a quad's sides 0-1 and 2-3 together, and of its sides 1-2 and 3-0."""
+    p = quad.reshape(4, 2)
+    return (float(np.linalg.norm(p[0] - p[1]) + np.linalg.norm(p[2] - p[3])),
+            float(np.linalg.norm(p[1] - p[2]) + np.linalg.norm(p[3] - p[0])))
+
+
+def squareness(quad: Array) -> float:
+    """How far from square an outline is: its longer pair of opposite sides over the other
+    (1.0 square; a card seen straight on ~1.4)."""
+    across, along = opposite_sides(np.asarray(quad, np.float64))
+    return max(across, along) / max(min(across, along), 1e-9)
 
 
 def warp(frame: Array, quad: Array, size: tuple[int, int] = (CARD_W, CARD_H)) -> Array:

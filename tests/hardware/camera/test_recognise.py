@@ -32,7 +32,6 @@ from hardware.camera.reader.recognise import (  # noqa: E402
     decide_enrolled,
     has_pips,
     or_out_of_box,
-    squareness,
 )
 from hardware.camera.reader.templates import (  # noqa: E402
     PICTURE_SIZE,
@@ -47,6 +46,7 @@ from hardware.camera.reader.warp import (  # noqa: E402
     VIEW_W,
     pip_count,
     pip_views,
+    squareness,
     warp,
 )
 from hardware.camera.synthetic.evaluate import photo  # noqa: E402
