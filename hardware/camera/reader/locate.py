@@ -169,6 +169,16 @@ class Locator:
                 inside(chance, best[0]))
 
 
+def grown(frame: Array, quad: Array, scale: float) -> Array:
+    """``quad`` grown ``scale`` times about its centre, each side then moved onto the card's
+    edge (:func:`refine`): where the network took a court's picture or an ace's large pip
+    for the card, an outline grown from it may lie on the card's own edges."""
+    q = quad.reshape(4, 2).astype(np.float32)
+    centre = q.mean(axis=0)
+    g = centre + scale * (q - centre)
+    return order_corners(refine(frame, g, max(4.0, REACH * float(np.linalg.norm(g[0] - g[3])))))
+
+
 def whole(image: Array) -> Array:
     """``image`` without the last rows and columns (fewer than the step by which
     :meth:`Locator.chances` first shrinks it) that keep its size from being a whole number of

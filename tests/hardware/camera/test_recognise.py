@@ -7,6 +7,7 @@ saw are the bench's (bench/camera_decks.py); these hold the range with the shipp
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -17,7 +18,7 @@ cv2 = pytest.importorskip("cv2")
 from hardware.camera.config import INDEX_SETS  # noqa: E402
 from hardware.camera.reader import recognise  # noqa: E402
 from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
-from hardware.camera.reader.locate import DRAWN_OUT, Sight, Spot  # noqa: E402
+from hardware.camera.reader.locate import DRAWN_OUT, Sight, Spot, grown  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
     COUNTED,
     DENY_NEAR,
@@ -745,6 +746,57 @@ def test_the_quarter_turn_reads_no_mirrored_index_and_no_index_printed_top_right
     oxygen = recogniser.read(render(scene))
     assert scene.top == Card.parse("AD") and oxygen.card is None, oxygen
     assert oxygen.quad is not None and 1.30 < squareness(oxygen.quad) < 1.35
+
+
+def only_at(quad: np.ndarray, chance: np.ndarray) -> Callable[..., Sight]:
+    """A locator's ``look`` that finds one place, ``quad``, in the frame as it is and none in
+    the frame drawn out."""
+    def look(image: np.ndarray, most: int = 2, pad: float = 0.0) -> Sight:
+        return Sight(chance, [Spot(quad, 0.9)] if pad == 0.0 else [])
+    return look
+
+
+def test_an_outline_round_a_court_s_picture_is_read_again_grown(
+        recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On real photos the locator took a court's picture or an ace's large pip for the card:
+    no index in that outline. Where no place named a card and the first saw no index, its
+    outline is read again grown (:data:`~recognise.GROWN`, sides laid on the card's edges),
+    and those reads count where two name the same card and none names another."""
+    need_artwork("anglo", "paris")
+    for deck, card in (("anglo", "KD"), ("paris", "QS")):
+        frame = render(photo(deck, Card.parse(card), seed={"KD": 2, "QS": 3}[card]))
+        whole = recogniser.read(frame)
+        assert whole.card == Card.parse(card) and whole.quad is not None
+        q = whole.quad.reshape(4, 2)
+        inner = (q.mean(axis=0) + (q - q.mean(axis=0)) / 1.35).astype(np.float32)
+        assert recogniser.read_quad(frame, inner).reason == "no index", card
+        # grown back as much as it was shrunk: on the card's edges again
+        assert np.abs(grown(frame, inner, 1.35) - q).max() < 1.0
+        chance = recogniser.locator.look(frame).chance
+        monkeypatch.setattr(recogniser.locator, "look", only_at(inner, chance))
+        read = recogniser.read(frame)
+        assert read.card == Card.parse(card), (card, read)
+        monkeypatch.undo()
+    # the grown reads decide together (stubbed: the first read is the spot's)
+    seen = Read(None, 0.0, inner, "no index")
+    kd, qd = Read(Card.parse("KD"), 0.99, inner), Read(Card.parse("QD"), 0.99, inner)
+    nothing = Read(None, 0.0, inner, "no index")
+    for first, answers, named in (
+            (seen, (nothing, kd, kd, nothing), "KD"),  # two agree
+            (seen, (kd, nothing, nothing, nothing), None),  # one alone
+            (seen, (kd, qd, kd, kd), None),  # one names another
+            (seen, (nothing,) * 4, None),
+            (replace(seen, reason="unclear"), (kd,) * 4, None),  # only "no index" is grown
+            (replace(seen, reason="index misplaced"), (kd,) * 4, None)):
+        said = [first, *answers]
+        monkeypatch.setattr(recogniser.locator, "look", only_at(inner, chance))
+        monkeypatch.setattr(recogniser, "read_quad",
+                            lambda image, quad, said=said: said.pop(0))
+        read = recogniser.read(frame)
+        assert read.card == (None if named is None else Card.parse(named)), (answers, read)
+        assert read.reason == ("" if named else first.reason)
+        assert len(said) == (0 if first.reason == "no index" else 4)
+        monkeypatch.undo()
 
 
 def test_a_read_as_json_says_why_it_is_unclear() -> None:
