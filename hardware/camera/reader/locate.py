@@ -171,8 +171,10 @@ class Locator:
 
 def grown(frame: Array, quad: Array, scale: float) -> Array:
     """``quad`` grown ``scale`` times about its centre, each side then moved onto the card's
-    edge (:func:`refine`): where the network took a court's picture or an ace's large pip
-    for the card, an outline grown from it may lie on the card's own edges."""
+    edge (:func:`refine`, reaching :data:`REACH` of the grown outline's side from its first
+    corner to its last, a long side in the locator's order): where the network took a
+    court's picture or an ace's large pip for the card, an outline grown from it may lie on
+    the card's own edges."""
     q = quad.reshape(4, 2).astype(np.float32)
     centre = q.mean(axis=0)
     g = centre + scale * (q - centre)

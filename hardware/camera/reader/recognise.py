@@ -108,10 +108,10 @@ SQUARE = 1.30
 #: Where no place named a card and the first place tried saw no index, its outline is read
 #: again grown these times about its centre, its sides laid on the card's edges
 #: (:meth:`Recogniser.read_grown`): on real photos the locator took a court's picture or an
-#: ace's ornate pip for the card. The grown reads count where two of them name the same card
-#: and none another; on rendered scenes of the allowed decks, their cards' outlines shrunk
-#: (2 448 of them, to as little as 1/2.5), that read 1 489 right and none wrong
-#: (docs/camera.md).
+#: ace's ornate pip for the card. The grown reads count where at least two of them name the
+#: same card and none another; on rendered scenes of the allowed decks, their cards' outlines
+#: shrunk (2 448 of them, to as little as 1/2.5, and 0.45 by 0.33 as a pip), that read 1 489
+#: right and none wrong (docs/camera.md).
 GROWN = (1.2, 1.35, 1.5, 1.8, 2.2, 2.7)
 
 
@@ -156,10 +156,11 @@ class Recogniser:
     def read(self, frame: Array) -> Read:
         """The top card of a BGR frame, or an unclear read (``card`` None; its reason and
         outline those of the first place tried). Where no place named a card, the frame is
-        looked at again drawn out: that look names a card or leaves the read as it was (an
-        empty table stays "no card"). In a frame without colour (:func:`colourless`) no card is
-        named: a card found there is unclear, "no colour", whatever else the read said (the
-        table then tells why)."""
+        looked at again drawn out, and where that names none either and the first place saw
+        no index, its outline is read again grown (:meth:`read_grown`); each names a card or
+        leaves the read as it was (an empty table stays "no card"). In a frame without colour
+        (:func:`colourless`) no card is named: a card found there is unclear, "no colour",
+        whatever else the read said (the table then tells why)."""
         frame = as_bgr(frame)
         if frame.size == 0:
             return Read(None, 0.0, None, "no card")  # a camera's empty frame
