@@ -807,8 +807,11 @@ def test_an_outline_round_a_court_s_picture_is_read_again_grown(
             (seen, (kd, nothing, nothing, nothing), None),  # one alone
             (seen, (kd, qd, kd, kd), None),  # one names another
             (seen, (nothing,) * 4, None),
-            (replace(seen, reason="unclear"), (kd,) * 4, None),  # only "no index" is grown
-            (replace(seen, reason="index misplaced"), (kd,) * 4, None)):
+            # only an outline with no index is grown
+            (replace(seen, reason="unclear"), (kd,) * 4, None),
+            (replace(seen, reason="index misplaced"), (kd,) * 4, None),
+            (replace(seen, reason="pips disagree"), (kd,) * 4, None),
+            (replace(seen, reason="deck unsure"), (kd,) * 4, None)):
         said = [first, *answers, *(nothing,) * (len(recognise.GROWN) - len(answers))]
         monkeypatch.setattr(recogniser.locator, "look", only_at(inner, chance))
         monkeypatch.setattr(recogniser, "read_quad",
@@ -820,6 +823,13 @@ def test_an_outline_round_a_court_s_picture_is_read_again_grown(
             assert read is named, (answers, read)
         assert len(said) == (0 if first.reason == "no index" else len(recognise.GROWN))
         monkeypatch.undo()
+    # a place taken as not the top card (a card beneath, on a pile) is never grown
+    below = Sight(chance, [Spot(inner, 0.9, ON_TOP - 0.1)])
+    monkeypatch.setattr(recogniser.locator, "look",
+                        lambda image, most=2, pad=0.0: below if pad == 0.0 else Sight(chance, []))
+    monkeypatch.setattr(recogniser, "read_quad", lambda image, quad: kd)
+    assert recogniser.read(frame).reason == "not the top card"
+    monkeypatch.undo()
     # a card named in the frame drawn out is read before any outline is grown
     drawn = Read(Card.parse("QD"), 0.99, inner)
     said = [seen, drawn, *(kd,) * len(recognise.GROWN)]
