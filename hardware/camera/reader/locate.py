@@ -140,9 +140,7 @@ class Locator:
             # card of half the frame's height would be the whole frame again, undrawn
             if length * IN_W / w < ZOOM_BELOW:
                 full, score, top = self._zoom(frame, full, score, top)
-                length = float(np.linalg.norm(full[0] - full[3]))
-            full = refine(frame, full, max(4.0, REACH * length))
-            spots.append(Spot(order_corners(full), score, top))
+            spots.append(Spot(on_edges(frame, full), score, top))
         return Sight(chance, sorted(spots, key=lambda s: -s.score))
 
     def _zoom(self, frame: Array, quad: Array, score: float,
@@ -169,16 +167,21 @@ class Locator:
                 inside(chance, best[0]))
 
 
+def on_edges(frame: Array, quad: Array) -> Array:
+    """``quad`` (float32, 4 x 2) with each side moved onto the card's edge (:func:`refine`,
+    reaching :data:`REACH` of its side from its first corner to its last, at least 4
+    pixels), its corners in order (:func:`~hardware.camera.reader.warp.order_corners`)."""
+    length = float(np.linalg.norm(quad[0] - quad[3]))
+    return order_corners(refine(frame, quad, max(4.0, REACH * length)))
+
+
 def grown(frame: Array, quad: Array, scale: float) -> Array:
-    """``quad`` grown ``scale`` times about its centre, each side then moved onto the card's
-    edge (:func:`refine`, reaching :data:`REACH` of the grown outline's side from its first
-    corner to its last, a long side in the locator's order): where the network took a
-    court's picture or an ace's large pip for the card, an outline grown from it may lie on
-    the card's own edges."""
+    """``quad`` grown ``scale`` times about its centre and laid on the card's edges
+    (:func:`on_edges`): where the network took a court's picture or an ace's large pip for
+    the card, an outline grown from it may lie on the card's own edges."""
     q = quad.reshape(4, 2).astype(np.float32)
     centre = q.mean(axis=0)
-    g = centre + scale * (q - centre)
-    return order_corners(refine(frame, g, max(4.0, REACH * float(np.linalg.norm(g[0] - g[3])))))
+    return on_edges(frame, centre + scale * (q - centre))
 
 
 def whole(image: Array) -> Array:

@@ -135,13 +135,3 @@ def pip_count(card: Array) -> int | None:
         return None
     return len(pips)
 
-
-def grow_quad(quad: Array, px: float) -> Array:
-    """``quad`` with each side moved ``px`` pixels outwards."""
-    out = []
-    for i in range(4):
-        p = quad[i].astype(np.float64)
-        a = p - quad[(i + 1) % 4]
-        b = p - quad[i - 1]
-        out.append(p + px * (a / max(np.linalg.norm(a), 1e-6) + b / max(np.linalg.norm(b), 1e-6)))
-    return np.array(out, np.float32)
