@@ -40,6 +40,7 @@ from hardware.camera.reader.recognise import (
     INDEX,
     MARGIN,
     NEAR,
+    OVERRULE,
     THRESHOLD,
     Read,
     check_pips,
@@ -117,7 +118,8 @@ def enrolled(r: dict[str, Any], agree: float, margin: float,
     if seen and card == match and (r["margin"] >= agree and chance >= agree_chance
                                    or chance >= THRESHOLD):
         if clear and r["picture"] != card and r["margin"] < margin:
-            return None  # the picture disagrees
+            # the clear picture of another card names it where very like it, else vetoes
+            return str(r["picture"]) if r["picture_score"] >= OVERRULE else None
         return str(card)
     if r["margin"] >= margin and r["score"] >= NEAR:
         return None  # the features alone name no card

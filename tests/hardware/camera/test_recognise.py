@@ -23,6 +23,8 @@ from hardware.camera.reader.recognise import (  # noqa: E402
     COUNTED,
     DENY_NEAR,
     ON_TOP,
+    OVERRULE,
+    PICTURE_NEAR,
     PIPS,
     SPOT_TRIES,
     Read,
@@ -515,9 +517,11 @@ def test_an_unclear_enrolled_read_is_read_as_out_of_the_box_unless_the_deck_deni
     assert not asked
 
 
-def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
+def test_a_clear_picture_of_another_card_vetoes_or_overrules_a_weak_agreement() -> None:
     """The deck's features only just nearer 7H (margin under 0.05) and the classifier sure of
-    7H: named 7H, unless the deck's clear picture says 7D; then unclear, not wrong."""
+    7H: named 7H, unless the deck's clear picture says 7D: then 7D where the picture is at
+    least OVERRULE alike, else unclear, not wrong. A faint picture of 7D, or features clearly
+    nearer 7H, leave 7H."""
     rng = np.random.default_rng(6)
     pics = rng.normal(size=(52, 2, PICTURE_LEN)).astype(np.float32)
     plain = _deck()
@@ -526,8 +530,21 @@ def test_a_clear_picture_of_another_card_vetoes_a_weak_agreement() -> None:
     weak = _seen_as(deck, hearts, {"7H": 0.51, "7D": 0.49})
     assert decide_enrolled(weak, deck, 0.95).card == Card.parse("7H")
     seven_d = pics[full_deck().index(Card.parse("7D")), 0]
-    vetoed = decide_enrolled(weak, deck, 0.95, None, seven_d)
-    assert vetoed.card is None and vetoed.reason == "picture disagrees"
+    overruled = decide_enrolled(weak, deck, 0.95, None, seven_d)
+    assert overruled.card == Card.parse("7D") and overruled.reason == ""
+    noise = np.random.default_rng(7).normal(size=PICTURE_LEN).astype(np.float32)
+    for amount, named in ((0.3, "7D"), (0.45, None)):  # 0.96 and 0.92 alike
+        seen = seven_d + amount * noise
+        got = deck.match_picture(seen)
+        assert got is not None and got.card == Card.parse("7D") and got.score >= PICTURE_NEAR
+        assert (got.score >= OVERRULE) == (named is not None)
+        read = decide_enrolled(weak, deck, 0.95, None, seen)
+        assert read.card == (named and Card.parse(named))
+        assert named or read.reason == "picture disagrees"
+    faint_7d = seven_d + 2.0 * rng.normal(size=PICTURE_LEN).astype(np.float32)
+    faint = deck.match_picture(faint_7d)
+    assert faint is not None and faint.card == Card.parse("7D") and faint.score < PICTURE_NEAR
+    assert decide_enrolled(weak, deck, 0.95, None, faint_7d).card == Card.parse("7H")
     seven_h = pics[full_deck().index(Card.parse("7H")), 0]
     assert decide_enrolled(weak, deck, 0.95, None, seven_h).card == Card.parse("7H")
     # the features clearly nearer 7H: the picture does not overrule them
