@@ -75,3 +75,22 @@ def test_the_enrolled_replay_names_nothing_by_the_deck_s_features_alone() -> Non
     assert enrolled(row, agree=0.01, margin=0.05) is None
     assert enrolled({**row, "deck_guess": "7D", "deck_chance": 0.6}, agree=0.01,
                     margin=0.05) == "7D"
+
+
+def test_the_enrolled_replay_vetoes_or_overrules_a_weak_agreement_as_decide_enrolled() -> None:
+    """As decide_enrolled: the deck's features only just agreeing with the classifier on 3S
+    and the deck's clear picture of 3C: 3C where the picture is at least OVERRULE alike,
+    else nothing; without a clear picture, 3S."""
+    from hardware.camera.reader.recognise import OVERRULE, PICTURE_MARGIN, PICTURE_NEAR
+    from training.calibrate import enrolled
+
+    row = {"deck": "d", "top": "3C", "match": "3S", "margin": 0.02, "score": 0.93,
+           "deck_guess": "3S", "deck_chance": 0.999, "deck_index": 1.0,
+           "picture": "3C", "picture_margin": 0.1}
+    pictures = (PICTURE_MARGIN, PICTURE_NEAR)
+    assert enrolled({**row, "picture_score": OVERRULE}, 0.01, 0.05, picture=pictures) == "3C"
+    half_way = (OVERRULE + PICTURE_NEAR) / 2
+    assert enrolled({**row, "picture_score": half_way}, 0.01, 0.05, picture=pictures) is None
+    faint = PICTURE_NEAR - 0.01
+    assert enrolled({**row, "picture_score": faint}, 0.01, 0.05, picture=pictures) == "3S"
+    assert enrolled({**row, "picture_score": OVERRULE}, 0.01, 0.05) == "3S"
