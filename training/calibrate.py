@@ -15,8 +15,9 @@ has the deck's whole-card pictures, the same for their margin and likeness
 (:data:`~hardware.camera.reader.recognise.PICTURE_MARGIN`, ``PICTURE_NEAR``); where it has the
 pips' suit chances, both ways for each least chance of the other suit of the colour that
 leaves a number card or ace unclear (:data:`~hardware.camera.reader.recognise.PIPS`); where it
-has the pips' count, for each least chance at which an unclear number card is named by it
-(:data:`~hardware.camera.reader.recognise.COUNTED`).
+has the pips' count, for each least chance of the counted card at which an unclear read is
+named by it (:data:`~hardware.camera.reader.recognise.COUNTED`, and ``COUNTED_LAST``, asked
+where no look named a card: on a dump's reads, the same).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from hardware.camera.reader.classify import Look, glyph_ranks, rank_chances
 from hardware.camera.reader.recognise import (
     AGREE,
     AGREE_CHANCE,
@@ -56,7 +58,7 @@ MARGINS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15)
 PICTURE_MARGINS = (0.02, 0.03, 0.05, 0.08, 0.1)
 PICTURE_NEARS = (0.5, 0.6, 0.7, 0.8, 0.9)
 PIPS_CANDIDATES = (0.8, 0.9, 0.95, 0.99, 0.999)
-COUNTED_CANDIDATES = (0.3, 0.5, 0.7, 0.9)
+COUNTED_CANDIDATES = (0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -178,9 +180,9 @@ def pips_grid(rows: list[dict[str, Any]]
 
 
 def counted_grid(rows: list[dict[str, Any]]) -> list[tuple[float | None, float, float, float]]:
-    """For each least chance at which an unclear read of a number card is named by its pips'
-    count (None: never): the shares right and wrong out of the box, and the worst deck's
-    wrong share."""
+    """For each least chance at which an unclear read is named by its pips' count (None:
+    never; :func:`~hardware.camera.reader.recognise.confirm_by_count`): the shares right and
+    wrong out of the box, and the worst deck's wrong share."""
     def named(least: float | None) -> Callable[[dict[str, Any]], str | None]:
         def name(r: dict[str, Any]) -> str | None:
             if r.get("reason") != "pips counted" and r.get("named") is not None:
@@ -188,8 +190,9 @@ def counted_grid(rows: list[dict[str, Any]]) -> list[tuple[float | None, float, 
             if least is None or "count" not in r or "pips" not in r or not r.get("indexed"):
                 return None
             guess = Read(None, r["chance"], reason="unclear", guess=parse_card(r["guess"]))
-            got = confirm_by_count(guess, r["suit"], r["count"], np.asarray(r["pips"]),
-                                   THRESHOLD, least).card
+            look = Look(np.asarray(r["glyphs"]), np.asarray(r["suits"]), np.zeros(0))
+            got = confirm_by_count(guess, rank_chances(look, glyph_ranks())[0], r["suit"],
+                                   r["count"], np.asarray(r["pips"]), THRESHOLD, least).card
             return None if got is None else str(got)
         return name
 
@@ -222,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             name = "none" if least is None else f"{least:5.3f}"
             print(f"  {name:>5}  {right:.4f}  {wrong:.4f}  {e_right:.4f}  {e_wrong:.4f}")
     if any("count" in r for r in rows):
-        print("an unclear number card named where its pips are as many as its likeliest rank: "
+        print("an unclear read named by its pips' count where the counted card is this likely: "
               "least chance, right, wrong, worst deck's wrong")
         for least, right, wrong, worst in counted_grid(rows):
             name = "none" if least is None else f"{least:4.2f}"

@@ -41,28 +41,36 @@ def test_the_pips_grid_counts_what_each_least_chance_leaves_unclear(
     assert "pips are this sure" in _printed(rows, tmp_path, capsys)
 
 
-def test_the_count_grid_names_unclear_number_cards_whose_pips_are_as_many(
+def test_the_count_grid_names_unclear_reads_by_the_counted_rank_s_chance(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hardware.camera.reader.classify import GLYPHS, NO_GLYPH
     from training.calibrate import counted_grid
 
-    def unclear(top: str, guess: str, chance: float, count: int | None) -> dict[str, object]:
+    def unclear(top: str, guess: str, ranks: dict[str, float],
+                count: int | None) -> dict[str, object]:
         pips = [0.0] * 4
         pips["CDHS".index(guess[-1])] = 1.0
+        view = [0.0] * (NO_GLYPH + 1)
+        for glyph, chance in ranks.items():
+            view[GLYPHS.index(glyph)] = chance
         return {"deck": "d", "top": top, "named": None, "reason": "unclear", "guess": guess,
-                "chance": chance, "suit": 0.99, "count": count, "indexed": True, "pips": pips}
+                "chance": max(ranks.values()), "suit": 1.0, "count": count, "indexed": True,
+                "pips": pips, "glyphs": [view] * 4, "suits": [pips] * 4}
 
     rows: list[dict[str, Any]] = [
-        unclear("7H", "7H", 0.8, 7),  # named from 0.7 down
-        unclear("8S", "8S", 0.4, 8),  # named at 0.3 only
-        unclear("9D", "8D", 0.6, 8),  # the count agrees with a wrong rank: wrong from 0.5
-        unclear("6C", "6C", 0.9, 5),  # the count disagrees: never named
+        unclear("7H", "7H", {"7": 0.8, "1": 0.2}, 7),  # named from 0.7 down
+        unclear("8S", "8S", {"8": 0.4, "3": 0.6}, 8),  # named at 0.3 and below
+        unclear("9D", "8D", {"8": 0.6, "9": 0.4}, 8),  # the count of a wrong rank: from 0.5
+        unclear("5C", "6C", {"6": 0.85, "5": 0.15}, 5),  # the count's rank 0.15: at 0.1
+        unclear("6C", "6C", {"6": 0.9, "10": 0.1}, 4),  # no rank the index holds: never
         {"deck": "d", "top": "QH", "named": "QH", "reason": ""}]
     grid = {least: (right, wrong) for least, right, wrong, _ in counted_grid(rows)}
-    assert grid[None] == (0.2, 0.0)
-    assert grid[0.7] == (0.4, 0.0)
-    assert grid[0.5] == (0.4, 0.2)
-    assert grid[0.3] == (0.6, 0.2)
-    assert "pips are as many as its likeliest rank" in _printed(rows, tmp_path, capsys)
+    assert grid[None] == pytest.approx((1 / 6, 0.0))
+    assert grid[0.7] == pytest.approx((2 / 6, 0.0))
+    assert grid[0.5] == pytest.approx((2 / 6, 1 / 6))
+    assert grid[0.3] == pytest.approx((3 / 6, 1 / 6))
+    assert grid[0.1] == pytest.approx((4 / 6, 1 / 6))
+    assert "named by its pips' count" in _printed(rows, tmp_path, capsys)
 
 
 def test_the_enrolled_replay_names_nothing_by_the_deck_s_features_alone() -> None:

@@ -17,7 +17,7 @@ cv2 = pytest.importorskip("cv2")
 
 from hardware.camera.config import INDEX_SETS  # noqa: E402
 from hardware.camera.reader import recognise  # noqa: E402
-from hardware.camera.reader.classify import GLYPHS, Look, glyph_ranks  # noqa: E402
+from hardware.camera.reader.classify import GLYPHS, RANKS, Look, glyph_ranks  # noqa: E402
 from hardware.camera.reader.locate import DRAWN_OUT, Sight, Spot, grown  # noqa: E402
 from hardware.camera.reader.recognise import (  # noqa: E402
     COUNTED,
@@ -288,31 +288,59 @@ def test_the_pips_of_clean_photos_of_number_cards_are_counted(recogniser: Recogn
     assert counted >= 15 and wrong <= 1, (counted, wrong)
 
 
+def _ranks(**chances: float) -> np.ndarray:
+    """Rank chances (13, as rank_chances gives them): ``r7=0.8`` the 7's, the rest 0."""
+    out = np.zeros(len(RANKS), np.float32)
+    for name, chance in chances.items():
+        out[RANKS.index(int(name[1:]))] = chance
+    return out
+
+
 def test_an_unclear_number_card_is_named_where_its_pips_are_as_many() -> None:
     """The index a little unsure of a 7 (a 1 read in it?), seven pips of its suit on the card,
     the suit sure: the 7 is named (an ace, by its one pip). Fewer pips, pips of another suit,
-    a doubtful suit, a chance under COUNTED, a court card or a read the index does not see:
-    still unclear."""
+    a doubtful suit, a chance under COUNTED, a count of no number card or a read the index
+    does not see: still unclear."""
     hearts, diamonds = np.array([0, 0.1, 0.9, 0], np.float32), np.array([0, 0.9, 0.1, 0])
+    ranks = _ranks(r7=0.8, r6=0.1)
     seven = Read(None, 0.8, None, "unclear", Card.parse("7H"))
-    named = confirm_by_count(seven, 0.99, 7, hearts, 0.95)
+    named = confirm_by_count(seven, ranks, 0.99, 7, hearts, 0.95)
     assert named.card == Card.parse("7H") and named.reason == "pips counted"
-    assert confirm_by_count(seven, 0.99, 6, hearts, 0.95) == seven
-    assert confirm_by_count(seven, 0.99, None, hearts, 0.95) == seven
-    assert confirm_by_count(seven, 0.99, 7, diamonds, 0.95) == seven
-    assert confirm_by_count(seven, 0.9, 7, hearts, 0.95) == seven  # the suit not sure enough
+    assert named.confidence == pytest.approx(0.8 * 0.99)
+    assert confirm_by_count(seven, ranks, 0.99, 6, hearts, 0.95) == seven  # the 6 at 0.1
+    assert confirm_by_count(seven, ranks, 0.99, 5, hearts, 0.95) == seven
+    assert confirm_by_count(seven, ranks, 0.99, None, hearts, 0.95) == seven
+    assert confirm_by_count(seven, ranks, 0.99, 7, diamonds, 0.95) == seven
+    assert confirm_by_count(seven, ranks, 0.9, 7, hearts, 0.95) == seven  # a doubtful suit
     low = Read(None, COUNTED - 0.01, None, "unclear", Card.parse("7H"))
-    assert confirm_by_count(low, 0.99, 7, hearts, 0.95) == low
+    assert confirm_by_count(low, _ranks(r7=COUNTED - 0.01), 1.0, 7, hearts, 0.95) == low
     queen = Read(None, 0.8, None, "unclear", Card.parse("QH"))
-    assert confirm_by_count(queen, 0.99, 12, hearts, 0.95) == queen
-    assert confirm_by_count(queen, 0.99, 1, hearts, 0.95) == queen
+    assert confirm_by_count(queen, _ranks(r12=0.8), 0.99, 12, hearts, 0.95) == queen
+    assert confirm_by_count(queen, _ranks(r12=0.8), 0.99, 1, hearts, 0.95) == queen
     ace = Read(None, 0.8, None, "unclear", Card.parse("AH"))  # an ace shows one pip
-    assert confirm_by_count(ace, 0.99, 1, hearts, 0.95).card == Card.parse("AH")
-    assert confirm_by_count(ace, 0.99, 14, hearts, 0.95) == ace
+    assert confirm_by_count(ace, _ranks(r14=0.8), 0.99, 1, hearts, 0.95).card == Card.parse("AH")
+    assert confirm_by_count(ace, _ranks(r14=0.8), 0.99, 14, hearts, 0.95) == ace
     no_index = Read(None, 0.0, None, "no index", Card.parse("7H"))
-    assert confirm_by_count(no_index, 0.99, 7, hearts, 0.95) == no_index
+    assert confirm_by_count(no_index, ranks, 0.99, 7, hearts, 0.95) == no_index
     sure = Read(Card.parse("7H"), 0.99)
-    assert confirm_by_count(sure, 0.99, 6, hearts, 0.95) == sure
+    assert confirm_by_count(sure, ranks, 0.99, 6, hearts, 0.95) == sure
+
+
+def test_the_count_names_a_rank_the_index_holds_likely_if_not_likeliest() -> None:
+    """A 9 whose index the classifier took for a queen more than a 9 (0.55 and 0.4), nine
+    pips of its suit counted: at the last resort's least chance (COUNTED_LAST) the 9 is
+    named, at the first's (COUNTED) not; a count of a rank the index holds less likely than
+    the least chance names nothing."""
+    spades = np.array([0, 0, 0.05, 0.95], np.float32)
+    read = Read(None, 0.55, None, "unclear", Card.parse("QS"))
+    ranks = _ranks(r12=0.55, r9=0.4)
+    named = confirm_by_count(read, ranks, 0.99, 9, spades, 0.95, recognise.COUNTED_LAST)
+    assert named.card == Card.parse("9S") and named.reason == "pips counted"
+    assert named.confidence == pytest.approx(0.4 * 0.99)
+    assert confirm_by_count(read, ranks, 0.99, 9, spades, 0.95) == read  # COUNTED
+    faint = _ranks(r12=0.9, r9=recognise.COUNTED_LAST * 0.9)
+    assert confirm_by_count(read, faint, 0.99, 9, spades, 0.95, recognise.COUNTED_LAST) == read
+    assert confirm_by_count(read, ranks, 0.99, 8, spades, 0.95, recognise.COUNTED_LAST) == read
 
 
 def test_out_of_the_box_reads_ask_the_pips_and_enrolled_ones_do_not(
@@ -581,7 +609,9 @@ def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
     read = recogniser.read(frame)
     assert read.card is None and read.reason == "no card" and asked == [0.0, DRAWN_OUT]
     # a place in the frame as it is whose read is unclear for any reason: looked at again, the
-    # read the first look's where that names nothing either
+    # read the first look's where that names nothing either (the pips' count as a last
+    # resort: test_the_pips_count_is_asked_last_where_no_look_named_a_card)
+    monkeypatch.setattr(recogniser, "read_counted", lambda image, quad: None)
     monkeypatch.setattr(recogniser.locator, "look",
                         lambda image, most=2, pad=0.0: asked.append(pad) or found)
     for reason in ("unclear", "deck unsure", "no index", "index misplaced"):
@@ -625,6 +655,68 @@ def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
         None, 0.5, quad, "unclear" if quad is q1 else "no index"))
     both = recogniser.read(frame)
     assert both.reason == "unclear" and both.quad is q1
+
+
+def test_the_pips_count_is_asked_last_where_no_look_named_a_card(
+        recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The count at its lower least chance (COUNTED_LAST) is asked once, on the first
+    outline, only where no look named a card and the first read's reason leaves it a
+    chance (an index read in its corners, of the top card, nothing against it); what it
+    names is the read, else the first read stands."""
+    need_artwork("berlin")
+    frame = render(photo("berlin", Card.parse("7C"), seed=301))
+    found = recogniser.locator.look(frame, SPOT_TRIES)
+    q = found.spots[0].quad
+    monkeypatch.setattr(recogniser.locator, "look",
+                        lambda image, most=2, pad=0.0: Sight(found.chance, [Spot(q, 0.9)]))
+    counted = Read(Card.parse("7C"), 0.3, q, "pips counted")
+    asked: list[np.ndarray] = []
+
+    def count(image: np.ndarray, quad: np.ndarray) -> Read | None:
+        asked.append(quad)
+        return counted
+
+    monkeypatch.setattr(recogniser, "read_counted", count)
+    for reason in ("unclear", "deck unsure", "classifier unsure", "classifier disagrees"):
+        asked.clear()
+        monkeypatch.setattr(recogniser, "read_quad",
+                            lambda image, quad, why=reason: Read(None, 0.5, quad, why))
+        assert recogniser.read(frame) is counted, reason
+        assert len(asked) == 1 and asked[0] is q
+    for reason in recognise.UNCOUNTED:
+        asked.clear()
+        monkeypatch.setattr(recogniser, "read_quad",
+                            lambda image, quad, why=reason: Read(None, 0.5, quad, why))
+        monkeypatch.setattr(recogniser, "read_grown", lambda image, quad: None)
+        assert recogniser.read(frame).reason == reason and asked == [], reason
+    # a look that names a card is not second-guessed by the count
+    named = Read(Card.parse("7C"), 0.99, q)
+    monkeypatch.setattr(recogniser, "read_quad", lambda image, quad: named)
+    asked.clear()
+    assert recogniser.read(frame) is named and asked == []
+    # the count names nothing: the first read stands
+    first = Read(None, 0.5, q, "unclear", Card.parse("QH"))
+    monkeypatch.setattr(recogniser, "read_quad", lambda image, quad: first)
+    monkeypatch.setattr(recogniser, "read_counted", lambda image, quad: None)
+    assert recogniser.read(frame) is first
+
+
+@pytest.mark.slow
+def test_an_eight_whose_index_reads_more_like_a_queen_is_named_by_its_pips(
+        recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A calibration scene of ``gnomangelo_bitmap`` (fold 1, never trained on): the classifier
+    holds its 8 of hearts more likely a queen (under 0.95: unclear), the pips counted are 8 of
+    hearts; the last resort names the 8H ("pips counted"). With the last resort's least chance
+    as high as the first's, the read is unclear."""
+    need_artwork("gnomangelo_bitmap")
+    scene = random_scene(40036, "gnomangelo_bitmap")
+    assert scene.top == Card.parse("8H")
+    frame = render(scene)
+    read = recogniser.read(frame)
+    assert read.card == Card.parse("8H") and read.reason == "pips counted"
+    monkeypatch.setattr(recognise, "COUNTED_LAST", recognise.COUNTED)
+    unclear = recogniser.read(frame)
+    assert unclear.card is None and unclear.guess == Card.parse("QH")
 
 
 def test_in_a_frame_without_colour_no_card_is_named(recogniser: Recogniser) -> None:
