@@ -96,7 +96,7 @@ COUNTED = 0.5
 #: The same with a lower least chance, asked last, where no look named a card: on rendered
 #: scenes of fold 1's decks it named 27 more right and none wrong; asked at every outline
 #: from the first, it forestalled a later look's right read on a real photo and named it
-#: wrong (its blurred pips counted 5 on a 9; docs/camera.md).
+#: wrong (5 pips counted on a 9; docs/camera.md).
 COUNTED_LAST = 0.1
 #: The reasons of an unclear first read that the last resort does not ask (it needs an
 #: index read, in its corners, an outline of the top card, no picture or pips against it).
