@@ -183,16 +183,20 @@ def counted_grid(rows: list[dict[str, Any]]) -> list[tuple[float | None, float, 
     """For each least chance at which an unclear read is named by its pips' count (None:
     never; :func:`~hardware.camera.reader.recognise.confirm_by_count`): the shares right and
     wrong out of the box, and the worst deck's wrong share."""
+    meaning = glyph_ranks()
+
     def named(least: float | None) -> Callable[[dict[str, Any]], str | None]:
         def name(r: dict[str, Any]) -> str | None:
             if r.get("reason") != "pips counted" and r.get("named") is not None:
                 return str(r["named"])
-            if least is None or "count" not in r or "pips" not in r or not r.get("indexed"):
+            if (least is None or not r.get("indexed")
+                    or any(k not in r for k in ("count", "pips", "glyphs", "suits"))):
                 return None
             guess = Read(None, r["chance"], reason="unclear", guess=parse_card(r["guess"]))
             look = Look(np.asarray(r["glyphs"]), np.asarray(r["suits"]), np.zeros(0))
-            got = confirm_by_count(guess, rank_chances(look, glyph_ranks())[0], r["suit"],
-                                   r["count"], np.asarray(r["pips"]), THRESHOLD, least).card
+            pips = np.asarray(r["pips"])
+            got = confirm_by_count(guess, rank_chances(look, meaning)[0], r["suit"],
+                                   r["count"], lambda: pips, THRESHOLD, least).card
             return None if got is None else str(got)
         return name
 

@@ -64,12 +64,15 @@ def test_the_count_grid_names_unclear_reads_by_the_counted_rank_s_chance(
         unclear("5C", "6C", {"6": 0.85, "5": 0.15}, 5),  # the count's rank 0.15: at 0.1
         unclear("6C", "6C", {"6": 0.9, "10": 0.1}, 4),  # no rank the index holds: never
         {"deck": "d", "top": "QH", "named": "QH", "reason": ""}]
+    older = dict(unclear("7C", "7C", {"7": 0.9}, 7))
+    del older["glyphs"]  # a dump from before the glyphs were written: never named, no error
+    rows.append(older)
     grid = {least: (right, wrong) for least, right, wrong, _ in counted_grid(rows)}
-    assert grid[None] == pytest.approx((1 / 6, 0.0))
-    assert grid[0.7] == pytest.approx((2 / 6, 0.0))
-    assert grid[0.5] == pytest.approx((2 / 6, 1 / 6))
-    assert grid[0.3] == pytest.approx((3 / 6, 1 / 6))
-    assert grid[0.1] == pytest.approx((4 / 6, 1 / 6))
+    assert grid[None] == pytest.approx((1 / 7, 0.0))
+    assert grid[0.7] == pytest.approx((2 / 7, 0.0))
+    assert grid[0.5] == pytest.approx((2 / 7, 1 / 7))
+    assert grid[0.3] == pytest.approx((3 / 7, 1 / 7))
+    assert grid[0.1] == pytest.approx((4 / 7, 1 / 7))
     assert "named by its pips' count" in _printed(rows, tmp_path, capsys)
 
 

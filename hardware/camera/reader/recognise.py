@@ -33,6 +33,7 @@ The thresholds were calibrated on decks the networks had not seen (the leave-dec
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,17 +271,14 @@ class Recogniser:
         ``corners``: an index seen only in the other corners is unclear (an enrolled deck
         that prints one there says not)."""
         read = decide(look, meaning, self.threshold, quad, corners=corners)
-        pips = None
+        pips = functools.cache(lambda: self.pips(card))  # a classifier pass: asked once, if
         if read.reason == "unclear" and read.guess is not None:
-            count = pip_count(card)
-            if count is not None:  # the pips' suit asked only then
-                pips = self.pips(card)
-                read = confirm_by_count(read, rank_chances(look, meaning)[0],
-                                        float(suit_chances(look).max()), count, pips,
-                                        self.threshold, counted)
+            read = confirm_by_count(read, rank_chances(look, meaning)[0],
+                                    float(suit_chances(look).max()), pip_count(card), pips,
+                                    self.threshold, counted)
         if read.card is None or not has_pips(read.card):
             return read
-        return check_pips(read, self.pips(card) if pips is None else pips)
+        return check_pips(read, pips())
 
     def pips(self, card: Array) -> Array:
         """The chance of each suit by the pips of a warped card (:func:`pip_views`)."""
@@ -311,21 +309,23 @@ def has_pips(card: Card) -> bool:
     return card.rank <= 10 or card.rank == 14
 
 
-def confirm_by_count(read: Read, ranks: Array, suit: float, count: int | None, pips: Array,
-                     threshold: float, least: float = COUNTED) -> Read:
+def confirm_by_count(read: Read, ranks: Array, suit: float, count: int | None,
+                     pips: Callable[[], Array], threshold: float,
+                     least: float = COUNTED) -> Read:
     """An unclear read named by the ``count`` of pips on the card: the number card (an ace for
     one pip) of that rank and the likeliest suit, where its chance (``ranks``' chance of that
     rank, :func:`~hardware.camera.reader.classify.rank_chances`, times the ``suit`` chance)
     is at least ``least``, the ``suit`` chance at least ``threshold`` and that suit the
-    likeliest of the ``pips`` (:meth:`Recogniser.pips`): the index read a little unsure, the
-    pips as many as one of the ranks it holds likely and of its suit."""
+    likeliest of the ``pips`` (:meth:`Recogniser.pips`, asked last, only where all else
+    holds): the index read a little unsure, the pips as many as one of the ranks it holds
+    likely and of its suit."""
     g = read.guess
     if (read.card is not None or read.reason != "unclear" or g is None or count is None
             or not 1 <= count <= 10):
         return read
     card = Card(14 if count == 1 else count, g.suit)
     chance = float(ranks[RANKS.index(card.rank)]) * suit
-    if chance < least or suit < threshold or SUITS[int(pips.argmax())] != g.suit:
+    if chance < least or suit < threshold or SUITS[int(pips().argmax())] != g.suit:
         return read
     return Read(card, chance, read.quad, "pips counted")
 

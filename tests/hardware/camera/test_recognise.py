@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pytest
@@ -301,7 +302,8 @@ def test_an_unclear_number_card_is_named_where_its_pips_are_as_many() -> None:
     the suit sure: the 7 is named (an ace, by its one pip). Fewer pips, pips of another suit,
     a doubtful suit, a chance under COUNTED, a count of no number card or a read the index
     does not see: still unclear."""
-    hearts, diamonds = np.array([0, 0.1, 0.9, 0], np.float32), np.array([0, 0.9, 0.1, 0])
+    hearts = partial(np.array, [0, 0.1, 0.9, 0], np.float32)  # the pips' suit chances, asked
+    diamonds = partial(np.array, [0, 0.9, 0.1, 0], np.float32)
     ranks = _ranks(r7=0.8, r6=0.1)
     seven = Read(None, 0.8, None, "unclear", Card.parse("7H"))
     named = confirm_by_count(seven, ranks, 0.99, 7, hearts, 0.95)
@@ -331,7 +333,7 @@ def test_the_count_names_a_rank_the_index_holds_likely_if_not_likeliest() -> Non
     pips of its suit counted: at the last resort's least chance (COUNTED_LAST) the 9 is
     named, at the first's (COUNTED) not; a count of a rank the index holds less likely than
     the least chance names nothing."""
-    spades = np.array([0, 0, 0.05, 0.95], np.float32)
+    spades = partial(np.array, [0, 0, 0.05, 0.95], np.float32)
     read = Read(None, 0.55, None, "unclear", Card.parse("QS"))
     ranks = _ranks(r12=0.55, r9=0.4)
     named = confirm_by_count(read, ranks, 0.99, 9, spades, 0.95, recognise.COUNTED_LAST)
@@ -339,7 +341,8 @@ def test_the_count_names_a_rank_the_index_holds_likely_if_not_likeliest() -> Non
     assert named.confidence == pytest.approx(0.4 * 0.99)
     assert confirm_by_count(read, ranks, 0.99, 9, spades, 0.95) == read  # COUNTED
     faint = _ranks(r12=0.9, r9=recognise.COUNTED_LAST * 0.9)
-    assert confirm_by_count(read, faint, 0.99, 9, spades, 0.95, recognise.COUNTED_LAST) == read
+    unasked = partial(pytest.fail, "the pips were asked of a count short of the chance")
+    assert confirm_by_count(read, faint, 0.99, 9, unasked, 0.95, recognise.COUNTED_LAST) == read
     assert confirm_by_count(read, ranks, 0.99, 8, spades, 0.95, recognise.COUNTED_LAST) == read
 
 
