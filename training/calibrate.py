@@ -38,17 +38,17 @@ from hardware.camera.reader.classify import Look, glyph_ranks, rank_chances
 from hardware.camera.reader.recognise import (
     AGREE,
     AGREE_CHANCE,
-    DENY,
     INDEX,
     MARGIN,
-    NEAR,
-    OVERRULE,
     THRESHOLD,
+    Margins,
     Read,
     check_pips,
     confirm_by_count,
+    enrolled_verdict,
     has_pips,
 )
+from hardware.camera.reader.templates import Match
 from referee.cards import parse_card
 
 AGREES = (0.0, 0.005, 0.01, 0.02)
@@ -108,26 +108,19 @@ def curve(rows: list[dict[str, Any]], key: str, guess: str, candidates: tuple[fl
 def enrolled(r: dict[str, Any], agree: float, margin: float,
              agree_chance: float = AGREE_CHANCE, picture: tuple[float, float] | None = None
              ) -> str | None:
-    """The card :func:`~hardware.camera.reader.recognise.decide_enrolled` names for a dumped
+    """The card :func:`~hardware.camera.reader.recognise.enrolled_verdict` names for a dumped
     read with these margins (None: unclear); ``picture``: the whole-card picture's least
     margin and likeness (None: the deck's pictures not used)."""
     if "margin" not in r or r.get("reason") in ("not the top card", "no card"):
         return None
-    seen = r["deck_index"] >= INDEX
-    card, chance, match = r["deck_guess"], r["deck_chance"], r["match"]
-    clear = (picture is not None and "picture" in r and r["picture_margin"] >= picture[0]
-             and r["picture_score"] >= picture[1])
-    if seen and card == match and (r["margin"] >= agree and chance >= agree_chance
-                                   or chance >= THRESHOLD):
-        if clear and r["picture"] != card and r["margin"] < margin:
-            # the clear picture of another card names it where very like it, else vetoes
-            return str(r["picture"]) if r["picture_score"] >= OVERRULE else None
-        return str(card)
-    if r["margin"] >= margin and r["score"] >= NEAR:
-        return None  # the features alone name no card
-    if clear and not (seen and card != r["picture"] and chance >= DENY):
-        return str(r["picture"])
-    return None
+    nearest = parse_card(r["match"])
+    m = Match(nearest, r["score"], r["margin"], nearest)  # the runner-up is not dumped
+    p = (Match(parse_card(r["picture"]), r["picture_score"], r["picture_margin"], nearest)
+         if "picture" in r else None)
+    read = enrolled_verdict(r["deck_index"] >= INDEX, parse_card(r["deck_guess"]),
+                            r["deck_chance"], m, lambda: p, THRESHOLD,
+                            margins=Margins(agree, agree_chance, margin, picture))
+    return None if read.card is None else str(read.card)
 
 
 def picture_grid(rows: list[dict[str, Any]]

@@ -418,41 +418,69 @@ def _sure(margin: float) -> float:
 def decide_enrolled(look: Look, deck: EnrolledDeck, threshold: float,
                     quad: Array | None = None, picture_seen: Array | None = None) -> Read:
     """With an enrolled deck: the deck's nearest card and the classifier (its glyphs meaning
-    what they mean in this deck) together: a card is named where the two agree (or, where the
-    deck is unsure, where the classifier reads the deck's nearest card as surely as out of the
-    box), never by the deck's features alone, however clear; an index seen only in the corners
-    the deck leaves blank is unclear (:func:`in_its_corners`). Where the deck's features are
-    unsure, the deck's nearest whole-card picture names the card when it is near and clear
-    enough (:data:`PICTURE_MARGIN`, :data:`PICTURE_NEAR`) and the classifier does not surely
-    name another; and a clear picture of another card leaves unclear what the deck's
-    features only just agree on with the classifier, or names its own card where it is at
-    least :data:`OVERRULE` alike (a deck file enrolled before pictures has none)."""
+    what they mean in this deck) together (:func:`enrolled_verdict`); an index seen only in
+    the corners the deck leaves blank is unclear (:func:`in_its_corners`). ``picture_seen``:
+    the warped card's whole-card picture, matched with the deck's only where the verdict asks
+    (a deck file enrolled before pictures has none)."""
     m = deck.match(look)
     card, chance, index = likeliest(look, deck.meaning)
     seen = index >= INDEX
-    sure = _sure(m.margin)
     if seen and not deck.other_corners and not in_its_corners(look):
         # an index only in the corners this deck leaves blank: turned on its side, mirrored
         return Read(None, 0.0, quad, "index misplaced", m.card)
+    return enrolled_verdict(
+        seen, card, chance, m, lambda: None if picture_seen is None
+        else deck.match_picture(picture_seen), threshold, quad)
+
+
+@dataclass(frozen=True)
+class Margins:
+    """The enrolled verdict's thresholds (:func:`enrolled_verdict`), the shipped ones unless
+    given (``training.calibrate`` replays the verdict on dumped reads with others):
+    :data:`AGREE`, :data:`AGREE_CHANCE`, :data:`MARGIN`, and the least margin and likeness of a
+    clear whole-card picture (:data:`PICTURE_MARGIN`, :data:`PICTURE_NEAR`; None: pictures take
+    no part)."""
+
+    agree: float = AGREE
+    agree_chance: float = AGREE_CHANCE
+    margin: float = MARGIN
+    picture: tuple[float, float] | None = (PICTURE_MARGIN, PICTURE_NEAR)
+
+
+def enrolled_verdict(seen: bool, card: Card, chance: float, m: Match,
+                     pictured: Callable[[], Match | None], threshold: float,
+                     quad: Array | None = None, margins: Margins = Margins()) -> Read:
+    """The enrolled decision from its figures: the classifier's likeliest ``card`` in this
+    deck at ``chance`` (``seen``: the views saw an index), the deck's nearest card by its
+    features ``m``, and the deck's nearest whole-card picture (``pictured()``, None where
+    there is none; asked only where it decides, as it costs most of a millisecond).
+
+    A card is named where the features and the classifier agree (or, where the features are
+    unsure, where the classifier reads the deck's nearest card as surely as out of the box),
+    never by the features alone, however clear. Where the features are unsure, the picture
+    names the card when it is near and clear enough and the classifier does not surely name
+    another; and a clear picture of another card leaves unclear what the features only just
+    agree on with the classifier, or names its own card where it is at least :data:`OVERRULE`
+    alike."""
 
     def clear_picture() -> Match | None:
-        """The deck's nearest picture where it is clear (else it takes no part); matched
-        only where asked (it costs most of a millisecond)."""
-        p = deck.match_picture(picture_seen) if picture_seen is not None else None
-        if p is None or p.margin < PICTURE_MARGIN or p.score < PICTURE_NEAR:
+        """The deck's nearest picture where it is clear (else it takes no part)."""
+        if margins.picture is None:
             return None
-        return p
+        least_margin, least_near = margins.picture
+        p = pictured()
+        return p if p is not None and p.margin >= least_margin and p.score >= least_near else None
 
-    if seen and card == m.card and (m.margin >= AGREE and chance >= AGREE_CHANCE
+    if seen and card == m.card and (m.margin >= margins.agree and chance >= margins.agree_chance
                                     or chance >= threshold):
-        if m.margin < MARGIN and (p := clear_picture()) is not None and p.card != card:
+        if m.margin < margins.margin and (p := clear_picture()) is not None and p.card != card:
             # features only just agreeing, the clear picture another card (a club the
             # classifier read as a spade): the picture's card where very like it, else unclear
             if p.score >= OVERRULE:
                 return Read(p.card, _sure(p.margin), quad)
             return Read(None, m.margin, quad, "picture disagrees", card)
-        return Read(card, max(chance, sure), quad)
-    if m.margin >= MARGIN and m.score >= NEAR:
+        return Read(card, max(chance, _sure(m.margin)), quad)
+    if m.margin >= margins.margin and m.score >= NEAR:
         # the features alone name no card: on real photos (bench/camera_photos.py) their
         # clear choice, the classifier not agreeing, was wrong in 125 of 164 reads
         why = ("no index" if not seen else "classifier disagrees"
