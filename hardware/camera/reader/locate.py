@@ -37,8 +37,10 @@ IN_W, IN_H = 160, 128
 LEVEL = 0.5
 #: Blobs smaller than this share of the map are not cards.
 MIN_AREA = 0.004
-#: A card whose long side is shorter than this (pixels of the network's input) is looked at
-#: again in a part of the frame cut round it, shrunk less.
+#: A card whose outline's side from its first corner to its last is shorter than this (pixels
+#: of the network's input) is looked at again in a part of the frame cut round it, shrunk less.
+#: That side is the long or the short one, as OpenCV's least box round the blob orders its
+#: corners; the long side, and the short, each read more wrong (docs/camera.md).
 ZOOM_BELOW = 56.0
 #: How far (share of the card's length, at least 4 pixels) a side is looked for either side of
 #: the fitted outline's.
@@ -145,8 +147,9 @@ class Locator:
 
     def _zoom(self, frame: Array, quad: Array, score: float,
               top: float) -> tuple[Array, float, float]:
-        """A small card looked at again: the part of the frame round it (twice its length
-        each way, the frame's shape), shrunk to the network's input."""
+        """A small card looked at again: the part of the frame round it (2.2 times as high as
+        its side from its first corner to its last, the frame's shape), shrunk to the
+        network's input."""
         h, w = frame.shape[:2]
         centre = quad.mean(axis=0)
         length = float(np.linalg.norm(quad[0] - quad[3]))
