@@ -98,6 +98,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         enroll_live,
         glyph_names,
     )
+    from hardware.camera.reader.recognise import FrameError
     from hardware.camera.reader.sources import SourceError, open_source
     from referee.cards import full_deck
 
@@ -140,7 +141,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
                 raise CommandError("enrollment stopped: nothing written") from None
             finally:
                 source.close()
-    except EnrollError as exc:
+    except (EnrollError, FrameError) as exc:
         raise CommandError(str(exc)) from None
     try:
         deck.save(out)
@@ -168,6 +169,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
 def _cmd_watch(args: argparse.Namespace) -> int:
     require("camera", "referee camera watch")
     from hardware.camera.reader.lays import LayTracker
+    from hardware.camera.reader.recognise import FrameError
     from hardware.camera.reader.sources import SourceError, open_source
 
     with contextlib.suppress(AttributeError, ValueError):
@@ -191,6 +193,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
                 print(f"{(lay.t - t0) / 1e9:9.3f} s  {lay.card}")
     except KeyboardInterrupt:
         pass
+    except FrameError as exc:  # a video or stream of frames no camera gives
+        raise CommandError(f"{args.source}: {exc}") from None
     finally:
         source.close()
     return 0

@@ -366,7 +366,8 @@ def cameras() -> list[str]:
 def camera_frame(source: str, *, recognise: bool = True, deck: Path | None = None) -> bytes:
     """One frame of a camera (or video file) as a JPEG, with the card outline the recogniser
     found and the card it read drawn on it. Raises :class:`OSError` (the camera cannot be
-    opened or gives no frame) or :class:`ImportError` (no camera extra)."""
+    opened, gives no frame, or gives frames no camera gives) or :class:`ImportError` (no
+    camera extra)."""
     import cv2
 
     from hardware.camera.reader.sources import open_source
@@ -380,11 +381,14 @@ def camera_frame(source: str, *, recognise: bool = True, deck: Path | None = Non
         raise OSError(f"{source} gave no picture")
     image = frame.image.copy()
     if recognise:
-        from hardware.camera.reader.recognise import Recogniser
+        from hardware.camera.reader.recognise import FrameError, Recogniser
         from hardware.camera.reader.templates import EnrolledDeck
 
         enrolled = EnrolledDeck.load(deck) if deck is not None else None
-        read = Recogniser(enrolled).read(image)
+        try:
+            read = Recogniser(enrolled).read(image)
+        except FrameError as exc:  # a video or stream of frames no camera gives
+            raise OSError(f"{source}: {exc}") from None
         draw_read(image, read)
     ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
     if not ok:

@@ -167,3 +167,26 @@ def test_opencv_says_nothing_of_its_own_on_the_terminal() -> None:
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "referee: /dev/video97: cannot open /dev/video97"], done.stderr
+
+
+def test_a_video_of_frames_no_camera_gives_is_named_and_refused(tmp_path: Path) -> None:
+    """A video of strips 5 times as wide as high (the locator's input is 160 wide: such frames
+    would ask it for a map of another shape than it learned, and a strip 1 high for
+    gigabytes): one line saying what the frames are, exit 2, no traceback."""
+    import subprocess
+    import sys
+
+    cv2 = pytest.importorskip("cv2")
+    import numpy as np
+
+    video = tmp_path / "strip.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (320, 64))
+    for _ in range(3):
+        writer.write(np.full((64, 320, 3), 90, np.uint8))
+    writer.release()
+    done = subprocess.run([sys.executable, "-m", "cardtable.cli", "camera", "watch",
+                           str(video)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"referee: {video}: a frame of 320 x 64 pixels: no camera's (at most 4 times as "
+        "wide as high, or as high as wide)"], done.stderr

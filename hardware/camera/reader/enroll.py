@@ -25,6 +25,7 @@ from hardware.camera.reader.locate import DRAWN_OUT, Locator
 from hardware.camera.reader.recognise import (
     MARGIN,
     as_bgr,
+    checked,
     colourless,
     in_its_corners,
     shows_index,
@@ -109,7 +110,7 @@ class Enroller:
         close to the camera, filling most of the photo. That look's outline is taken only
         where it is :data:`LARGER` than the first one and shows an index: in its corners
         where the first showed one elsewhere."""
-        image = as_bgr(image)
+        image = as_bgr(checked(image))
         spots = self.locator.look(image, 1).spots
         first = spots[0].quad if spots else None
         where = self.index_at(image, first) if first is not None else NOWHERE
@@ -132,7 +133,7 @@ class Enroller:
 
     def see(self, image: Array, quad: Array | None = None) -> Seen | None:
         """A photo of one card as enrollment keeps it (None: no card found in it)."""
-        image = as_bgr(image)
+        image = as_bgr(checked(image))
         quad = self.quad(image) if quad is None else quad
         if quad is None:
             return None

@@ -58,6 +58,7 @@ from hardware.camera.reader.locate import DRAWN_OUT, LOCATOR_PATH, Locator, grow
 from hardware.camera.reader.templates import EnrolledDeck, Match, picture
 from hardware.camera.reader.warp import pip_count, pip_views, squareness, views, warp
 from referee.cards import Card
+from referee.errors import RefereeError
 
 Array = npt.NDArray[Any]
 
@@ -117,6 +118,10 @@ SPOT_TRIES, ON_TOP = 2, 0.7
 #: in them ("no colour"). Colour frames differ by 7 or more in the rendered scenes and 2.6 or
 #: more in the real photos; their black-and-white copies by less than 2.
 COLOURLESS = 2.0
+#: The most a frame may be wider than high, or higher than wide: cameras give 4:3 to 21:9 (2.3),
+#: either way up. The locator's input is 160 pixels wide whatever the frame, so a frame of
+#: 5000 x 1 would ask it for a map 800 000 high (gigabytes); such a frame is refused.
+MOST_ASPECT = 4.0
 #: An outline squarer than this (its long sides over its short ones) whose index shows only in
 #: the other corners is read again turned a quarter (:meth:`Recogniser.read_quad`). In a
 #: mirrored frame the turn puts the mirrored index where it is trusted; where the outline
@@ -181,7 +186,7 @@ class Recogniser:
         as it was (an empty table stays "no card"). In a frame without colour
         (:func:`colourless`) no card is named: a card found there is unclear, "no colour",
         whatever else the read said (the table then tells why)."""
-        frame = as_bgr(frame)
+        frame = as_bgr(checked(frame))
         if frame.size == 0:
             return Read(None, 0.0, None, "no card")  # a camera's empty frame
         got = self._read(frame)
@@ -283,6 +288,32 @@ class Recogniser:
     def pips(self, card: Array) -> Array:
         """The chance of each suit by the pips of a warped card (:func:`pip_views`)."""
         return suit_chances(self.classifier.look(pip_views(card)))
+
+
+class FrameError(RefereeError, ValueError):
+    """A frame no camera gives (:func:`checked`)."""
+
+
+def checked(frame: Array) -> Array:
+    """``frame`` if it is one a camera gives: 8-bit (uint8), of one, three or four channels,
+    at most :data:`MOST_ASPECT` times as wide as high or as high as wide; else
+    :class:`FrameError`, saying what it is (a stream or a video of another kind, a program
+    passing floats)."""
+    shape = getattr(frame, "shape", None)
+    dtype = getattr(frame, "dtype", None)
+    if shape is None or len(shape) not in (2, 3):
+        raise FrameError(f"a frame is an image of rows and columns, not an array of shape "
+                         f"{shape}")
+    if len(shape) == 3 and shape[2] not in (1, 3, 4):
+        raise FrameError(f"a frame of {shape[2]} channels: a camera gives 1 (grey), 3 (BGR) "
+                         "or 4 (BGRA)")
+    if dtype != np.uint8:
+        raise FrameError(f"a frame of {dtype}: the camera's frames are 8-bit (uint8)")
+    h, w = shape[:2]
+    if min(h, w) > 0 and max(h, w) > MOST_ASPECT * min(h, w):
+        raise FrameError(f"a frame of {w} x {h} pixels: no camera's (at most "
+                         f"{MOST_ASPECT:g} times as wide as high, or as high as wide)")
+    return frame
 
 
 def as_bgr(frame: Array) -> Array:

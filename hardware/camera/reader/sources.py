@@ -25,6 +25,7 @@ from typing import Any
 import cv2
 import numpy.typing as npt
 
+from hardware.camera.reader.recognise import MOST_ASPECT
 from referee.errors import RefereeError
 
 Array = npt.NDArray[Any]
@@ -225,6 +226,9 @@ def read_image(path: str | Path) -> Array:
     if min(w, h) < MIN_IMAGE_SIDE:
         raise SourceError(f"{path}: {w} x {h} pixels, too small to show a card (at least "
                           f"{MIN_IMAGE_SIDE} x {MIN_IMAGE_SIDE})")
+    if max(w, h) > MOST_ASPECT * min(w, h):
+        raise SourceError(f"{path}: {w} x {h} pixels, more than {MOST_ASPECT:g} times as "
+                          "wide as high or as high as wide: not a photo of the table")
     return image
 
 

@@ -419,3 +419,14 @@ def test_the_deck_s_clear_picture_names_a_club_the_classifier_takes_for_a_spade(
     assert Recogniser(deck).read(frame).card == Card.parse("3C")
     alone = EnrolledDeck(deck.cards, deck.descriptors, deck.meaning)
     assert Recogniser(alone).read(frame).card == Card.parse("3S")
+
+
+def test_enrollment_refuses_a_frame_no_camera_gives() -> None:
+    """As the recogniser does (a strip 1 pixel wide would ask the locator for gigabytes)."""
+    from hardware.camera.reader.recognise import FrameError
+
+    enroller = Enroller()
+    with pytest.raises(FrameError, match="a frame of 1 x 5000 pixels"):
+        enroller.quad(np.zeros((5000, 1, 3), np.uint8))
+    with pytest.raises(FrameError, match="a frame of float64"):
+        enroller.see(np.zeros((480, 640, 3)))

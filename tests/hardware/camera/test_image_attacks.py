@@ -122,6 +122,9 @@ def test_referee_camera_read_of_a_bomb_uses_no_more_memory_than_a_photo(tmp_path
      "says it is 0 x 0 pixels"),
     (lambda d: (d / "dot.png", (d / "dot.png").write_bytes(a_photo(".png", 1, 1)))[0],
      "1 x 1 pixels, too small to show a card"),
+    # the locator's input is 160 wide: a strip 64 x 5000 would ask it for a map 12 500 high
+    (lambda d: (d / "strip.png", (d / "strip.png").write_bytes(a_photo(".png", 64, 5000)))[0],
+     "64 x 5000 pixels, more than 4 times as wide as high or as high as wide"),
 ])
 def test_what_is_not_a_picture_is_named_and_refused(
         tmp_path: Path, make: object, said: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,11 +23,13 @@ from hardware.camera.reader.locate import DRAWN_OUT, Sight, Spot, grown  # noqa:
 from hardware.camera.reader.recognise import (  # noqa: E402
     COUNTED,
     DENY_NEAR,
+    MOST_ASPECT,
     ON_TOP,
     OVERRULE,
     PICTURE_NEAR,
     PIPS,
     SPOT_TRIES,
+    FrameError,
     Read,
     Recogniser,
     check_pips,
@@ -720,6 +722,33 @@ def test_an_eight_whose_index_reads_more_like_a_queen_is_named_by_its_pips(
     monkeypatch.setattr(recognise, "COUNTED_LAST", recognise.COUNTED)
     unclear = recogniser.read(frame)
     assert unclear.card is None and unclear.guess == Card.parse("QH")
+
+
+@pytest.mark.parametrize(("frame", "said"), [
+    (np.zeros((480, 640, 3), np.uint16), "a frame of uint16: the camera's frames are 8-bit"),
+    (np.zeros((480, 640, 3), np.float32), "a frame of float32"),
+    (np.zeros((480, 640), bool), "a frame of bool"),
+    (np.zeros((480, 640, 2), np.uint8), "a frame of 2 channels"),
+    (np.zeros((2, 2, 2, 2), np.uint8), "not an array of shape (2, 2, 2, 2)"),
+    (np.zeros(10, np.uint8), "not an array of shape (10,)"),
+    ([[0, 0], [0, 0]], "not an array of shape None"),
+    # the locator's input is 160 wide: a map 800 000 high (gigabytes) for 1 x 5000
+    (np.zeros((5000, 1, 3), np.uint8), "a frame of 1 x 5000 pixels: no camera's"),
+    (np.zeros((64, 257, 3), np.uint8), "a frame of 257 x 64 pixels"),
+])
+def test_a_frame_no_camera_gives_is_refused_saying_what_it_is(
+        recogniser: Recogniser, frame: np.ndarray, said: str) -> None:
+    with pytest.raises(FrameError) as info:
+        recogniser.read(frame)
+    assert said in str(info.value) and isinstance(info.value, ValueError)
+
+
+def test_frames_of_any_camera_s_shape_are_read() -> None:
+    """4:3 and 21:9 either way up, 4:1 at most, empty or tiny: read, no card in them."""
+    reader = Recogniser()
+    for h, w in ((480, 640), (640, 480), (270, 630), (64, 256), (256, 64), (1, 1), (0, 0)):
+        assert reader.read(np.full((h, w, 3), 90, np.uint8)).reason == "no card", (h, w)
+    assert MOST_ASPECT == 4.0
 
 
 def test_in_a_frame_without_colour_no_card_is_named(recogniser: Recogniser) -> None:
