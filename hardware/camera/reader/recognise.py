@@ -185,7 +185,8 @@ class Recogniser:
         asked at a lower chance (:meth:`read_counted`); each names a card or leaves the read
         as it was (an empty table stays "no card"). In a frame without colour
         (:func:`colourless`) no card is named: a card found there is unclear, "no colour",
-        whatever else the read said (the table then tells why)."""
+        whatever else the read said (the table then tells why). A frame no camera gives
+        raises :class:`FrameError` (:func:`checked`)."""
         frame = as_bgr(checked(frame))
         if frame.size == 0:
             return Read(None, 0.0, None, "no card")  # a camera's empty frame
@@ -301,7 +302,9 @@ def checked(frame: Array) -> Array:
     passing floats)."""
     shape = getattr(frame, "shape", None)
     dtype = getattr(frame, "dtype", None)
-    if shape is None or len(shape) not in (2, 3):
+    if shape is None:
+        raise FrameError(f"a frame is an array of pixels, not a {type(frame).__name__}")
+    if len(shape) not in (2, 3):
         raise FrameError(f"a frame is an image of rows and columns, not an array of shape "
                          f"{shape}")
     if len(shape) == 3 and shape[2] not in (1, 3, 4):

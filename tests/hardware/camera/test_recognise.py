@@ -731,7 +731,7 @@ def test_an_eight_whose_index_reads_more_like_a_queen_is_named_by_its_pips(
     (np.zeros((480, 640, 2), np.uint8), "a frame of 2 channels"),
     (np.zeros((2, 2, 2, 2), np.uint8), "not an array of shape (2, 2, 2, 2)"),
     (np.zeros(10, np.uint8), "not an array of shape (10,)"),
-    ([[0, 0], [0, 0]], "not an array of shape None"),
+    ([[0, 0], [0, 0]], "a frame is an array of pixels, not a list"),
     # the locator's input is 160 wide: a map 800 000 high (gigabytes) for 1 x 5000
     (np.zeros((5000, 1, 3), np.uint8), "a frame of 1 x 5000 pixels: no camera's"),
     (np.zeros((64, 257, 3), np.uint8), "a frame of 257 x 64 pixels"),
