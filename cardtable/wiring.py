@@ -79,7 +79,10 @@ def camera_edge(config: TableConfig, open_source: Callable[[], Any] | None = Non
     if cam.deck is not None:
         try:
             enrolled = EnrolledDeck.load(cam.deck)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            raise ConfigError(config.path, "camera.deck",
+                              f"{cam.deck}: {exc.strerror or exc}") from None
+        except ValueError as exc:
             raise ConfigError(config.path, "camera.deck", str(exc)) from None
         if enrolled.outdated:
             log.warning("camera.deck: %s", enrolled.outdated)

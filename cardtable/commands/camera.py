@@ -20,13 +20,26 @@ _LETTERS_HELP = ("the index sets the deck may print (english A/K/Q/J, german B/D
                  "comma-separated (default: all of them but dutch)")
 
 
+def _source(value: str) -> str:
+    """A camera named on the command line: not blank (OpenCV would say "cannot open " of
+    nothing)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("give a camera: /dev/videoN or its number, picamera, "
+                                         "a video file or a stream URL")
+    return value
+
+
 def _letters(value: str | None) -> tuple[str, ...]:
-    from hardware.camera.config import DEFAULT_INDEX_LETTERS, index_sets
+    from hardware.camera.config import DEFAULT_INDEX_LETTERS, INDEX_SETS, index_sets
 
     if value is None:
         return DEFAULT_INDEX_LETTERS
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if not names:  # no letters at all: no ace or court would ever be named
+        raise CommandError("--index-letters: name at least one index set (known: "
+                           f"{', '.join(INDEX_SETS)})")
     try:
-        return index_sets([v.strip() for v in value.split(",") if v.strip()])
+        return index_sets(names)
     except ValueError as exc:
         raise CommandError(f"--index-letters: {exc}") from None
 
@@ -41,7 +54,9 @@ def _recogniser(deck: str | None, letters: str | None = None) -> Any:
     if deck is not None:
         try:
             enrolled = EnrolledDeck.load(deck)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            raise CommandError(f"--deck {deck}: {exc.strerror or exc}") from None
+        except ValueError as exc:
             raise CommandError(f"--deck {deck}: {exc}") from None
         if enrolled.outdated:
             print(f"referee camera: note: {enrolled.outdated}", file=sys.stderr)
@@ -225,8 +240,8 @@ def register(sub: Any) -> None:
                         "(the terminal says which card to lay, and when it was taken). At the "
                         "end it says which cards of the deck it cannot tell apart, if any.")
     e.add_argument("--images", metavar="DIR", help="a folder of 52 photos named by card")
-    e.add_argument("--device", metavar="DEV", help="a camera: /dev/video0, its number, or "
-                   "picamera (the Pi camera)")
+    e.add_argument("--device", metavar="DEV", type=_source,
+                   help="a camera: /dev/video0, its number, or picamera (the Pi camera)")
     e.add_argument("--out", required=True, metavar="DECK", help="the deck file to write")
     e.add_argument("--overwrite", action="store_true", help="replace an existing deck file")
     e.set_defaults(func=_cmd_enroll)
@@ -234,8 +249,8 @@ def register(sub: Any) -> None:
                         description="Print each lay seen: a new top card read in a few "
                         "consecutive frames, with the capture time of the first frame that "
                         "showed it (a camera: CLOCK_MONOTONIC ns; a file: its position).")
-    w.add_argument("source", metavar="SOURCE", help="a video file or URL, /dev/videoN, its "
-                   "number, or picamera")
+    w.add_argument("source", metavar="SOURCE", type=_source,
+                   help="a video file or URL, /dev/videoN, its number, or picamera")
     w.add_argument("--deck", help="a deck file from referee camera enroll")
     w.add_argument("--index-letters", metavar="SETS", help=_LETTERS_HELP)
     w.add_argument("--json", action="store_true",

@@ -114,6 +114,11 @@ class EnrolledDeck:
     @classmethod
     def load(cls, path: str | Path) -> EnrolledDeck:
         """Read a deck file; a file that is not one raises ValueError or OSError."""
+        with open(path, "rb") as fh:  # a folder or a missing file: OSError, as it says
+            magic = fh.read(4)
+        if magic != b"PK\x03\x04":  # numpy would try it as a pickle, and say so
+            raise ValueError(f"{path} is not a camera deck file (not the zip of arrays that "
+                             "referee camera enroll writes)")
         try:
             with np.load(path, allow_pickle=False) as z:
                 kind = str(z["kind"]) if "kind" in z.files else "an older kind"

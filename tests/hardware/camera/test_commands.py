@@ -118,6 +118,34 @@ def test_a_deck_file_whose_sizes_do_not_fit_the_classifier_is_a_clear_error(
     assert "not a camera deck file" in err and "unexpected" not in err
 
 
+@pytest.mark.parametrize(("make", "said"), [
+    (lambda d: d, ": Is a directory"),
+    (lambda d: d / "missing.npz", ": No such file or directory"),
+    # numpy takes any other file for a pickle, and its message says how to load it unsafely
+    (lambda d: (d / "photo.npz", (d / "photo.npz").write_bytes(b"\x89PNG\r\n\x1a\n..."))[0],
+     "is not a camera deck file (not the zip of arrays that referee camera enroll writes)"),
+    (lambda d: (d / "one.npy", np.save(d / "one.npy", np.zeros(3)))[0],
+     "is not a camera deck file (not the zip of arrays"),
+])
+def test_what_is_not_a_deck_file_is_named_in_one_line(
+        tmp_path: Path, make: object, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    deck = make(tmp_path)  # type: ignore[operator]
+    assert main(["camera", "read", "--deck", str(deck), "docs/camera/queen.jpg"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"referee: --deck {deck}: " + err.split(f"--deck {deck}: ", 1)[1]
+    assert said in err and "pickle" not in err and "Errno" not in err
+    assert len(err.splitlines()) == 1
+
+
+def test_no_index_set_at_all_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """No letters would name no ace or court: a mistake, refused by name."""
+    for letters in ("", " , "):
+        assert main(["camera", "read", "--index-letters", letters,
+                     "docs/camera/queen.jpg"]) == 2
+        assert "--index-letters: name at least one index set (known: english" in \
+            capsys.readouterr().err
+
+
 def test_a_deck_file_with_an_earlier_version_s_pictures_is_read_with_a_note(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A deck file whose card pictures an earlier version made smaller still reads (by its
@@ -179,3 +207,14 @@ def test_read_says_why_a_card_is_unclear(tmp_path: Path,
     assert main(["camera", "read", "--json", str(grey)]) == 0
     assert json.loads(capsys.readouterr().out) == {"image": str(grey), "card": None,
                                                    "confidence": 0.0, "reason": "no colour"}
+
+
+@pytest.mark.parametrize("argv", [["camera", "watch", ""], ["camera", "watch", "  "],
+                                  ["camera", "enroll", "--device", "", "--out", "d.npz"]])
+def test_a_blank_camera_is_a_usage_error_that_says_what_to_give(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "give a camera: /dev/videoN or its number, picamera, a video file or a stream URL" \
+        in capsys.readouterr().err

@@ -80,3 +80,21 @@ def test_a_table_with_an_earlier_version_s_deck_file_says_so_in_its_log(
         edge = camera_edge(cfg, open_source=lambda: None)
     assert edge.recogniser.deck.pictures is None
     assert any("enroll the deck again" in r.getMessage() for r in caplog.records)
+
+
+def test_a_deck_that_is_not_a_deck_file_names_the_key_and_why(tmp_path: Path) -> None:
+    """The table's [camera] deck: a folder, a missing file and a picture each say what they
+    are (no errno, no numpy's advice to load a pickle unsafely)."""
+    pytest.importorskip("cv2")
+    from cardtable.wiring import camera_edge
+
+    picture = tmp_path / "photo.npz"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n...")
+    for deck, said in ((tmp_path, f"{tmp_path}: Is a directory"),
+                       (tmp_path / "gone.npz", f"{tmp_path / 'gone.npz'}: No such file"),
+                       (picture, "is not a camera deck file (not the zip of arrays")):
+        cfg = parse_config(table(camera={"deck": str(deck)}))
+        with pytest.raises(ConfigError) as err:
+            camera_edge(cfg, open_source=lambda: None)
+        assert err.value.key == "camera.deck" and said in str(err.value), str(err.value)
+        assert "Errno" not in str(err.value) and "pickle" not in str(err.value)
