@@ -77,8 +77,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                            "it") from None
     except (OptionError, ValueError) as exc:
         raise CommandError(str(exc)) from None
-    except OSError as exc:
-        raise CommandError(f"cannot write the journal: {exc}") from None
+    except JournalWriteError as exc:  # names the journal and why
+        raise CommandError(str(exc)) from None
+    except OSError as exc:  # a folder, a device: in words, not the errno's form
+        raise CommandError(f"--journal {args.journal}: cannot write the journal there: "
+                           f"{exc.strerror or exc}") from None
     if args.full_stack:
         return _cmd_full_stack(args, options, lang)
     feed = None

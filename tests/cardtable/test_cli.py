@@ -190,3 +190,17 @@ def test_a_video_of_frames_no_camera_gives_is_named_and_refused(tmp_path: Path) 
     assert done.stderr.strip().splitlines() == [
         f"referee: {video}: a frame of 320 x 64 pixels: no camera's (at most 4 times as "
         "wide as high, or as high as wide)"], done.stderr
+
+
+@pytest.mark.parametrize(("where", "said"), [
+    ("folder", "cannot write the journal there: Is a directory"),
+    ("/dev/null", "cannot write the journal there: not a regular file (a device or a pipe)")])
+def test_a_journal_that_cannot_be_a_file_is_said_in_words(
+        where: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--journal onto a folder or a device: one line in words, no errno's form, no name of
+    the spare file the header is written to first."""
+    path = str(tmp_path) if where == "folder" else where
+    assert main(["simulate", "--game", "banka-bever", "--journal", path, "--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"referee: --journal {path}: {said}" + err.split(said, 1)[1]
+    assert "Errno" not in err and ".new" not in err and len(err.splitlines()) == 1
