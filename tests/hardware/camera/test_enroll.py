@@ -430,3 +430,17 @@ def test_enrollment_refuses_a_frame_no_camera_gives() -> None:
         enroller.quad(np.zeros((5000, 1, 3), np.uint8))
     with pytest.raises(FrameError, match="a frame of float64"):
         enroller.see(np.zeros((480, 640, 3)))
+
+
+def test_a_folder_of_photos_none_usable_says_the_first_why_and_how_many_more(
+        tmp_path: Path) -> None:
+    """Every reason is not listed in the one line, but how many photos could not be used is."""
+    for name, data in (("AS.png", b"junk"), ("KS.png", b""), ("QS.jpg", b"not a photo")):
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "notes.txt").write_text("not a card: not counted")
+    with pytest.raises(EnrollError) as info:
+        enroll_images(tmp_path, Enroller())
+    said = str(info.value)
+    assert "52 of the 52 cards are missing or unusable" in said
+    assert "AS.png: not an image OpenCV can read" in said
+    assert said.endswith("(and 2 more photos not usable)")
