@@ -83,6 +83,9 @@ VANISHED = "gone while it was read"
 
 #: Games a published summary lists at most (the newest of the evening).
 SUMMARY_GAMES = 50
+#: The longest a game's inputs may span (seconds, a week); a journal whose times span more
+#: is listed with that problem, its start and end its file's time.
+LONGEST_GAME_S = 7 * 86400.0
 
 
 def _iso(ts: float) -> str:
@@ -231,6 +234,10 @@ def judge_file(path: Path) -> GameRecord:
     times = [inp.t for inp in journal.inputs] + [v.t for v in result.verdicts]
     if journal.inputs:
         record.duration_s = max(0, max(times) - journal.inputs[0].t) / 1e9
+    if record.duration_s > LONGEST_GAME_S:  # no clock a table keeps runs so long: not a date
+        record.problem = (f"its inputs span {record.duration_s / 86400:.3g} days, not one "
+                          "game's (a clock that jumped, or a journal edited by hand)")
+        record.duration_s = 0.0
     record.start = end - record.duration_s
     for v in result.verdicts:
         if v.verdict == "round_over":
@@ -292,13 +299,42 @@ def _save_cache(folder: Path, entries: dict[str, Any]) -> None:
 
 
 def _record_from(entry: Any) -> GameRecord | None:
-    """A cached record, or None when the entry is not one (a damaged cache is ignored)."""
+    """A cached record, or None when the entry is not one that judging would give (a damaged
+    or edited cache is judged again, not trusted)."""
     try:
         fields = dict(entry["record"])
         fields["rounds"] = [RoundResult(**r) for r in fields.get("rounds") or []]
-        return GameRecord(**fields)
+        record = GameRecord(**fields)
     except (KeyError, TypeError, ValueError):
         return None
+    return record if _sound(record) else None
+
+
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _sound(r: GameRecord) -> bool:
+    """Whether a record holds what :func:`judge_file` gives: each field of its type, times a
+    file's (finite, after 1970, before the year 5000), winners seats of the game."""
+    def seat(w: Any) -> bool:
+        return _whole(w) and 0 <= w < len(r.seats)
+
+    def when(x: Any) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < 1e11
+
+    return (isinstance(r.file, str) and isinstance(r.status, str) and when(r.end)
+            and when(r.start) and when(r.duration_s) and r.duration_s <= LONGEST_GAME_S
+            and (r.game is None or r.game in games) and isinstance(r.options, dict)
+            and isinstance(r.seats, list) and all(isinstance(n, str) for n in r.seats)
+            and isinstance(r.winners, list) and all(seat(w) for w in r.winners)
+            and all(_whole(n) and n >= 0 for n in (r.cards_played, r.tricks, r.inputs))
+            and isinstance(r.tally, str) and (r.problem is None or isinstance(r.problem, str))
+            and all(_whole(x.round) and (x.winner is None or seat(x.winner))
+                    and isinstance(x.scores, list)
+                    and all(v is None or _whole(v) for v in x.scores)
+                    and (x.totals is None or isinstance(x.totals, list)
+                         and all(_whole(v) for v in x.totals)) for x in r.rounds))
 
 
 def _judge_cached(path: Path, cache: dict[str, Any]) -> tuple[GameRecord, bool]:

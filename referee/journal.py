@@ -153,6 +153,9 @@ class JournalHeader:
         deal = None
         if obj.get("deal") is not None:
             deal = deal_from_json(game.deal_kind, len(seats), obj["deal"])
+            # the game's own rules for a deal (every seat dealt a card, …) are checked as its
+            # engine is made: made here once, so that a header it refuses is refused as read
+            game.new_engine(len(seats), dealer, options, deal)
         return cls(name, tuple(seats), dealer, options, seed, deal)
 
 
@@ -196,9 +199,9 @@ def parse_lines(lines: Iterable[str], *, tolerate_torn_tail: bool = False) -> Jo
             if not line.strip():
                 raise JournalError(number, _EMPTY)
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise JournalError(number, f"the header is not valid JSON ({exc.msg})") from None
+                obj = _loads(line)
+            except ValueError as exc:
+                raise JournalError(number, f"the header is not valid JSON ({exc})") from None
             try:
                 journal = Journal(JournalHeader.from_json(obj))
             except RefereeError as exc:
@@ -212,6 +215,20 @@ def parse_lines(lines: Iterable[str], *, tolerate_torn_tail: bool = False) -> Jo
         else:
             _take(journal, number, line, seen)
     return journal
+
+
+def _loads(line: str) -> Any:
+    """A line's JSON value; ValueError with why it is none. Within the line limit, JSON can
+    still ask for more than Python reads: values nested thousands deep (RecursionError) and
+    integers of more than 4 300 digits (ValueError, with advice that is not ours to give)."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(exc.msg) from None
+    except RecursionError:
+        raise ValueError("values nested too deeply") from None
+    except ValueError:
+        raise ValueError("a number too long to read") from None
 
 
 def _take(journal: Journal | None, number: int, line: str, seen: dict[str, int]) -> None:
@@ -230,9 +247,9 @@ def _take(journal: Journal | None, number: int, line: str, seen: dict[str, int])
         raise JournalError(number, f"repeats line {first} word for word (a line written "
                            "twice?)", journal)
     try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise JournalError(number, f"not valid JSON ({exc.msg})", journal) from None
+        obj = _loads(line)
+    except ValueError as exc:
+        raise JournalError(number, f"not valid JSON ({exc})", journal) from None
     try:
         inp = Input.from_json(obj, journal.header.n_seats)
     except InputError as exc:

@@ -169,9 +169,15 @@ def _rate_column() -> Any:
     return RateColumn()
 
 
+#: The most games ``--games`` plays per option value: at about 100 games a second, hours of
+#: work; the seeds are made up front and every game's record is kept for the report, so a
+#: number with no bound would take the memory before the first game.
+MOST_GAMES = 1_000_000
+
+
 def _cmd_analyse(args: argparse.Namespace) -> int:
-    if args.games < 1:
-        raise CommandError("--games must be 1 or more")
+    if not 1 <= args.games <= MOST_GAMES:
+        raise CommandError(f"--games must be 1 to {MOST_GAMES:,} (games per option value)")
     variants, key = _variants(args)
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:
@@ -456,7 +462,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--game", required=True, choices=GAME_NAMES, help="which game to play")
     p.add_argument("--players", type=int, default=4, help="number of seats (default 4)")
     p.add_argument("--games", type=int, default=1000, metavar="K",
-                   help="games to play per option value (default 1000)")
+                   help="games to play per option value, 1 to 1,000,000 (default 1000)")
     p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
                    help="a table option for every game, e.g. -o collect_grace_ms=800 "
                    "(repeatable)")

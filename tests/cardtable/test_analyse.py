@@ -216,6 +216,8 @@ def test_clear_errors(capsys, monkeypatch) -> None:
     assert "false_slap_penalty" in error("--compare", "false_slap_penalty=none,kick")
     assert "give it once" in error("-o", "slap_back_in=true", "--compare", "slap_back_in=0,1")
     assert "--games" in error("--games", "0")
+    # made up front, the seeds of a number with no bound took the memory before a game
+    assert "--games must be 1 to 1,000,000" in error("--games", "9" * 23)
     import cardtable.extras
 
     real = cardtable.extras.importlib.util.find_spec

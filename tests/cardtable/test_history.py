@@ -428,3 +428,43 @@ def test_a_damaged_or_unwritable_cache_is_never_in_the_way(evening: Path, monkey
     assert [g.to_json() for g in read_history(evening).games] == first
     assert not (evening / ".history-cache.json").exists()
     assert not list(evening.glob(".history-cache.json.*"))
+
+
+def test_a_journal_whose_times_span_more_than_a_week_is_listed_with_that_problem(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Times of 30 digits (valid JSON, valid inputs) put the start before year 1 and made the
+    listing raise OverflowError; such a journal is listed with why, at its file's time."""
+    head = (SCENARIOS / "banka_bever/02_challenge_passes_on.jsonl").read_text().splitlines()[0]
+    path = tmp_path / "20260101-180000-banka-bever.jsonl"
+    path.write_text(head + '\n{"t": 0, "seat": 0, "act": "lay"}\n'
+                    '{"t": ' + "9" * 30 + ', "seat": 1, "act": "lay"}\n')
+    os.utime(path, (NOW, NOW))
+    game = read_history(tmp_path).games[0]
+    assert game.problem is not None and "days, not one game's" in game.problem
+    assert game.duration_s == 0.0 and game.start == game.end == NOW
+    for argv in ([], ["--json"]):
+        assert main(["history", "--journal-dir", str(tmp_path), *argv]) == 1
+        assert "unexpected" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("duration_s", "x"), ("winners", [7]), ("seats", 5), ("end", 1e300), ("start", -1.0),
+    ("cards_played", True), ("game", "chess"), ("rounds", [{"round": 1, "winner": 9,
+                                                            "scores": [], "totals": None}])])
+def test_a_cache_edited_by_hand_is_judged_again_not_trusted(
+        evening: Path, key: str, value: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A record whose stamp still matches but whose fields are not what judging gives (a
+    field of another type, a winner who is no seat, a time out of range): judged again, the
+    same listing as without a cache; before, the listing raised on every run after."""
+    first = read_history(evening)
+    cache = evening / ".history-cache.json"
+    data = json.loads(cache.read_text())
+    for entry in data["records"].values():
+        entry["record"][key] = value
+    cache.write_text(json.dumps(data))
+    again = read_history(evening)
+    assert [g.file for g in again.games] == [g.file for g in first.games]
+    assert [(g.winners, g.duration_s, g.end) for g in again.games] == \
+        [(g.winners, g.duration_s, g.end) for g in first.games]
+    assert main(["history", "--journal-dir", str(evening)]) == 0
+    assert "unexpected" not in capsys.readouterr().err

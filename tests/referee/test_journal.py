@@ -41,6 +41,12 @@ def test_header_and_inputs_are_read() -> None:
         ({"t": 1, "seat": 0, "act": "lay", "card": "QX"}, "not a card"),
         ({"t": -1, "seat": 0, "act": "slap"}, "non-negative"),
         ({"t": 1.5, "seat": 0, "act": "slap"}, "integer"),
+        # within the line limit, JSON Python will not read: a RecursionError and a ValueError
+        # whose advice (sys.set_int_max_str_digits) is not ours to give
+        ('{"t": 1, "seat": 0, "act": "slap", "x": ' + "[" * 30000 + "]" * 30000 + "}",
+         "not valid JSON (values nested too deeply)"),
+        ('{"t": ' + "9" * 5000 + ', "seat": 0, "act": "slap"}',
+         "not valid JSON (a number too long to read)"),
     ],
 )
 def test_malformed_line_names_line_and_reason_and_keeps_what_came_before(bad, words) -> None:
@@ -305,3 +311,15 @@ def test_a_device_or_a_pipe_is_never_read_or_replaced_as_a_journal(tmp_path: Pat
                                  replace=True)
         assert stat.S_IFMT(node.lstat().st_mode) == kind  # still what it was
         assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_header_too_deep_too_long_or_dealt_against_the_rules_is_refused_as_line_1() -> None:
+    for header, words in (
+            ('{"journal": 1, "x": ' + "[" * 30000 + "]" * 30000 + "}", "nested too deeply"),
+            ('{"journal": 1, "seed": ' + "9" * 5000 + "}", "a number too long to read"),
+            # the form of the deal is right, the game's rules refuse it: a seat dealt nothing
+            ({**HEADER, "seed": None, "deal": {"stacks": [["AS", "KS"], ["QS"], []], "pile": []}},
+             "every seat must be dealt at least one card")):
+        with pytest.raises(JournalError) as info:
+            parse_lines(lines(header, {"t": 5, "seat": 0, "act": "lay"}))
+        assert info.value.line == 1 and words in info.value.reason, info.value.reason
