@@ -28,6 +28,7 @@ Leave it out for a silent table.
 from __future__ import annotations
 
 import ipaddress
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,8 @@ MAX_TABLE_ID_BYTES = 65_535 - len("cardtable//status")
 
 #: The highest card reader number (0xFF means every reader in the board protocol).
 MAX_READER = 254
+#: The longest path a Unix socket may have (bytes; the kernel's sun_path less its NUL).
+MAX_SOCKET_PATH = 107
 
 #: What a configuration value must be, in the words of TOML.
 _KIND_WORDS = {bool: "true or false", int: "a whole number", float: "a number", str: "text",
@@ -262,7 +265,12 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
             try:
                 password = (base / pfile).read_text(encoding="utf-8").strip()
             except OSError as exc:
-                raise ConfigError(path, "broker.password_file", f"cannot read: {exc}") from None
+                raise ConfigError(path, "broker.password_file",
+                                  f"cannot read {exc.filename or pfile}: "
+                                  f"{exc.strerror or exc}") from None
+            except UnicodeDecodeError:
+                raise ConfigError(path, "broker.password_file",
+                                  f"{pfile} is not UTF-8 text") from None
         url = _get(b, "url", str, path, "broker")
         from cardtable.feed import parse_broker_url  # the feed's own reading of a URL
 
@@ -292,6 +300,10 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     if source == "board" and board_port is None:
         raise ConfigError(path, "board.port", "card_source = \"board\" needs [board] port")
     console_socket = None if socket_name is None else base / socket_name
+    if console_socket is not None and len(os.fsencode(console_socket)) > MAX_SOCKET_PATH:
+        raise ConfigError(path, "table.console_socket", f"is {len(os.fsencode(console_socket))} "
+                          f"bytes as a path ({console_socket}); a Unix socket's path holds at "
+                          f"most {MAX_SOCKET_PATH}: give a shorter one")
     return TableConfig(table_id, game, tuple(seats), options, dealer, source, journal_dir,
                        float(settle), seed, broker, board_port, deck, buttons, stock_reader,
                        console_socket, raw, path, release, _web(raw, path), language,
@@ -363,7 +375,8 @@ def _web(raw: dict[str, Any], path: str) -> WebConfig:
                           f"{shown(bind)}") from None
     port = _get(w, "port", int, path, "web", DEFAULT_PORT)
     if not 0 <= port <= 65535:
-        raise ConfigError(path, "web.port", f"must be a port number 1..65535, got {port}")
+        raise ConfigError(path, "web.port", f"must be a port number 0..65535 (0: any free "
+                          f"one), got {port}")
     hosts = _get(w, "hosts", list, path, "web", [])
     if not all(isinstance(h, str) and h and len(h) <= 253 and h.isprintable() for h in hosts):
         raise ConfigError(path, "web.hosts", "must list host names in quotes")

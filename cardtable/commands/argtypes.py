@@ -18,6 +18,14 @@ def positive_number(text: str) -> float:
     return value
 
 
+def seconds_to_wait(text: str) -> float:
+    """A wait above zero and at most an hour (``--timeout``: ``1e308`` waited for ever)."""
+    value = positive_number(text)
+    if value > 3600:
+        raise argparse.ArgumentTypeError(f"must be at most 3600 seconds, not {text}")
+    return value
+
+
 def count(text: str) -> int:
     """A whole number, 0 or more (``--max-cards``)."""
     try:

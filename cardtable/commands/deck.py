@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from cardtable.commands.argtypes import MAX_BAUD, baud_rate
+from cardtable.commands.argtypes import MAX_BAUD, baud_rate, seconds_to_wait
 from firmware_bridge.deck import Deck, DeckError, synthetic_deck, tag_text
 from firmware_bridge.enroll import run_check, run_enroll
 
@@ -70,8 +70,8 @@ def _port_args(p: argparse.ArgumentParser) -> None:
                    "or a pyserial URL (socket://host:port, rfc2217://…)")
     p.add_argument("--baud", type=baud_rate, default=115200,
                    help=f"baud rate, 1..{MAX_BAUD} (default 115200)")
-    p.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds to wait for the board to answer (default 10)")
+    p.add_argument("--timeout", type=seconds_to_wait, default=10.0,
+                   help="seconds to wait for the board to answer, at most 3600 (default 10)")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

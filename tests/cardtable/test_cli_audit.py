@@ -87,3 +87,14 @@ def test_deck_check_refuses_a_baud_rate_no_line_has(baud: str,
     with pytest.raises(SystemExit) as info:
         main(["deck", "check", "--port", "/nonexistent", "--baud", baud, "deck.toml"])
     assert info.value.code == 2 and "is not a baud rate 1..4000000" in said(capsys)
+
+
+@pytest.mark.parametrize(("timeout", "words"), [
+    ("-1", "must be a number above 0"), ("nan", "must be a number above 0"),
+    ("inf", "must be a number above 0"), ("1e308", "must be at most 3600 seconds")])
+def test_deck_check_refuses_a_wait_no_board_is_worth(timeout: str, words: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """'within -1 s', 'within nan s', and 1e308 waited for ever."""
+    with pytest.raises(SystemExit) as info:
+        main(["deck", "check", "--port", "/nonexistent", "--timeout", timeout, "deck.toml"])
+    assert info.value.code == 2 and words in capsys.readouterr().err

@@ -143,3 +143,24 @@ def test_the_configuration_base_is_absolute(tmp_path: Path,
     assert config.journal_dir == tmp_path / "etc" / "journals"
     assert config.deck_file == tmp_path / "etc" / "deck.json"
     assert config.console_socket == tmp_path / "etc" / "console.sock"
+
+
+def test_files_sockets_and_ports_the_table_cannot_use_are_said_in_words(tmp_path: Path) -> None:
+    """Found by a hostile-input probe: the errno's form, a socket path the kernel refuses (a
+    temporary failure naming an internal class), and a port range that said 1.. but took 0."""
+    def said(raw: dict[str, Any]) -> str:
+        with pytest.raises(ConfigError) as info:
+            parse_config(raw, str(tmp_path / "table.toml"))
+        return str(info.value)
+
+    broker = {"url": "mqtt://127.0.0.1:1883"}
+    missing = said(dict(_table(), broker={**broker, "password_file": "nope.txt"}))
+    assert "broker.password_file: cannot read" in missing and "nope.txt: No such file" in missing
+    assert "Errno" not in missing
+    (tmp_path / "bin.txt").write_bytes(b"\xff\xfe")
+    assert "bin.txt is not UTF-8 text" in said(
+        dict(_table(), broker={**broker, "password_file": str(tmp_path / "bin.txt")}))
+    long = said(_table(console_socket="s" * 200))
+    assert "table.console_socket: is" in long and "a Unix socket's path holds at most 107" in long
+    assert "web.port: must be a port number 0..65535 (0: any free one), got -1" in said(
+        dict(_table(), web={"port": -1}))
