@@ -124,7 +124,8 @@ class JournalHeader:
         :class:`DealError` of the part that is wrong) naming the offending key."""
         if not isinstance(obj, dict):
             raise InputError("the header must be a JSON object")
-        if obj.get("journal") != JOURNAL_VERSION:
+        version = obj.get("journal")
+        if type(version) is not int or version != JOURNAL_VERSION:  # not true, nor 1.0
             raise InputError(
                 f"this is not a table journal of version {JOURNAL_VERSION} "
                 f"(its 'journal' field is {_shown(obj, 'journal')})"

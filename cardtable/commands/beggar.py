@@ -13,8 +13,10 @@ from cardtable.errors import CommandError
 def _cmd_beggar(args: argparse.Namespace) -> int:
     from referee.games.beggar_my_neighbour import play_notation
 
+    # the space beggar_argv put before a hand that starts with '-' is not the user's
+    hand1, hand2 = (h[1:] if h.startswith(" -") else h for h in (args.hand1, args.hand2))
     try:
-        result = play_notation(args.hand1, args.hand2, max_cards=args.max_cards)
+        result = play_notation(hand1, hand2, max_cards=args.max_cards)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     if args.json:

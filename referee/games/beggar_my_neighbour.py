@@ -42,7 +42,7 @@ from referee.cards import ACE, JACK, KING, QUEEN, SUITS, Card, cards_text
 from referee.deal import PileDeal, top_holder
 from referee.describe import refuse
 from referee.engine import Game
-from referee.errors import DealError, OptionError
+from referee.errors import DealError, OptionError, shown
 from referee.model import Input, Verdict
 from referee.options import BeggarOptions
 
@@ -391,7 +391,7 @@ def parse_notation(text: str) -> list[int]:
             i += 1
         else:
             raise DealError(
-                f"not a card in record notation: {text[i]!r} at position {i} of {text!r} "
+                f"not a card in record notation: {text[i]!r} at position {i} of {shown(text)} "
                 "(use A K Q J for court cards, - or 2..10 for number cards)"
             )
         i += 1

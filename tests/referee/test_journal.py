@@ -323,3 +323,10 @@ def test_a_header_too_deep_too_long_or_dealt_against_the_rules_is_refused_as_lin
         with pytest.raises(JournalError) as info:
             parse_lines(lines(header, {"t": 5, "seat": 0, "act": "lay"}))
         assert info.value.line == 1 and words in info.value.reason, info.value.reason
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_a_header_s_version_is_the_whole_number_1_not_what_equals_it(version: object) -> None:
+    """docs/journal.md: any other value is refused (true and 1.0 equal 1 in Python)."""
+    with pytest.raises(JournalError, match="not a table journal of version 1"):
+        parse_lines(lines({**HEADER, "journal": version}))
