@@ -7,6 +7,7 @@ this module puts them together and turns errors into one clear line and an exit 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import errno
 import os
@@ -77,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         command.error(f"unrecognized arguments: {' '.join(unknown)}"
                       + (f" (did you mean {near[0]}?)" if near else ""))
     os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # OpenCV's own WARN lines: ours say it
+    for stream in (sys.stdout, sys.stderr):  # an output that cannot spell a seat's name (an
+        with contextlib.suppress(AttributeError, ValueError):  # ASCII one) shows it as \u…
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         return int(args.func(args) or 0)
     except CommandError as exc:

@@ -85,6 +85,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             config = dataclasses.replace(config, web=dataclasses.replace(
                 config.web, bind=config.web.bind if args.bind is None else args.bind,
                 port=config.web.port if args.port is None else args.port))
+        if config.journal_dir.exists() and not config.journal_dir.is_dir():
+            # said before the pairing file and the journal each say "File exists" of it
+            raise CommandError(f"{config.path}: table.journal_dir: {config.journal_dir} is a "
+                               "file, not a folder")
         try:
             service = build_service(config, console=not args.no_console,
                                     web=not args.no_web,

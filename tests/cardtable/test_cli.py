@@ -204,3 +204,24 @@ def test_a_journal_that_cannot_be_a_file_is_said_in_words(
     err = capsys.readouterr().err
     assert err == f"referee: --journal {path}: {said}" + err.split(said, 1)[1]
     assert "Errno" not in err and ".new" not in err and len(err.splitlines()) == 1
+
+
+def test_an_output_that_cannot_spell_a_seat_s_name_shows_it_escaped(tmp_path: Path) -> None:
+    """PYTHONIOENCODING=ascii (or a terminal of another code page): seat names outside it were
+    an 'unexpected error' (UnicodeEncodeError); now they are written as \\u escapes."""
+    import os
+    import subprocess
+    import sys
+
+    scenario = Path(__file__).resolve().parents[1] / "data" / "scenarios" / "banka_bever"
+    lines = (scenario / "02_challenge_passes_on.jsonl").read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["seats"] = ["Åsa", "Björn", "Cia"]
+    journal = tmp_path / "game.jsonl"
+    journal.write_text(json.dumps(header, ensure_ascii=False) + "\n" + "".join(lines[1:]),
+                       encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "cardtable.cli", "replay", str(journal)],
+                          capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert b"\\xc5sa" in done.stdout and b"unexpected" not in done.stderr

@@ -226,6 +226,13 @@ def test_a_journal_folder_that_cannot_be_a_folder_is_a_configuration_error(
                     'journal_dir = "blocked/journals"\n')
     assert main(["run", "--config", str(path), "--no-console"]) == 2
     assert "table.journal_dir" in capsys.readouterr().err
+    # the journal folder itself a file: said so, before the pairing file warns "File exists"
+    path.write_text('[table]\nid = "t"\ngame = "beggar-my-neighbour"\nseats = ["a", "b"]\n'
+                    'journal_dir = "blocked"\n')
+    assert main(["run", "--config", str(path), "--no-console"]) == 2
+    err = capsys.readouterr().err
+    assert f"table.journal_dir: {tmp_path / 'blocked'} is a file, not a folder" in err
+    assert "File exists" not in err and "paired phones" not in err
 
 
 @pytest.mark.parametrize(("exc", "status"), [
