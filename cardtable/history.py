@@ -316,7 +316,7 @@ def _whole(x: Any) -> bool:
 
 def _sound(r: GameRecord) -> bool:
     """Whether a record holds what :func:`judge_file` gives: each field of its type, times a
-    file's (finite, after 1970, before the year 5000), winners seats of the game."""
+    file's (0 to 10^11 seconds since 1970), winners seats of the game."""
     def seat(w: Any) -> bool:
         return _whole(w) and 0 <= w < len(r.seats)
 

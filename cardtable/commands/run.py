@@ -85,7 +85,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             config = dataclasses.replace(config, web=dataclasses.replace(
                 config.web, bind=config.web.bind if args.bind is None else args.bind,
                 port=config.web.port if args.port is None else args.port))
-        if config.journal_dir.exists() and not config.journal_dir.is_dir():
+        try:
+            in_the_way = config.journal_dir.exists() and not config.journal_dir.is_dir()
+        except OSError:  # cannot be looked at: open_game says what is wrong with it
+            in_the_way = False
+        if in_the_way:
             # said before the pairing file and the journal each say "File exists" of it
             raise CommandError(f"{config.path}: table.journal_dir: {config.journal_dir} is a "
                                "file, not a folder")

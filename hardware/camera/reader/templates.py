@@ -12,6 +12,9 @@ mean in this deck (:attr:`EnrolledDeck.meaning`).
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -114,7 +117,13 @@ class EnrolledDeck:
     @classmethod
     def load(cls, path: str | Path) -> EnrolledDeck:
         """Read a deck file; a file that is not one raises ValueError or OSError."""
-        with open(path, "rb") as fh:  # a folder or a missing file: OSError, as it says
+        mode = os.stat(path).st_mode  # a missing file: OSError, as it says
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):  # a pipe would be waited on for ever
+            raise ValueError(f"{path} is not a camera deck file (not a regular file: a device "
+                             "or a pipe)")
+        with open(path, "rb") as fh:
             magic = fh.read(4)
         if magic != b"PK\x03\x04":  # numpy would try it as a pickle, and say so
             raise ValueError(f"{path} is not a camera deck file (not the zip of arrays that "

@@ -4,6 +4,7 @@ their output, the deck file they write and read, and bad input as one clear line
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,9 @@ def test_a_deck_file_whose_sizes_do_not_fit_the_classifier_is_a_clear_error(
      "is not a camera deck file (not the zip of arrays that referee camera enroll writes)"),
     (lambda d: (d / "one.npy", np.save(d / "one.npy", np.zeros(3)))[0],
      "is not a camera deck file (not the zip of arrays"),
+    # a pipe was opened, and waited on for ever
+    (lambda d: (d / "pipe.npz", os.mkfifo(d / "pipe.npz"))[0],
+     "is not a camera deck file (not a regular file: a device or a pipe)"),
 ])
 def test_what_is_not_a_deck_file_is_named_in_one_line(
         tmp_path: Path, make: object, said: str, capsys: pytest.CaptureFixture[str]) -> None:
