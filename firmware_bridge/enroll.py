@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import re
+import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -29,7 +31,22 @@ _PORT_HINTS = {
     errno.EACCES: "permission denied: add yourself to the group dialout "
                   "(sudo adduser $USER dialout, then log in again)",
     errno.EBUSY: "busy: another program has the port open",
+    errno.ENXIO: "no such device: is the board plugged in? (ls /dev/ttyACM* /dev/ttyUSB*)",
+    errno.ENOTTY: "not a serial port (a file, or a terminal that is not the board's)",
+    errno.ECONNREFUSED: "nothing answers at that address (is the emulator running?)",
+    errno.EISDIR: "is a folder, not a port",
 }
+
+
+def _port_errno(exc: BaseException) -> int | None:
+    """The errno of a port that would not open: the exception's own, or the one pyserial puts
+    in its words ("Could not configure port: (25, 'Inappropriate ioctl for device')", "[Errno
+    -2] Name or service not known")."""
+    code = getattr(exc, "errno", None)
+    if isinstance(code, int):
+        return code
+    found = re.search(r"\((-?\d+), '|\[Errno (-?\d+)\]", str(exc))
+    return int(found.group(1) or found.group(2)) if found else None
 
 
 async def open_link(link: Any, port: str, out: Callable[[str], None]) -> bool:
@@ -38,7 +55,11 @@ async def open_link(link: Any, port: str, out: Callable[[str], None]) -> bool:
     try:
         await link.open()
     except Exception as exc:  # noqa: BLE001 - pyserial's errors have no common base but this
-        hint = _PORT_HINTS.get(getattr(exc, "errno", None) or 0)
+        code = _port_errno(exc)
+        hint = _PORT_HINTS.get(code or 0)
+        if hint is None and (isinstance(exc, socket.gaierror)
+                             or code in (socket.EAI_NONAME, socket.EAI_AGAIN)):
+            hint = "the host's name did not resolve: check the address"
         out(f"Cannot open {port}: {hint or exc}")
         return False
     return True

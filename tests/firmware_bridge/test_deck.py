@@ -277,3 +277,44 @@ def test_deck_commands_without_a_board_or_with_the_wrong_file_say_so(tmp_path,
     (tmp_path / "empty.json").write_text("{}")
     assert main(["deck", "show", str(tmp_path / "empty.json")]) == 2
     assert "not a deck file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("port", "said"), [
+    ("/dev/null", "not a serial port (a file, or a terminal that is not the board's)"),
+    ("socket://127.0.0.1:1", "nothing answers at that address (is the emulator running?)"),
+    ("FOLDER", "is a folder, not a port"),
+])
+def test_a_port_that_is_not_the_board_s_is_said_in_words(port: str, said: str, tmp_path,
+                                                         capsys) -> None:
+    """pyserial's words were "Could not configure port: (25, 'Inappropriate ioctl for
+    device')", "[Errno 111] Connect call failed ('127.0.0.1', 1)", "[Errno -2] …"."""
+    from cardtable.cli import main
+
+    deck = tmp_path / "d.json"
+    synthetic_deck(seed=1).save(deck)
+    port = str(tmp_path) if port == "FOLDER" else port
+    assert main(["deck", "check", str(deck), "--port", port, "--timeout", "2"]) == 2
+    out = capsys.readouterr().out
+    assert f"Cannot open {port}: {said}" in out and "Errno" not in out
+
+
+def test_a_host_name_that_does_not_resolve_is_said_in_words() -> None:
+    """pyserial puts the resolver's errno in its words ("[Errno -2] Name or service not
+    known"); without a network the resolver says -3 (try again): either is the name."""
+    import socket
+
+    from firmware_bridge.enroll import open_link
+
+    class Link:
+        def __init__(self, words: str) -> None:
+            self.words = words
+
+        async def open(self) -> None:
+            raise OSError(self.words)
+
+    for code in (socket.EAI_NONAME, socket.EAI_AGAIN):
+        said: list[str] = []
+        words = f"Could not open port rfc2217://x:9: [Errno {code}] Name or service not known"
+        assert not asyncio.run(open_link(Link(words), "rfc2217://x:9", said.append))
+        assert said == ["Cannot open rfc2217://x:9: the host's name did not resolve: check "
+                        "the address"]
