@@ -313,10 +313,16 @@ def checked(frame: Array) -> Array:
     if dtype != np.uint8:
         raise FrameError(f"a frame of {dtype}: the camera's frames are 8-bit (uint8)")
     h, w = shape[:2]
-    if min(h, w) > 0 and max(h, w) > MOST_ASPECT * min(h, w):
+    if too_oblong(w, h):
         raise FrameError(f"a frame of {w} x {h} pixels: no camera's (at most "
                          f"{MOST_ASPECT:g} times as wide as high, or as high as wide)")
     return frame
+
+
+def too_oblong(w: int, h: int) -> bool:
+    """Whether a picture ``w`` x ``h`` is more than :data:`MOST_ASPECT` times as wide as high
+    or as high as wide (an empty one is not: it is no card)."""
+    return min(w, h) > 0 and max(w, h) > MOST_ASPECT * min(w, h)
 
 
 def as_bgr(frame: Array) -> Array:

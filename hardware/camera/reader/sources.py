@@ -25,7 +25,7 @@ from typing import Any
 import cv2
 import numpy.typing as npt
 
-from hardware.camera.reader.recognise import MOST_ASPECT
+from hardware.camera.reader.recognise import MOST_ASPECT, too_oblong
 from referee.errors import RefereeError
 
 Array = npt.NDArray[Any]
@@ -226,7 +226,7 @@ def read_image(path: str | Path) -> Array:
     if min(w, h) < MIN_IMAGE_SIDE:
         raise SourceError(f"{path}: {w} x {h} pixels, too small to show a card (at least "
                           f"{MIN_IMAGE_SIDE} x {MIN_IMAGE_SIDE})")
-    if max(w, h) > MOST_ASPECT * min(w, h):
+    if too_oblong(w, h):
         raise SourceError(f"{path}: {w} x {h} pixels, more than {MOST_ASPECT:g} times as "
                           "wide as high or as high as wide: not a photo of the table")
     return image
