@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cardtable.analyse import CONFIDENCE, GameRecord, analysis, lengths, play_game
+from cardtable.commands.argtypes import path_name
 from cardtable.errors import CommandError
 from cardtable.extras import require
 from referee.games import GAME_NAMES, games
@@ -475,7 +476,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--seed", type=int, default=1,
                    help="the first game's seed (default 1); game i of option value j has seed "
                    "SEED + j*K + i")
-    p.add_argument("--out", metavar="DIR",
+    p.add_argument("--out", metavar="DIR", type=path_name,
                    help="also write DIR/results.json (the figures and every game) and "
                    "DIR/report.html with its plots (needs matplotlib: the analyse extra)")
     p.add_argument("--json", action="store_true",

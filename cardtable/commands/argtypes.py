@@ -37,6 +37,13 @@ def count(text: str) -> int:
     return value
 
 
+def path_name(text: str) -> str:
+    """A file or folder's name, not empty (``''`` had been taken as the current folder, ".")."""
+    if not text:
+        raise argparse.ArgumentTypeError("is empty: give a file's or folder's name")
+    return text
+
+
 def ip_address(text: str) -> str:
     """An IP address of this machine to listen on."""
     import ipaddress

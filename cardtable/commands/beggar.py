@@ -52,8 +52,9 @@ def beggar_argv(argv: list[str]) -> list[str]:
             out.append(word)
         elif not separated and word.startswith("--max-cards"):
             out.append(word)
-            if "=" not in word:
-                out.append(next(words, ""))
+            value = next(words, None) if "=" not in word else None
+            if value is not None:  # none: argparse says the option needs a value
+                out.append(value)
         else:
             out.append(" " + word if word.startswith("-") else word)
     return out

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cardtable.commands.argtypes import path_name
 from cardtable.errors import CommandError
 from cardtable.extras import require
 
@@ -226,12 +227,15 @@ def register(sub: Any) -> None:
     r = csub.add_parser("read", help="the top card of each image",
                         description="Read the top card of the pile in each image. A read that "
                         "is not sure is unclear (card null), never a guess.")
-    r.add_argument("images", nargs="+", metavar="IMAGE", help="photos (PNG, JPEG, …)")
-    r.add_argument("--deck", help="a deck file from referee camera enroll (higher accuracy)")
+    r.add_argument("images", nargs="+", metavar="IMAGE", type=path_name,
+                   help="photos (PNG, JPEG, …)")
+    r.add_argument("--deck", type=path_name,
+                   help="a deck file from referee camera enroll (higher accuracy)")
     r.add_argument("--index-letters", metavar="SETS", help=_LETTERS_HELP)
     r.add_argument("--json", action="store_true", help='one line per image: {"image": PATH, '
                    '"card": "QH" or null, "confidence": 0.0-1.0}')
-    r.add_argument("--show", metavar="PNG|DIR", help="also draw what the camera saw: the "
+    r.add_argument("--show", metavar="PNG|DIR", type=path_name,
+                   help="also draw what the camera saw: the "
                    "outline found and the card read, on the image (a folder for several)")
     r.set_defaults(func=_cmd_read)
     e = csub.add_parser("enroll", help="learn a particular deck",
@@ -239,10 +243,12 @@ def register(sub: Any) -> None:
                         "card (QH.png, 10S.jpg), or live from a camera, one card after the other "
                         "(the terminal says which card to lay, and when it was taken). At the "
                         "end it says which cards of the deck it cannot tell apart, if any.")
-    e.add_argument("--images", metavar="DIR", help="a folder of 52 photos named by card")
+    e.add_argument("--images", metavar="DIR", type=path_name,
+                   help="a folder of 52 photos named by card")
     e.add_argument("--device", metavar="DEV", type=_source,
                    help="a camera: /dev/video0, its number, or picamera (the Pi camera)")
-    e.add_argument("--out", required=True, metavar="DECK", help="the deck file to write")
+    e.add_argument("--out", required=True, metavar="DECK", type=path_name,
+                   help="the deck file to write")
     e.add_argument("--overwrite", action="store_true", help="replace an existing deck file")
     e.set_defaults(func=_cmd_enroll)
     w = csub.add_parser("watch", help="the lays seen in a video or from a camera",
@@ -251,7 +257,7 @@ def register(sub: Any) -> None:
                         "showed it (a camera: CLOCK_MONOTONIC ns; a file: its position).")
     w.add_argument("source", metavar="SOURCE", type=_source,
                    help="a video file or URL, /dev/videoN, its number, or picamera")
-    w.add_argument("--deck", help="a deck file from referee camera enroll")
+    w.add_argument("--deck", type=path_name, help="a deck file from referee camera enroll")
     w.add_argument("--index-letters", metavar="SETS", help=_LETTERS_HELP)
     w.add_argument("--json", action="store_true",
                    help='one line per lay: {"t": ns, "card": "QH"}')

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from cardtable.commands.argtypes import MAX_BAUD, baud_rate, seconds_to_wait
+from cardtable.commands.argtypes import MAX_BAUD, baud_rate, path_name, seconds_to_wait
 from firmware_bridge.deck import Deck, DeckError, synthetic_deck, tag_text
 from firmware_bridge.enroll import run_check, run_enroll
 
@@ -91,7 +91,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "message and changes nothing; type 'help' for the corrections (undo, fix, swap, as, "
         "skip, check).",
     )
-    e.add_argument("file", help="the deck file (.json, or .toml); resumed if it exists")
+    e.add_argument("file", type=path_name,
+                   help="the deck file (.json, or .toml); resumed if it exists")
     _port_args(e)
     e.add_argument("--reader", type=int, default=None,
                    help="only take reads from this reader (default: any)")
@@ -99,18 +100,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     e.set_defaults(func=_cmd_enroll)
     c = sub.add_parser("check", help="say which card each read tag is",
                        description="Prints the card of every tag read, or that it is unknown.")
-    c.add_argument("file", help="the deck file")
+    c.add_argument("file", type=path_name, help="the deck file")
     _port_args(c)
     c.set_defaults(func=_cmd_check)
     s = sub.add_parser("show", help="list a deck file", description="Lists a deck file.")
-    s.add_argument("file", help="the deck file")
+    s.add_argument("file", type=path_name, help="the deck file")
     s.set_defaults(func=_cmd_show)
     y = sub.add_parser(
         "synthetic", help="write the emulator's synthetic deck to a deck file",
         description="Write the deck of synthetic tags that the board emulator "
         "(`firmware_bridge emulate`) reads, so that a referee on the emulated board knows "
         "every card (the full mock stack, deploy/table.full-mock.toml).")
-    y.add_argument("file", help="the deck file to write (.json, or .toml)")
+    y.add_argument("file", type=path_name, help="the deck file to write (.json, or .toml)")
     y.add_argument("--seed", type=int, default=0,
                    help="the seed of the tags (default 0, the emulator's own deck)")
     y.add_argument("--overwrite", action="store_true", help="replace an existing file")

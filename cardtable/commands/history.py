@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cardtable.commands.argtypes import path_name
 from cardtable.config import load_config
 from cardtable.errors import CommandError, ConfigError
 from cardtable.history import GameRecord, History, read_history, standings
@@ -154,9 +155,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "scores and running totals. A journal that cannot be read is listed with the reason "
         "(exit status 1).",
     )
-    p.add_argument("--journal-dir", default="journals", metavar="DIR",
+    p.add_argument("--journal-dir", default="journals", metavar="DIR", type=path_name,
                    help="the table's journal folder (default: journals, as in table.toml)")
-    p.add_argument("--config", metavar="TOML",
+    p.add_argument("--config", metavar="TOML", type=path_name,
                    help="take the journal folder from this table configuration instead")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object: every game, the files kept aside, the "

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from cardtable.commands.argtypes import add_language_option
+from cardtable.commands.argtypes import add_language_option, path_name
 from cardtable.errors import CommandError
 from cardtable.i18n import Language, language
 from referee.describe import (
@@ -179,7 +179,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "verdict in judging order, then the final state. A malformed line stops the replay "
         "with its line number and reason (exit status 1); verdicts before it are printed.",
     )
-    p.add_argument("journal", help="path of the journal file")
+    p.add_argument("journal", type=path_name, help="path of the journal file")
     p.add_argument("--json", action="store_true",
                    help="print the verdict lines and the final state line of docs/journal.md "
                    "(with --slaps: one JSON object per race; with --stats: one object)")

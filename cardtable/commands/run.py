@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cardtable.clash import clash_message, live_referee
-from cardtable.commands.argtypes import add_web_options
+from cardtable.commands.argtypes import add_web_options, path_name
 from cardtable.config import load_config
 from cardtable.console import console_client
 from cardtable.errors import CommandError, ConfigError, TemporaryFailure, startup_failure
@@ -154,7 +154,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "a GPIO line busy, lgpio's FIFO, the journal folder busy or its disk full), which it "
         "restarts; 70 a bug. Under systemd (JOURNAL_STREAM) log lines carry syslog priorities.",
     )
-    p.add_argument("--config", required=True, help="the table's TOML configuration file")
+    p.add_argument("--config", required=True, type=path_name,
+                   help="the table's TOML configuration file")
     p.add_argument("--no-console", action="store_true",
                    help="do not read typed inputs and operator commands from standard input")
     p.add_argument("--new-game", action="store_true",
@@ -179,7 +180,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "service ([table] console_socket in its configuration), and print its replies. "
         "Without COMMAND, reads lines from standard input. Type 'help' for the commands.",
     )
-    p.add_argument("--socket", required=True, help="the referee's console socket")
+    p.add_argument("--socket", required=True, type=path_name, help="the referee's console socket")
     p.add_argument("command", nargs="*", help="one console line, e.g. pause, or 'lay 1 QH'")
     p.set_defaults(func=_cmd_console)
 

@@ -14,7 +14,12 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cardtable.commands.argtypes import add_language_option, add_web_options, positive_number
+from cardtable.commands.argtypes import (
+    add_language_option,
+    add_web_options,
+    path_name,
+    positive_number,
+)
 from cardtable.config import table_id_problem
 from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
 from cardtable.extras import require
@@ -404,7 +409,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--speed", type=positive_number, default=1.0,
                    help="live view pace, above 0: 1 is real time, 4 four times faster, 0.5 "
                    "half as fast (default 1)")
-    p.add_argument("--journal", metavar="PATH",
+    p.add_argument("--journal", metavar="PATH", type=path_name,
                    help="write the game's journal to PATH (a new file: an existing one is "
                    "refused, see --overwrite)")
     p.add_argument("--overwrite", action="store_true",
@@ -430,7 +435,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="with --full-stack: say each verdict aloud through espeak-ng (words), "
                    "play short sounds for slaps, won piles, photo finishes and false slaps "
                    "(sounds), or both ([speech] of table.toml, docs/i18n.md)")
-    p.add_argument("--journal-dir", metavar="DIR",
+    p.add_argument("--journal-dir", metavar="DIR", type=path_name,
                    help="with --full-stack: the service's journal folder (default: a new "
                    "temporary folder)")
     p.add_argument("--settle-ms", type=float, default=None,

@@ -69,6 +69,23 @@ def test_beggar_max_cards_must_not_be_negative(capsys: pytest.CaptureFixture[str
     assert code == 0 and json.loads(out)["status"] == "stopped"
 
 
+@pytest.mark.parametrize("argv", [
+    ["deck", "show", ""], ["deck", "synthetic", ""], ["deck", "check", "", "--port", "x"],
+    ["camera", "read", ""], ["camera", "read", "--deck", "", "a.png"],
+    ["camera", "enroll", "--images", "d", "--out", ""], ["camera", "watch", "0", "--deck", ""],
+    ["replay", ""], ["history", "--journal-dir", ""], ["run", "--config", ""],
+    SIM + ["--journal", ""], ["analyse", "--game", "vandatta", "--out", ""],
+])
+def test_an_empty_file_name_is_refused_by_its_option(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # '' had been taken as the current folder: "deck synthetic ''" said ". already exists"
+    _refused(argv, capsys, "is empty: give a file's or folder's name")
+
+
+def test_beggar_max_cards_without_its_number_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(["beggar", "K", "A", "--max-cards"], capsys, "--max-cards: expected one argument")
+
+
 @pytest.mark.parametrize(("word", "value"), [
     ("true", True), ("YES", True), ("on", True), ("1", True),
     ("false", False), ("No", False), ("off", False), ("0", False),
