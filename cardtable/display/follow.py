@@ -49,6 +49,29 @@ class Link(Protocol):
     def set_connection(self, connected: bool, error: str | None) -> None: ...
 
 
+def link_reporter(link: Link, where: str, console: Console) -> Callable[[], None]:
+    """What to call after each change when the display is not drawn on a terminal: Rich's
+    live picture reaches such an output only at the end, so a broker that cannot be reached
+    is said on stderr, once per change of the link (and again when it comes up)."""
+    said: list[tuple[bool, str | None]] = []
+
+    def report() -> None:
+        if console.is_terminal:
+            return
+        now = (link.connected, None if link.connected else link.error)
+        if (not said and not now[0] and now[1] is None) or (said and said[-1] == now):
+            return
+        if now[0]:
+            if said:  # only after a line that said it could not
+                print(f"referee display: connected to {where}", file=sys.stderr, flush=True)
+        else:
+            print(f"referee display: cannot reach {where} ({now[1] or 'no answer'}); "
+                  "trying again", file=sys.stderr, flush=True)
+        said.append(now)
+
+    return report
+
+
 async def stay_subscribed(
     broker: BrokerAddress,
     subscriptions: list[tuple[str, int]],
@@ -198,6 +221,11 @@ async def show_once(broker: BrokerAddress, view: TableView, timeout: float) -> i
 
 async def show_live(broker: BrokerAddress, view: TableView) -> None:
     console = Console()
+    report = link_reporter(view, f"the broker at {broker.url()}", console)
     with Live(view.render(), console=console, refresh_per_second=10,
               screen=console.is_terminal) as live:
-        await follow(broker, view, lambda: live.update(view.render()))
+        def changed() -> None:
+            live.update(view.render())
+            report()
+
+        await follow(broker, view, changed)

@@ -37,7 +37,7 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from cardtable.display.follow import read_messages, stay_subscribed
+from cardtable.display.follow import link_reporter, read_messages, stay_subscribed
 from cardtable.display.scene import headline_words, play_words
 from cardtable.display.view import TableView
 from cardtable.display.web import (
@@ -285,10 +285,14 @@ async def show_hall_live(broker: BrokerAddress, hall: HallView) -> None:
     console = Console()
     where = broker.url()
     lang = hall.language()
+    report = link_reporter(hall, f"the broker at {where}", console)
     with Live(draw_hall(hall.scene(lang), where=where, lang=lang), console=console,
               refresh_per_second=10, screen=console.is_terminal) as live:
-        await follow_hall(broker, hall, lambda table: live.update(
-            draw_hall(hall.scene(lang), where=where, lang=lang)))
+        def changed(table: str | None) -> None:
+            live.update(draw_hall(hall.scene(lang), where=where, lang=lang))
+            report()
+
+        await follow_hall(broker, hall, changed)
 
 
 async def show_hall_once(broker: BrokerAddress, hall: HallView, timeout: float,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import re
 import subprocess
@@ -20,7 +21,7 @@ import pytest
 from rich.console import Console
 
 from cardtable.commands.display import main, register, run
-from cardtable.display.follow import follow
+from cardtable.display.follow import follow, link_reporter
 from cardtable.display.render import render
 from cardtable.display.view import TableView
 from cardtable.display.web import WebDisplay
@@ -532,3 +533,36 @@ def test_display_web_command_follows_the_broker_itself(mosquitto: Broker) -> Non
              str(urlsplit(base).port), "--table", "t1", "--broker", mosquitto.url("display")],
             cwd=ROOT, capture_output=True, text=True, timeout=30)
         assert busy.returncode == 1 and "cannot serve the page on" in busy.stderr
+
+
+class _Link:
+    def __init__(self) -> None:
+        self.connected, self.error, self.connections = False, None, 0
+
+    def set_connection(self, connected: bool, error: str | None) -> None:
+        self.connected, self.error = connected, error
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_a_display_not_on_a_terminal_says_the_broker_s_state_on_stderr(
+        terminal: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    # Rich draws a live picture on such an output only at the end: a broker that was down
+    # left `referee display > log` silent
+    link = _Link()
+    report = link_reporter(link, "the broker at mqtt://h:1", Console(
+        file=io.StringIO(), force_terminal=terminal))
+    seen = []
+    for connected, error in [(False, None), (False, "connection refused"),
+                             (False, "connection refused"), (True, None), (True, None),
+                             (False, "connection lost")]:
+        link.set_connection(connected, error)
+        report()
+        seen.append(capsys.readouterr().err)
+    if terminal:
+        assert seen == [""] * 6
+    else:
+        assert seen == [
+            "", "referee display: cannot reach the broker at mqtt://h:1 (connection refused); "
+            "trying again\n", "", "referee display: connected to the broker at mqtt://h:1\n",
+            "", "referee display: cannot reach the broker at mqtt://h:1 (connection lost); "
+            "trying again\n"]
