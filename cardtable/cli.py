@@ -77,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         near = difflib.get_close_matches(unknown[0].split("=", 1)[0], known, n=1, cutoff=0.6)
         command.error(f"unrecognized arguments: {' '.join(unknown)}"
                       + (f" (did you mean {near[0]}?)" if near else ""))
+    if _reopen_closed() and args.command != "run":
+        print(error_line("referee: the output is closed, so what this command prints would be "
+                         "lost: send it to a file, or to /dev/null to drop it"), file=sys.stderr)
+        return CommandError.exit_status
     os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # OpenCV's own WARN lines: ours say it
     for stream in (sys.stdout, sys.stderr):  # an output that cannot spell a seat's name (an
         with contextlib.suppress(AttributeError, ValueError):  # ASCII one) shows it as \u…
@@ -105,6 +109,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return TemporaryFailure.exit_status
     except Exception as exc:
         return _bug(exc)
+
+
+def _reopen_closed() -> bool:
+    """Put /dev/null on standard input, output and error where the caller closed them
+    (``>&-``), so that no file this process opens (a journal) takes that number and gets what
+    is printed; whether the output was closed. Python had left such a stream ``None`` and
+    printed nothing, silently, or ended in "unexpected error" (``run`` asks the output whether
+    it is a terminal)."""
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    for _ in closed:  # each takes the lowest free number: the one closed
+        os.open(os.devnull, os.O_RDWR)
+    if 1 in closed and sys.stdout is None:
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - for the process's life
+    if 2 in closed and sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+    return 1 in closed
 
 
 def _bug(exc: BaseException) -> int:

@@ -5,6 +5,9 @@ exit status docs/faults.md gives."""
 from __future__ import annotations
 
 import errno
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +112,21 @@ def test_a_bad_card_in_a_hand_is_placed_in_the_hand_as_typed(
     assert main(["beggar", "--", "-" * 900 + "x", "A"]) == 2
     err = capsys.readouterr().err
     assert "'x' at position 900 of" in err and len(err) < 300
+
+
+JOURNAL = Path(__file__).parents[1] / "data" / "races" / "photo_finish.jsonl"
+
+
+def _referee_with(args: str, redirect: str) -> subprocess.CompletedProcess[str]:
+    # the shell closes the stream (>&-): no Python API starts a child without one
+    return subprocess.run(f"{shlex.quote(sys.executable)} -m cardtable.cli {args} {redirect}",
+                          shell=True, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_closed_output_is_said_not_printed_into_nothing() -> None:
+    # Python leaves a closed stdout None and print() then writes nowhere: replay said exit 0
+    done = _referee_with(f"replay {shlex.quote(str(JOURNAL))}", ">&-")
+    assert done.returncode == 2
+    assert "the output is closed" in done.stderr and "Traceback" not in done.stderr
+    done = _referee_with(f"replay {shlex.quote(str(JOURNAL))}", "<&-")  # input closed: fine
+    assert done.returncode == 0 and "Cia" in done.stdout, done.stderr
