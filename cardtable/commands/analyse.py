@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cardtable.analyse import CONFIDENCE, GameRecord, analysis, lengths, play_game
-from cardtable.commands.argtypes import path_name
+from cardtable.commands.argtypes import path_name, whole_number
 from cardtable.errors import CommandError
 from cardtable.extras import require
 from referee.games import GAME_NAMES, games
@@ -461,8 +461,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Ctrl-C stops and reports the games played so far (exit status 130).",
     )
     p.add_argument("--game", required=True, choices=GAME_NAMES, help="which game to play")
-    p.add_argument("--players", type=int, default=4, help="number of seats (default 4)")
-    p.add_argument("--games", type=int, default=1000, metavar="K",
+    p.add_argument("--players", type=whole_number, default=4, help="number of seats (default 4)")
+    p.add_argument("--games", type=whole_number, default=1000, metavar="K",
                    help="games to play per option value, 1 to 1,000,000 (default 1000)")
     p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
                    help="a table option for every game, e.g. -o collect_grace_ms=800 "
@@ -470,10 +470,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--compare", metavar="KEY=V1,V2",
                    help="play K games for each value of one option and compare them, e.g. "
                    "--compare false_slap_penalty=none,burn")
-    p.add_argument("--jobs", "-j", type=int, metavar="J",
+    p.add_argument("--jobs", "-j", type=whole_number, metavar="J",
                    help="worker processes (default: every core, here "
                    f"{default_jobs()})")
-    p.add_argument("--seed", type=int, default=1,
+    p.add_argument("--seed", type=whole_number, default=1,
                    help="the first game's seed (default 1); game i of option value j has seed "
                    "SEED + j*K + i")
     p.add_argument("--out", metavar="DIR", type=path_name,

@@ -26,12 +26,28 @@ def seconds_to_wait(text: str) -> float:
     return value
 
 
+def _quoted(text: str, most: int = 40) -> str:
+    """``text`` quoted, cut short with its length when long (a value of 5 000 digits)."""
+    return repr(text) if len(text) <= most else f"{text[:most]!r}… ({len(text)} characters)"
+
+
+def whole_number(text: str) -> int:
+    """A whole number (``--seed``, ``--players``): any that Python reads, the value quoted cut
+    short when it is not one (argparse quoted all 5 000 digits of one too long to read)."""
+    try:
+        return int(text)
+    except ValueError:
+        long = text.strip().lstrip("+-").isdigit()  # Python reads at most 4 300 digits
+        raise argparse.ArgumentTypeError(f"{_quoted(text)} is not a whole number"
+                                         + (" of at most 4 300 digits" if long else "")) from None
+
+
 def count(text: str) -> int:
     """A whole number, 0 or more (``--max-cards``)."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"{_quoted(text)} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value

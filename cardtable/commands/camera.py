@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cardtable.commands.argtypes import path_name
+from cardtable.commands.argtypes import path_name, whole_number
 from cardtable.errors import CommandError
 from cardtable.extras import require
 
@@ -261,6 +261,6 @@ def register(sub: Any) -> None:
     w.add_argument("--index-letters", metavar="SETS", help=_LETTERS_HELP)
     w.add_argument("--json", action="store_true",
                    help='one line per lay: {"t": ns, "card": "QH"}')
-    w.add_argument("--frames", type=int, default=3,
+    w.add_argument("--frames", type=whole_number, default=3,
                    help="reads of the same new card that make a lay (default 3)")
     w.set_defaults(func=_cmd_watch)

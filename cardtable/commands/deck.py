@@ -8,7 +8,13 @@ import asyncio
 import sys
 from pathlib import Path
 
-from cardtable.commands.argtypes import MAX_BAUD, baud_rate, path_name, seconds_to_wait
+from cardtable.commands.argtypes import (
+    MAX_BAUD,
+    baud_rate,
+    path_name,
+    seconds_to_wait,
+    whole_number,
+)
 from firmware_bridge.deck import Deck, DeckError, synthetic_deck, tag_text
 from firmware_bridge.enroll import run_check, run_enroll
 
@@ -94,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     e.add_argument("file", type=path_name,
                    help="the deck file (.json, or .toml); resumed if it exists")
     _port_args(e)
-    e.add_argument("--reader", type=int, default=None,
+    e.add_argument("--reader", type=whole_number, default=None,
                    help="only take reads from this reader (default: any)")
     e.add_argument("--name", default=None, help="the deck's name (default: the file's stem)")
     e.set_defaults(func=_cmd_enroll)
@@ -112,7 +118,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(`firmware_bridge emulate`) reads, so that a referee on the emulated board knows "
         "every card (the full mock stack, deploy/table.full-mock.toml).")
     y.add_argument("file", type=path_name, help="the deck file to write (.json, or .toml)")
-    y.add_argument("--seed", type=int, default=0,
+    y.add_argument("--seed", type=whole_number, default=0,
                    help="the seed of the tags (default 0, the emulator's own deck)")
     y.add_argument("--overwrite", action="store_true", help="replace an existing file")
     y.set_defaults(func=_cmd_synthetic)

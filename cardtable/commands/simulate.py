@@ -19,6 +19,7 @@ from cardtable.commands.argtypes import (
     add_web_options,
     path_name,
     positive_number,
+    whole_number,
 )
 from cardtable.config import table_id_problem
 from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
@@ -393,11 +394,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "judges to the same verdicts.",
     )
     p.add_argument("--game", required=True, choices=GAME_NAMES, help="which game to play")
-    p.add_argument("--players", type=int, default=4, help="number of seats (default 4)")
-    p.add_argument("--seed", type=int, default=1,
+    p.add_argument("--players", type=whole_number, default=4, help="number of seats (default 4)")
+    p.add_argument("--seed", type=whole_number, default=1,
                    help="seed of the deal and the players (default 1: the same game every "
                    "time; another seed, another game)")
-    p.add_argument("--dealer", type=int, default=0, help="the dealer's seat (default 0)")
+    p.add_argument("--dealer", type=whole_number, default=0, help="the dealer's seat (default 0)")
     p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
                    help="a table option, e.g. -o false_slap_penalty=burn (repeatable); a "
                    "switch takes true/false, yes/no, on/off or 1/0; -o language=sv tells the "

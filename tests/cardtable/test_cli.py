@@ -82,6 +82,19 @@ def test_an_empty_file_name_is_refused_by_its_option(
     _refused(argv, capsys, "is empty: give a file's or folder's name")
 
 
+@pytest.mark.parametrize(("argv", "option"), [
+    (SIM[:-3], "--seed"), (["analyse", "--game", "vandatta"], "--seed"),
+    (["deck", "synthetic", "d.json"], "--seed"), (SIM[:3], "--players"),
+    (["analyse", "--game", "vandatta"], "--games"), (["camera", "watch", "0"], "--frames"),
+])
+def test_a_number_that_is_none_is_quoted_cut_short(
+        argv: list[str], option: str, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refused(argv + [option, "9" * 5000], capsys, f"{option}: '99999",
+                   "(5000 characters) is not a whole number of at most 4 300")
+    assert "9" * 100 not in err  # argparse quoted all 5 000 digits
+    _refused(argv + [option, "1.5"], capsys, f"{option}: '1.5' is not a whole number\n")
+
+
 def test_beggar_max_cards_without_its_number_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     _refused(["beggar", "K", "A", "--max-cards"], capsys, "--max-cards: expected one argument")
 
