@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -195,9 +196,14 @@ def test_publish_never_blocks_while_the_broker_is_down(monkeypatch: pytest.Monke
     real = {name: getattr(socket.socket, name)
             for name in ("connect", "connect_ex", "send", "sendall", "sendto", "recv")}
 
+    caller = threading.get_ident()
+
     def guarded(name: str) -> Callable[..., Any]:
         def call(self: socket.socket, *args: Any, **kw: Any) -> Any:
-            assert not inside, f"publish called socket.{name}"
+            # the caller's thread only: a resolver thread that ends meanwhile wakes the loop
+            # through its self-pipe (socket.send), and that is not publish's doing
+            assert not (inside and threading.get_ident() == caller), \
+                f"publish called socket.{name}"
             return real[name](self, *args, **kw)
         return call
 
@@ -206,7 +212,7 @@ def test_publish_never_blocks_while_the_broker_is_down(monkeypatch: pytest.Monke
     real_sleep = time.sleep
 
     def no_sleep(seconds: float) -> None:
-        assert not inside, "publish slept"
+        assert not (inside and threading.get_ident() == caller), "publish slept"
         real_sleep(seconds)
 
     monkeypatch.setattr(time, "sleep", no_sleep)
