@@ -331,8 +331,9 @@ def test_the_package_docstring_examples_run(name: str) -> None:
 
 def test_ci_runs_the_checks_then_exactly_the_readmes_test_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    [command] = re.findall(r"^(python3 -m pip install -e '\.\[dev\]' && python3 -m pytest)$",
-                           readme, re.MULTILINE)
+    [command] = re.findall(
+        r"^(python3 -m pip install -e '\.\[dev\]' && python3 -m pytest -n auto)$", readme,
+        re.MULTILINE)
     lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     assert command in lines, ".ci/run must run the README's test command as it is written"
     checks = ["python3 -m ruff check .", "python3 -m mypy", "lint-imports --no-cache"]
