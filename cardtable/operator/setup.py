@@ -17,6 +17,7 @@ import glob
 import logging
 import os
 import re
+import tempfile
 import threading
 import time
 import tomllib
@@ -235,10 +236,7 @@ def table_document(answers: Answers, existing: str | None = None) -> str:
     return tomlkit.dumps(doc)
 
 
-def write_table(path: Path, answers: Answers) -> Path | None:
-    """Write ``answers`` to ``path`` (see the module's docstring); the previous file's copy,
-    or None when there was none. Raises :class:`ConfigError` naming the key when the answers
-    do not make a configuration ``referee run`` takes, before anything is written."""
+def _write_table(path: Path, answers: Answers) -> Path | None:
     try:
         existing = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -253,14 +251,44 @@ def write_table(path: Path, answers: Answers) -> Path | None:
     kept = None
     if existing is not None:
         kept = path.with_name(path.name + ".previous")
-        kept.write_text(existing, encoding="utf-8")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+        _write_whole(kept, existing)
+    _write_whole(path, text)
     return kept
+
+
+#: Saves run on threads of their own (``asyncio.to_thread``): one at a time, each reading the
+#: file the last one wrote (two phones saving at once had written into one spare file, and
+#: left ``table.toml`` one answer with the tail of the other glued on).
+_saving = threading.Lock()
+
+
+def write_table(path: Path, answers: Answers) -> Path | None:
+    """Write ``answers`` to ``path`` (see the module's docstring); the previous file's copy,
+    or None when there was none. Raises :class:`ConfigError` naming the key when the answers
+    do not make a configuration ``referee run`` takes, before anything is written."""
+    with _saving:
+        return _write_table(path, answers)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """``path`` holds ``text`` whole, or is left as it was: a spare file of its own beside it,
+    on the disk, then renamed over it."""
+    fd, spare = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:  # mkstemp makes it 0600: the file's own mode, or one a person can read
+            mode = os.stat(path).st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        os.chmod(spare, mode)
+        os.replace(spare, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(spare)
+        raise
 
 
 def check_text(text: str, path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,36 @@ def test_the_file_keeps_what_a_person_wrote(tmp_path: Path) -> None:
     assert path.read_text() == now
     assert not list(tmp_path.glob(".table.toml.*"))  # no spare file left behind
     assert "journal_dir" in table_document(Answers())
+
+
+def test_saves_at_the_same_moment_leave_one_whole_file(tmp_path: Path) -> None:
+    # Two phones (or one retrying): each save ran on a thread of its own and they shared one
+    # spare file, which left table.toml one answer with the tail of the other glued on.
+    path = tmp_path / "table.toml"
+    short = Answers(table_id="t", game="vandatta", seats=["a", "b"], card_source="virtual")
+    long = Answers(table_id="x" * 200, game="vandatta", card_source="virtual",
+                   seats=[ch * 40 for ch in "ABCDEFG"])
+    barrier = threading.Barrier(16)
+    failed: list[BaseException] = []
+
+    def save(answers: Answers) -> None:
+        barrier.wait()
+        try:
+            write_table(path, answers)
+        except Exception as exc:
+            failed.append(exc)
+
+    threads = [threading.Thread(target=save, args=(short if i % 2 else long,))
+               for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failed
+    assert load_config(path).seats in (("a", "b"), tuple(ch * 40 for ch in "ABCDEFG"))
+    assert load_config(tmp_path / "table.toml.previous").table_id in ("t", "x" * 200)
+    assert not list(tmp_path.glob(".table.toml*"))  # no spare file left behind
+    assert path.stat().st_mode & 0o777 == 0o644  # readable, as a person's own file is
 
 
 def test_a_learner_times_out_without_a_press() -> None:
