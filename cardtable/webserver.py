@@ -35,8 +35,28 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 log = logging.getLogger("cardtable.web")
+
+
+class ClientFaults(logging.Filter):
+    """aiohttp logs a request it cannot read (no ``Host``, a header over the limit, a body its
+    ``Content-Encoding`` cannot undo) as an ERROR with its traceback, about ten lines a request:
+    anyone on the network could fill the table's log. Such a fault is the client's, and was
+    answered 400: it is logged in one line, for debugging."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (HttpProcessingError, web.RequestPayloadError)):
+            record.msg, record.args = "a request the server could not read: %s", (
+                str(exc).strip().replace("\n", " ")[:200],)
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            record.exc_info = record.exc_text = None
+        return True
+
+
+_CLIENT_FAULTS = ClientFaults()
 
 #: Pages that may follow one stream at once; one more gets 503 (each costs a coroutine and a
 #: socket; bench/display_streams.py serves 500 and more).
@@ -494,6 +514,7 @@ class WebServer:
 
     async def start(self) -> WebServer:
         """Listen (raises :class:`OSError` when the address cannot be used)."""
+        logging.getLogger("aiohttp.server").addFilter(_CLIENT_FAULTS)  # once: a set
         runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=2.0,
                                handler_cancellation=True, max_line_size=MAX_FIELD,
                                max_field_size=MAX_FIELD, max_headers=MAX_HEADERS,

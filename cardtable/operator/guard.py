@@ -14,6 +14,7 @@ phone's CSRF token in ``X-CSRF-Token`` (403). A refusal is JSON ``{"ok": false, 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import ipaddress
 import json
@@ -90,6 +91,11 @@ def is_table_screen(request: web.Request) -> bool:
 def refusal(status: int, text: str) -> web.Response:
     """A refusal in words, as every API answer of the pages is shaped."""
     return web.json_response({"ok": False, "text": text}, status=status)
+
+
+#: Seconds a change's body has to come whole after its headers (the server's guard times only
+#: the headers: a body sent a byte at a time had held its connection for ever).
+BODY_S = 10.0
 
 
 def _refused(kind: type[web.HTTPException], text: str) -> web.HTTPException:
@@ -254,10 +260,21 @@ class GuardedSite:
         return device
 
     async def body(self, request: web.Request) -> dict[str, Any]:
-        """A change's JSON object (400 in words otherwise)."""
+        """A change's JSON object (400 in words otherwise; 408 for a body that does not come
+        whole within :data:`BODY_S`)."""
         try:
-            got = await request.json()
-        except ValueError:
+            async with asyncio.timeout(BODY_S):
+                text = await request.text()
+        except TimeoutError:
+            slow = _refused(web.HTTPRequestTimeout, self.lang(request).gettext(
+                "the request came too slowly"))
+            slow.force_close()  # closed once aiohttp's lingering (10 s) has read what trickles
+            raise slow from None
+        except (web.RequestPayloadError, ValueError):  # a body its Content-Encoding cannot undo
+            raise _refused(web.HTTPBadRequest, self.lang(request).gettext("not JSON")) from None
+        try:
+            got = json.loads(text)
+        except (ValueError, RecursionError):  # RecursionError: arrays nested 20 000 deep
             raise _refused(web.HTTPBadRequest, self.lang(request).gettext("not JSON")) from None
         if not isinstance(got, dict):
             raise _refused(web.HTTPBadRequest, self.lang(request).gettext("not a JSON object"))

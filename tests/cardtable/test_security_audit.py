@@ -264,6 +264,85 @@ def test_a_handler_that_fails_answers_a_json_refusal_with_the_headers(
         r.exc_info and "a bug in a handler" in str(r.exc_info[1])) for r in caplog.records)
 
 
+@pytest.mark.parametrize(("body", "headers"), [
+    (b"[" * 20_000 + b"]" * 20_000, {}),  # RecursionError in json
+    (b'{"code": "1"}', {"Content-Encoding": "gzip"}),  # not gzip: zlib.error
+    (b"\xff\xfe{}", {}),
+], ids=["nested-20000-deep", "not-gzip", "not-utf-8"])
+def test_a_body_no_json_reader_takes_is_refused_in_words_unpaired(
+        tmp_path: Path, body: bytes, headers: dict[str, str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    # found by probing the pages: both had answered 500 and logged a traceback
+    async def check(site: OperatorSite, base: str) -> None:
+        async with client() as s:
+            # (a body that is not gzip, on a route that refuses before reading it: aiohttp
+            # closes the connection when it drains the body; logged as below)
+            routes = ["operator/api/pair"] + (
+                [] if headers else ["operator/api/command", "setup/api/save"])
+            for route in routes:
+                status, answer, _ = await fetch(
+                    s, "POST", base + route, data=body,
+                    headers={"Origin": base.rstrip("/"), "Content-Type": "application/json",
+                             **headers})
+                assert status in (400, 401, 403), (route, status, answer)
+                assert isinstance(answer, dict) and answer["ok"] is False, answer
+        # the pairing's body is read before any session is asked for
+        async with client() as s:
+            status, answer, _ = await fetch(
+                s, "POST", base + "operator/api/pair", data=body,
+                headers={"Origin": base.rstrip("/"), **headers})
+            assert (status, answer["text"]) == (400, "not JSON")
+
+    with caplog.at_level(logging.DEBUG):
+        with_site(tmp_path, check)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+
+
+@pytest.mark.parametrize("request_text", [
+    "GET / HTTP/1.1\r\n\r\n",  # no Host
+    "GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + "a" * 9000 + "\r\n\r\n",
+    "GET / HTTP/1.1\r\nHost: h\r\n" + "".join(f"X-{i}: 1\r\n" for i in range(70)) + "\r\n",
+], ids=["no-host", "a-9-KiB-header", "70-headers"])
+def test_a_request_the_server_cannot_read_is_one_line_of_log_not_a_traceback(
+        tmp_path: Path, request_text: str, caplog: pytest.LogCaptureFixture) -> None:
+    # aiohttp logged each as an ERROR with ten lines of traceback: anyone could fill the log
+    async def check(site: OperatorSite, base: str) -> None:
+        port = int(base.rstrip("/").rsplit(":", 1)[1])
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(request_text.encode())
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+        assert head.split()[1] == b"400", head
+        writer.close()
+
+    with caplog.at_level(logging.DEBUG):
+        with_site(tmp_path, check)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert any("could not read" in r.getMessage() for r in caplog.records)
+
+
+def test_a_body_that_trickles_in_is_answered_408_and_its_connection_closed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the server's guard times the headers only: a body sent a byte at a time held its
+    # connection for ever, without pairing (enough of them shut the wizard out)
+    import cardtable.operator.guard as guard
+
+    monkeypatch.setattr(guard, "BODY_S", 0.5)
+
+    async def check(site: OperatorSite, base: str) -> None:
+        port = int(base.rstrip("/").rsplit(":", 1)[1])
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"POST /operator/api/pair HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                     f"Origin: {base.rstrip('/')}\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 1000\r\n\r\n{".encode())
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        assert head.split()[1] == b"408" and b"Connection: close" in head, head
+        assert b"came too slowly" in await asyncio.wait_for(reader.read(200), 5)
+        writer.close()
+
+    with_site(tmp_path, check)
+
+
 # --------------------------------------------------------------- the wizard: 4, 6, 7, 14
 
 
