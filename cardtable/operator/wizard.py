@@ -55,6 +55,17 @@ log = logging.getLogger("cardtable.operator")
 ROLES = ("slap", "call", "led")
 
 
+
+def _lines(taken: object) -> set[int] | None:
+    """The GPIO lines a page says are taken (a list of whole numbers; none: no list), or None
+    for anything else (a number, a list of lists: they had answered 500)."""
+    if taken is None:
+        return set()
+    if not isinstance(taken, list) or not all(
+            isinstance(t, int) and not isinstance(t, bool) for t in taken):
+        return None
+    return set(taken)
+
 class Wizard:
     """The wizard's routes on ``site``, writing ``path`` (None: nowhere to write: a table
     started without a file, as the full stack's). ``service``: the running table (pads are
@@ -143,11 +154,12 @@ class Wizard:
         if why is not None:
             return refusal(409, why)
         seat, role = got.get("seat"), got.get("role", "slap")
-        taken = got.get("taken") or []
+        taken = _lines(got.get("taken"))
         if (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 8
-                or role not in ("slap", "call")
-                or not all(isinstance(t, int) and not isinstance(t, bool) for t in taken)):
+                or role not in ("slap", "call") or taken is None):
             return refusal(400, lang.gettext("which seat's slap or call pad?"))
+        if all(n in taken for n in CANDIDATE_LINES):  # nothing to watch: said at once
+            return refusal(409, lang.gettext("every line is taken"))
         if self._learning.locked():
             return refusal(409, lang.gettext("another pad is being learned: press it first"))
         try:
@@ -173,7 +185,9 @@ class Wizard:
         lang = self.site.lang(request)
         if not self._is_mock() or self.factory is None:
             return refusal(409, lang.gettext("only the mock backend has pads to press from here"))
-        taken = set(got.get("taken") or [])
+        taken = _lines(got.get("taken"))
+        if taken is None:
+            return refusal(400, lang.gettext("which lines are taken?"))
         line = next((n for n in CANDIDATE_LINES if n not in taken), None)
         if line is None:
             return refusal(409, lang.gettext("every line is taken"))

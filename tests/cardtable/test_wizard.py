@@ -6,6 +6,7 @@ refused before anything is written."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from pathlib import Path
@@ -16,7 +17,13 @@ import pytest
 
 from cardtable.config import load_config
 from cardtable.errors import ConfigError
-from cardtable.operator.setup import Answers, PadLearner, table_document, write_table
+from cardtable.operator.setup import (
+    CANDIDATE_LINES,
+    Answers,
+    PadLearner,
+    table_document,
+    write_table,
+)
 from cardtable.operator.wizard import SetupSite
 from cardtable.wiring import build_service
 from firmware_bridge.deck import synthetic_deck
@@ -195,3 +202,39 @@ def test_a_learner_times_out_without_a_press() -> None:
         return await PadLearner(factory, candidates=(4, 5)).learn([], timeout=0.2)
 
     assert asyncio.run(go()) is None
+
+
+def test_taken_lines_that_are_no_list_of_numbers_are_refused_in_words(tmp_path: Path) -> None:
+    # found by probing the pages: 5, [[1]] and [{}] had answered 500; every line taken
+    # waited the whole LEARN_S for a press that could not be seen
+    factory = VirtualMockFactory(MonotonicClock())
+
+    async def go() -> list[tuple[str, object, int, str]]:
+        site = SetupSite(tmp_path / "table.toml", port=0, pin_factory=factory)
+        running = asyncio.create_task(site.run())
+        while not site.server.port:
+            await asyncio.sleep(0.01)
+        got = []
+        try:
+            async with client() as s:
+                code = site.pairing.current(site.clock()).code
+                _, answer = await post(s, site.url + "operator/api/pair",
+                                       {"code": code, "name": "phone"})
+                csrf = answer["csrf"]
+                for route in ("learn", "mock-press"):
+                    for taken in (5, [[1]], [{}], "4567", [True], list(CANDIDATE_LINES)):
+                        status, answer = await asyncio.wait_for(post(
+                            s, site.url + f"setup/api/{route}",
+                            {"seat": 0, "role": "slap", "taken": taken}, csrf), 5)
+                        got.append((route, taken, status, answer["text"]))
+        finally:
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+        return got
+
+    for route, taken, status, text in asyncio.run(go()):
+        if taken == list(CANDIDATE_LINES):
+            assert (status, text) == (409, "every line is taken"), (route, text)
+        else:
+            assert status == 400 and text.endswith("?"), (route, taken, status, text)
