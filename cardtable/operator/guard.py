@@ -15,6 +15,7 @@ phone's CSRF token in ``X-CSRF-Token`` (403). A refusal is JSON ``{"ok": false, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import ipaddress
 import json
@@ -63,17 +64,32 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def lan_address() -> str:
-    """This machine's address for phones on its network, from its own name (no packet sent);
-    ``127.0.0.1`` when the name gives none."""
+    """This machine's address for phones on its network: the one its default route leaves
+    from, else one its own name gives (no packet is sent); ``127.0.0.1`` when neither gives
+    one. Raspberry Pi OS names the machine 127.0.1.1 in /etc/hosts, so the name alone put
+    127.x in the QR code, where no phone can reach."""
+    for address in (routed_address(), *named_addresses()):
+        if address is not None and not address.startswith("127."):
+            return address
+    return "127.0.0.1"
+
+
+def routed_address() -> str | None:
+    """The address packets to the wider network leave from, or None (no route): a UDP
+    socket's ``connect`` picks the route and sends nothing."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))  # TEST-NET-1 (RFC 5737): only the route is asked for
+        return str(s.getsockname()[0])
+    return None
+
+
+def named_addresses() -> list[str]:
+    """The IPv4 addresses this machine's own name resolves to."""
     try:
         infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
     except OSError:
-        return "127.0.0.1"
-    for info in infos:
-        address = str(info[4][0])
-        if not address.startswith("127."):
-            return address
-    return "127.0.0.1"
+        return []
+    return [str(info[4][0]) for info in infos]
 
 
 def host_names() -> set[str]:

@@ -6,6 +6,7 @@ own screen only."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
 import stat
@@ -329,3 +330,27 @@ def test_the_table_check_sees_each_pad_with_its_edge_time(tmp_path: Path) -> Non
             await task
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize(("routed", "named", "shown"), [
+    ("192.168.1.20", ["127.0.1.1"], "192.168.1.20"),  # Raspberry Pi OS: the name is 127.0.1.1
+    (None, ["127.0.1.1", "10.0.0.5"], "10.0.0.5"),  # no default route: the name's address
+    (None, ["127.0.1.1"], "127.0.0.1"),
+    ("127.0.0.1", [], "127.0.0.1"),
+])
+def test_the_address_for_phones_is_the_one_the_network_reaches(
+        routed: str | None, named: list[str], shown: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # found by probing the pages: the name alone put 127.x in the QR code on a Pi
+    import cardtable.operator.guard as guard
+
+    monkeypatch.setattr(guard, "routed_address", lambda: routed)
+    monkeypatch.setattr(guard, "named_addresses", lambda: named)
+    assert guard.lan_address() == shown
+
+
+def test_the_routed_address_is_asked_without_raising() -> None:
+    import cardtable.operator.guard as guard
+
+    address = guard.routed_address()  # None on a machine with no route out
+    assert address is None or ipaddress.ip_address(address).version == 4
