@@ -285,6 +285,9 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     if "board" in raw:
         bd = _section(raw, "board", {"port", "deck", "buttons", "stock_reader"}, path)
         board_port = _get(bd, "port", str, path, "board")
+        if not board_port.strip():  # the board was looked for and none was found
+            raise ConfigError(path, "board.port", "is empty: the board's device path "
+                              "(/dev/ttyACM0) or a pyserial URL (socket://host:port)")
         deck_name = _get(bd, "deck", str, path, "board", None)
         deck = None if deck_name is None else base / deck_name
         buttons_raw = _get(bd, "buttons", list, path, "board", list(range(len(seats))))

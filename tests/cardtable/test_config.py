@@ -29,6 +29,9 @@ def _table(**table: Any) -> dict[str, Any]:
     (dict(_table(), options={"lappen": "yes"}),
      'options.lappen: must be true or false, got "yes"'),
     (dict(_table(), broker="x"), 'broker: must be a section'),
+    # the wizard wrote this when no board was found, and the table looked for '' for ever
+    (dict(_table(card_source="board"), board={"port": ""}), "board.port: is empty: the "
+     "board's device path (/dev/ttyACM0) or a pyserial URL (socket://host:port)"),
     (_table(seats=["Anna", "Anna"]),
      'table.seats[1]: "Anna" is already the name of seat 0: each seat needs a name of its own'),
     (_table(seats=["Anna", " anna "]),

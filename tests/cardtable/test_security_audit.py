@@ -433,6 +433,13 @@ def test_the_wizard_writes_nothing_referee_run_refuses(tmp_path: Path) -> None:
 
     hw = pad_config(cfg)
     assert hw is not None and [s.slap for s in hw.seats] == [17, 5]
+    # The table board chosen with no board found: refused, where the file had been written
+    # and the table then looked for a port named '' for ever.
+    before = path.read_text()
+    with pytest.raises(ConfigError, match="board.port: is empty"):
+        write_table(path, Answers.from_json({"seats": ["Anna", "Bo"], "card_source": "board",
+                                             "board_port": ""}))
+    assert path.read_text() == before
 
 
 @pytest.mark.parametrize("folder", ["../../../tmp/x", "/tmp/x", "a/b", "..", ".", "", ".hidden",
