@@ -230,3 +230,13 @@ def test_the_web_hall_in_chromium(mosquitto: Broker,
         chromium.wait("document.getElementById('standings').textContent.includes("
                       "'Tonight (2 games): Cia 2 wins of 2 · Anna 0 wins of 2')")
         chromium.screenshot(tmp_path / "hall-table-t04.png")
+        # In Swedish: each table once, in Swedish (the tiles drawn before the language came
+        # had stayed beside the new ones, frozen in English).
+        chromium.goto(base + "?lang=sv")
+        chromium.wait("document.documentElement.lang === 'sv' && "
+                      f"document.querySelectorAll('a.tile').length >= {n}")
+        chromium.wait("!document.getElementById('summary').textContent.includes('tables')")
+        time.sleep(0.5)  # a redraw after the language came would have added the doubles
+        assert chromium.js("document.querySelectorAll('a.tile').length") == n
+        assert chromium.js("new Set([...document.querySelectorAll('a.tile')].map("
+                           "(a) => a.dataset.table)).size") == n

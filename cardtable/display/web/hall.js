@@ -52,7 +52,11 @@ function drawHall(sc) {
   if (!sc) return;
   document.body.dataset.count = String(sc.count);
   if (sc.lang && sc.lang !== I18N.lang) {
-    loadLanguage(sc.lang).then((changed) => { if (changed) { hall.drawn.clear(); drawHall(sc); } });
+    // every tile drawn again in the new language, each in its place (forgetting them had left
+    // the old ones on the page beside the new: every table twice)
+    loadLanguage(sc.lang).then((changed) => {
+      if (changed) { for (const entry of hall.drawn.values()) entry.key = ""; drawHall(sc); }
+    });
   }
   document.getElementById("summary").textContent = sc.words ? sc.words.summary : "";
   const box = document.getElementById("tiles");
