@@ -200,9 +200,13 @@ def table_document(answers: Answers, existing: str | None = None) -> str:
             table["language"].comment("the words of the displays and pages (docs/i18n.md)")
         else:
             table["language"] = answers.language
+    elif "language" in table:  # the system's language chosen again (it had been kept)
+        del table["language"]
     if "journal_dir" not in table:
         table["journal_dir"] = answers.journal_dir
         table["journal_dir"].comment("every game is kept here, and resumed after a crash")
+    elif table["journal_dir"] != answers.journal_dir:  # a new folder was answered "saved"
+        table["journal_dir"] = answers.journal_dir
     pads = [p for p in answers.pads if p.get("slap") is not None]
     if pads:
         hardware = _section(doc, "hardware", "the GPIO pads (docs/wiring.md)")

@@ -238,3 +238,18 @@ def test_taken_lines_that_are_no_list_of_numbers_are_refused_in_words(tmp_path: 
             assert (status, text) == (409, "every line is taken"), (route, text)
         else:
             assert status == 400 and text.endswith("?"), (route, taken, status, text)
+
+
+def test_the_system_s_language_and_a_new_journal_folder_are_saved(tmp_path: Path) -> None:
+    # found by probing the pages: both were answered "saved" and the file kept the old value
+    path = tmp_path / "table.toml"
+    first = Answers(table_id="t", game="vandatta", seats=["A", "B"], card_source="virtual",
+                    language="sv")
+    write_table(path, first)
+    assert load_config(path).language == "sv"
+    write_table(path, Answers(table_id="t", game="vandatta", seats=["A", "B"],
+                              card_source="virtual", language=None, journal_dir="spel"))
+    text = path.read_text()
+    assert "language" not in text
+    assert load_config(path).journal_dir == tmp_path / "spel"
+    assert "# every game is kept here" in text  # the key's comment stays with it
