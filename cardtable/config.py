@@ -68,8 +68,8 @@ def table_id_problem(table_id: str) -> str | None:
     split the id into levels and ``+`` ``#`` are wildcards; control characters are refused too
     (MQTT advises against them, and a display shows the id).
     """
-    if not table_id:
-        return "must not be empty"
+    if not table_id.strip():
+        return "must not be empty" if not table_id else "must not be blank"
     if "\0" in table_id:
         return "must not contain U+0000 (MQTT forbids it)"
     bad = next((c for c in "/+#" if c in table_id), None)
@@ -77,6 +77,8 @@ def table_id_problem(table_id: str) -> str | None:
         return f"must not contain {bad} (it is special in MQTT topics; none of / + #)"
     if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in table_id):
         return "must not contain control characters"
+    if name_problem(table_id) is not None:  # U+202E shows "gnp.exe" as "exe.png"
+        return "must not contain direction marks"
     try:
         size = len(table_id.encode("utf-8"))
     except UnicodeEncodeError:

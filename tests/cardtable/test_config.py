@@ -77,7 +77,10 @@ def test_an_error_about_the_whole_file_has_no_key(tmp_path: Path) -> None:
     ("a\x1bb", "control"),
     ("x" * 65_519, "65518 bytes"),
     ("å" * 32_760, "65518 bytes"),
-], ids=["empty", "slash-hash", "plus", "nul", "escape", "long-ascii", "long-utf8"])
+    ("   ", "blank"),
+    ("\u202egnp.exe", "direction marks"),
+], ids=["empty", "slash-hash", "plus", "nul", "escape", "long-ascii", "long-utf8", "blank",
+        "right-to-left-override"])
 def test_a_table_id_mqtt_cannot_carry_is_refused(table_id: str, words: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_config(_table(id=table_id), "table.toml")
