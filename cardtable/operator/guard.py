@@ -109,6 +109,9 @@ def refusal(status: int, text: str) -> web.Response:
     return web.json_response({"ok": False, "text": text}, status=status)
 
 
+#: The cookie that carries why a pairing link was refused to the page it leads to.
+REFUSED_COOKIE = "refused"
+
 #: Seconds a change's body has to come whole after its headers (the server's guard times only
 #: the headers: a body sent a byte at a time had held its connection for ever).
 BODY_S = 10.0
@@ -328,8 +331,12 @@ class GuardedSite:
             device = self.pairing.pair(token=request.query.get("token", ""),
                                        client=client_of(request), now=self.clock())
         except PairingRefused as exc:
-            why = quote(said(exc, self.lang(request))[:80])
-            raise web.HTTPSeeOther(f"/operator/?refused={why}") from None
+            # The reason rides in a cookie, which only this site can set: in the query, any
+            # site could link to the page with words of its own shown as the table's refusal.
+            refused = web.HTTPSeeOther("/operator/")
+            refused.set_cookie(REFUSED_COOKIE, quote(said(exc, self.lang(request))[:200], safe=""),
+                               max_age=60, path="/operator/", samesite="Strict")
+            raise refused from None
         response = web.HTTPSeeOther("/operator/")
         self._set_cookie(response, device)
         self.show_code(0)

@@ -282,6 +282,24 @@ def test_without_a_paired_phones_own_page_nothing_changes(tmp_path: Path) -> Non
         # The paired phone itself still may (the same request, from its own page).
         assert page.evaluate("page.table.paused") is True
 
+        # 5. Another site links to the page with words of its own as the table's refusal:
+        # not shown (found by a probe of the pages). The table's own refusal of a used
+        # pairing link is shown, once.
+        stranger = chromium.new_context(**PHONE).new_page()
+        stranger.goto(table.base + "operator/?refused=Your%20table%20needs%20evil.example")
+        stranger.wait_for_selector("#pair-form")
+        time.sleep(0.3)
+        assert "evil.example" not in stranger.inner_text("body")
+        stranger.goto(table.base + "operator/pair?token=used-or-expired")
+        assert stranger.url == table.base + "operator/"
+        refusal = ("['has been used or has expired', 'too many wrong codes'].some("
+                   "(w) => document.body.innerText.includes(w))")
+        wait_js(stranger, refusal)
+        stranger.reload()
+        stranger.wait_for_selector("#pair-form")
+        time.sleep(0.3)
+        assert not stranger.evaluate(refusal)
+
 
 HOSTILE = ['<img src=x onerror="document.title=1">', "</script><script>alert(2)</script>",
            "Bo\" onmouseover=\"alert(3)", "{{7*7}} ${alert(4)}"]

@@ -467,8 +467,17 @@ function follow() {
   stream.onmessage = () => refresh();
 }
 
+// Why the pairing link was refused: set by the table in a cookie (a query any site could
+// have linked to, with words of its own), shown once.
+function takeRefusal() {
+  const m = document.cookie.match(/(?:^|;\s*)refused=([^;]*)/);
+  if (!m) return null;
+  document.cookie = "refused=; Max-Age=0; path=/operator/; SameSite=Strict";
+  try { return decodeURIComponent(m[1]); } catch (e) { return null; }
+}
+
 async function start() {
-  const refused = new URLSearchParams(location.search).get("refused");
+  const refused = takeRefusal();
   if (refused) say(refused, "error");
   const s = await api("/operator/api/session");
   if (await pageLanguage(s) !== false) {
