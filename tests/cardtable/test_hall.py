@@ -240,3 +240,12 @@ def test_the_web_hall_in_chromium(mosquitto: Broker,
         assert chromium.js("document.querySelectorAll('a.tile').length") == n
         assert chromium.js("new Set([...document.querySelectorAll('a.tile')].map("
                            "(a) => a.dataset.table)).size") == n
+        # On a phone the tiles' words are readable (the room's sizes had made them 4 px).
+        phone = open_chromium(390, 844)
+        phone.goto(base)
+        phone.wait(f"document.querySelectorAll('a.tile').length === {n}")
+        size = phone.js("parseFloat(getComputedStyle(document.querySelector('.tile-seats'))"
+                        ".fontSize)")
+        assert size >= 13, size
+        assert phone.js("document.documentElement.scrollWidth") <= 390
+        phone.screenshot(tmp_path / "hall-phone.png")
