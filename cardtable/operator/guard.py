@@ -202,8 +202,9 @@ class GuardedSite:
         code.logged = True
         lines = [what.format(base=self.public_base()),
                  f"pairing code {code.code}, or open {self.pairing_url()}"]
-        for line in lines:  # said on the terminal already when there is an announce
-            log.log(logging.INFO if self.announce else logging.WARNING, "%s", line)
+        for line in lines:  # an announce says them (a terminal, or systemd's journal from
+            # stdout): logged too, they had been printed twice on the terminal
+            log.log(logging.DEBUG if self.announce else logging.WARNING, "%s", line)
         if self.announce is not None:
             self.announce("\n".join([*lines, terminal_qr(self.pairing_url())]))
         return True

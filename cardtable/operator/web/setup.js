@@ -20,7 +20,6 @@ const WORDS = {
   },
   roles: (role) => (role === "call" ? t("call") : t("slap")),
   get running() { return t("The table is running: what you save is used when the referee starts again."); },
-  get starts() { return t("The table starts now…"); },
   get systemLanguage() { return t("the system's"); },
 };
 const ROLES = ["slap", "call"];
@@ -168,8 +167,7 @@ async function save(event) {
   if (!body.pads.some((p) => p.slap != null)) body.pads = [];
   const answer = await api("save", { answers: body });
   say(answer.text, answer.ok ? "ok" : "error");
-  if (answer.ok && !wiz.state.running) {
-    say(answer.text + " " + WORDS.starts, "ok");
+  if (answer.ok && !wiz.state.running) {  // the answer says the table starts now
     setTimeout(() => { location.href = "/operator/"; }, 3000);
   }
 }
