@@ -41,8 +41,24 @@ log = logging.getLogger("cardtable.operator")
 #: Files of the display the operator page loads too (the race, the standings, the words).
 SHARED = ("race.js", "race.css", "standings.js", "standings.css", "i18n.js")
 
+#: Each option's name on the page, in words (the registry's names are the file's keys).
+LABELS = {"time_limit_s": N_("time limit (seconds)"),
+          "false_slap_penalty": N_("penalty for a false slap"),
+          "collect_grace_ms": N_("time to slap a won challenge's pile (ms)"),
+          "slap_back_in": N_("slap back into the game"),
+          "bottom_match": N_("slap a bottom match"),
+          "slap_resolution_us": N_("slaps at the same instant (µs)"),
+          "reshuffle_discards": N_("reshuffle the discards into the stock"),
+          "no_special_on_special": N_("no eight or ace on an eight or ace"),
+          "no_special_finish": N_("no going out on an eight or ace"),
+          "lappen": N_("call “lappen” before going out"),
+          "points_game": N_("points game")}
+
+#: A choice's value on the page, in words.
+CHOICES = {"none": N_("none"), "burn": N_("burn a card")}
+
 #: The allowed values of an option in words (the registry's ``allowed``, referee/options.py).
-ALLOWED = {"true, false": N_("true, false"),
+ALLOWED = {"true, false": N_("true, false"), "none, burn": N_("none, burn"),
            "a whole number of milliseconds from 0 to 60000": N_(
                "a whole number of milliseconds from 0 to 60000"),
            "a whole number of microseconds from 0 to 1000000": N_(
@@ -185,6 +201,10 @@ class OperatorSite(GuardedSite):
             out["help"] = lang.gettext(spec.help) if spec.help else ""
             if spec.allowed in ALLOWED:
                 out["allowed"] = lang.gettext(ALLOWED[spec.allowed])
+            if spec.name in LABELS:
+                out["label"] = lang.gettext(LABELS[spec.name])
+            out["choice_labels"] = {c: lang.gettext(CHOICES[c]) for c in out.get("choices") or ()
+                                    if c in CHOICES}
             return out
 
         return web.json_response({"games": [

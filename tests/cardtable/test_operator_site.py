@@ -354,3 +354,36 @@ def test_the_routed_address_is_asked_without_raising() -> None:
 
     address = guard.routed_address()  # None on a machine with no route out
     assert address is None or ipaddress.ip_address(address).version == 4
+
+
+def test_every_option_of_the_new_game_form_has_words_in_every_language(tmp_path: Path) -> None:
+    # the form had shown the file's keys ("false slap penalty") and values ("none", "burn")
+    # in English on a Swedish page
+    from cardtable.i18n import languages
+    from cardtable.operator.site import CHOICES, LABELS
+
+    async def check(site: OperatorSite, base: str) -> None:
+        async with client() as s:
+            await paired(s, site, base)
+            for code in languages():
+                status, answer, _ = await fetch(s, "GET", base + f"operator/api/games?lang={code}")
+                assert status == 200
+                for game in answer["games"]:
+                    for o in game["options"]:
+                        assert o["label"], (code, o["name"])
+                        assert set(o["choice_labels"]) == set(o["choices"]), o
+                if code == "sv":
+                    banka = next(g for g in answer["games"] if g["name"] == "banka-bever")
+                    penalty = next(o for o in banka["options"]
+                                   if o["name"] == "false_slap_penalty")
+                    assert penalty["label"] == "straff för felaktig bankning"
+                    assert penalty["choice_labels"] == {"none": "inget",
+                                                        "burn": "bränn ett kort"}
+
+    with_site(tmp_path, check)
+    from referee.games import games
+    from referee.options import option_specs
+
+    specs = [s for g in games.values() for s in option_specs(g.options)]
+    assert set(LABELS) == {s.name for s in specs}  # a new option gets its words here
+    assert set(CHOICES) == {c for s in specs for c in s.to_json().get("choices") or ()}

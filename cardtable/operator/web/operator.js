@@ -34,6 +34,8 @@ const WORDS = {
   seat: (k) => fmt(t("Seat {n}"), { n: k }),
   get optionDefault() { return t("default"); },
   get noneValue() { return t("none"); },
+  get switchOn() { return t("on"); },
+  get switchOff() { return t("off"); },
   get noGames() { return t("No game has been played tonight yet."); },
   gameRow: (g) => g.title + " · " + g.seats.join(", ") + " · "
     + (g.winners.length ? fmt(t("won by {names}"), { names: g.winners.join(", ") })
@@ -286,7 +288,7 @@ function optionField(o, f) {
   const value = o.name in f.options ? f.options[o.name] : o.default;
   const head = el("div", "option-head");
   const id = "opt-" + o.name;
-  const label = el("label", "option-name", o.name.replace(/_/g, " "));
+  const label = el("label", "option-name", o.label || o.name.replace(/_/g, " "));
   label.htmlFor = id;
   head.append(label);
   let input;
@@ -299,7 +301,7 @@ function optionField(o, f) {
   } else if (o.kind === "choice") {
     input = el("select");
     for (const c of o.choices) {
-      const opt = el("option", "", c);
+      const opt = el("option", "", (o.choice_labels || {})[c] || c);
       opt.value = c;
       opt.selected = c === value;
       input.append(opt);
@@ -322,7 +324,10 @@ function optionField(o, f) {
   }
   input.id = id;
   head.append(input);
-  const shown = o.default == null ? WORDS.noneValue : String(o.default);
+  // the default in the page's words: on or off, a choice's words, none
+  const shown = o.default == null ? WORDS.noneValue
+    : o.kind === "switch" ? (o.default ? WORDS.switchOn : WORDS.switchOff)
+      : (o.choice_labels || {})[o.default] || String(o.default);
   box.append(head, el("div", "option-help", o.help.replace(/`/g, "")),
     el("div", "option-allowed", o.allowed + " · " + WORDS.optionDefault + " " + shown
       + (o.unit && o.kind !== "seconds" ? "" : "")));
@@ -445,7 +450,9 @@ async function drawCheck() {
         : t("Camera: {n} frames read, sees no card"),
     { n: cam.frames, card: cam.card, confidence: cam.confidence }));
   }
-  part(true, fmt(t("Cards: {source}"), { source: c.card_source }));
+  const sources = { virtual: t("a virtual deck"), console: t("typed at the console"),
+    board: t("the table board"), camera: t("the camera") };
+  part(true, fmt(t("Cards: {source}"), { source: sources[c.card_source] || c.card_source }));
   if (c.broker) {
     part(c.broker.connected, fmt(c.broker.connected ? t("Broker {url}: connected")
       : t("Broker {url}: NOT CONNECTED"), { url: c.broker.url }));
