@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import json
 import logging
 import mimetypes
 from collections.abc import Awaitable, Callable, Iterable
@@ -305,6 +306,13 @@ async def security_headers(request: web.Request, handler: Handler) -> web.Stream
         guard.served(request.transport)
     try:
         response = await handler(request)
+    except (web.HTTPNotFound, web.HTTPMethodNotAllowed) as exc:
+        if "/api/" in request.path and exc.content_type != "application/json":
+            # an API's every answer is a JSON refusal (aiohttp's own is a line of text)
+            exc.text = json.dumps({"ok": False, "text": exc.reason.lower()})
+            exc.content_type = "application/json"
+        _secure(exc)
+        raise
     except web.HTTPException as exc:
         _secure(exc)
         raise

@@ -545,3 +545,20 @@ def test_wrong_codes_from_many_addresses_meet_a_table_wide_budget_with_back_off(
     assert guess_from_many(2000.0, 4) == TABLE_WRONG_PER_WINDOW
     with pytest.raises(PairingRefused, match="try again in 60 s"):
         pairing.pair(code=pairing.current(2000.0).code, client="10.204.0.1", now=2000.0)
+
+
+def test_an_api_address_that_is_none_or_a_method_it_takes_not_answers_json(
+        tmp_path: Path) -> None:
+    # they were aiohttp's line of text, where every other API answer is a JSON refusal
+    async def check(site: OperatorSite, base: str) -> None:
+        async with client() as s:
+            status, answer, headers = await fetch(s, "GET", base + "operator/api/nothing")
+            assert (status, answer) == (404, {"ok": False, "text": "not found"})
+            assert headers["X-Content-Type-Options"] == "nosniff"
+            status, answer, headers = await fetch(s, "DELETE", base + "operator/api/pair")
+            assert (status, answer) == (405, {"ok": False, "text": "method not allowed"})
+            assert "POST" in headers["Allow"]
+            status, answer, _ = await fetch(s, "GET", base + "nothing.html")  # not an API
+            assert status == 404 and not isinstance(answer, dict)
+
+    with_site(tmp_path, check)
