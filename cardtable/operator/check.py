@@ -75,7 +75,7 @@ class TableCheck:
         rows = []
         for seat in range(max(len(seats), pads)):
             row: dict[str, Any] = {"seat": seat, "name": seats[seat] if seat < len(seats)
-                                   else f"pad {seat + 1}", "pad": seat < pads}
+                                   else None, "pad": seat < pads}  # None: the page names it
             for act in PRESSES:
                 got = presses.get((seat, act))
                 row[act] = None if got is None else {

@@ -330,7 +330,8 @@ class GuardedSite:
         """The QR code's address: pair with its one-time token, then on to the page."""
         try:
             device = self.pairing.pair(token=request.query.get("token", ""),
-                                       client=client_of(request), now=self.clock())
+                                       client=client_of(request), now=self.clock(),
+                                       unnamed=self.lang(request).gettext("phone {n}"))
         except PairingRefused as exc:
             # The reason rides in a cookie, which only this site can set: in the query, any
             # site could link to the page with words of its own shown as the table's refusal.
@@ -361,7 +362,8 @@ class GuardedSite:
         got = await self.body(request)
         try:
             device = self.pairing.pair(code=str(got.get("code", "")), name=got.get("name"),
-                                       client=client_of(request), now=self.clock())
+                                       client=client_of(request), now=self.clock(),
+                                       unnamed=lang.gettext("phone {n}"))
         except PairingRefused as exc:
             return refusal(403, said(exc, lang))
         self.show_code(0)

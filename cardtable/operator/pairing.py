@@ -196,9 +196,10 @@ class Pairing:
         return seen[0] + WRONG_WINDOW_S - now
 
     def pair(self, *, code: str | None = None, token: str | None = None, name: Any = None,
-             client: str, now: float) -> Device:
+             client: str, now: float, unnamed: str = "phone {n}") -> Device:
         """Pair a phone with the code (typed) or the token (the QR code's address); raises
-        :class:`PairingRefused` with the reason in words."""
+        :class:`PairingRefused` with the reason in words. ``unnamed``: the name of a phone
+        that gives none, in the page's language (``{n}``: how many are paired with it)."""
         wait = self.limited(client, now)
         if wait > 0:
             raise PairingRefused(Words(N_("too many wrong codes from this device: try again "
@@ -226,7 +227,7 @@ class Pairing:
             raise PairingRefused(Words(N_("{n} phones are paired already: unpair one first"),
                                        {"n": MAX_DEVICES}))
         device = Device(secrets.token_urlsafe(18),
-                        clean_name(name, f"phone {len(self.devices) + 1}"),
+                        clean_name(name, unnamed.format(n=len(self.devices) + 1)),
                         secrets.token_urlsafe(24), now, now)
         self.devices[device.id] = device
         self.renew(now)  # one code, one phone

@@ -387,3 +387,18 @@ def test_every_option_of_the_new_game_form_has_words_in_every_language(tmp_path:
     specs = [s for g in games.values() for s in option_specs(g.options)]
     assert set(LABELS) == {s.name for s in specs}  # a new option gets its words here
     assert set(CHOICES) == {c for s in specs for c in s.to_json().get("choices") or ()}
+
+
+def test_a_phone_that_gives_no_name_is_named_in_the_page_s_language(tmp_path: Path) -> None:
+    # a Swedish page said "parkopplad som phone 1"
+    async def check(site: OperatorSite, base: str) -> None:
+        async with client() as s:
+            code = site.pairing.current(site.clock()).code
+            status, answer, _ = await fetch(s, "POST", base + "operator/api/pair?lang=sv",
+                                            json={"code": code},
+                                            headers={"Origin": base.rstrip("/")})
+            assert status == 200, answer
+            assert [d.name for d in site.pairing.devices.values()] == ["telefon 1"]
+            assert answer["text"] == "parkopplad som telefon 1"
+
+    with_site(tmp_path, check)

@@ -415,7 +415,8 @@ async function drawCheck() {
     box.dataset.seat = String(seat.seat);
     const fresh = ["slap", "call"].some((act) => seat[act] && seat[act].ago_s < 5);
     box.classList.toggle("fresh", fresh);
-    box.append(el("div", "name", seat.name));
+    box.append(el("div", "name", seat.name != null ? seat.name
+      : fmt(t("pad {n}"), { n: seat.seat + 1 })));  // a pad wired beyond the game's seats
     for (const act of ["slap", "call"]) {
       const p = seat[act];
       const words = act === "slap"
