@@ -90,6 +90,10 @@ class Answers:
                 raise ValueError(f"{key}: text, or null")
         if not isinstance(out.seats, list) or not all(isinstance(s, str) for s in out.seats):
             raise ValueError("seats: a list of names")
+        if out.language:  # written as the catalogs name it: "SV_se" left the page's list blank
+            from cardtable.i18n import normalize
+
+            out.language = normalize(out.language)
         if not isinstance(out.pads, list) or not all(_pad_ok(p) for p in out.pads):
             raise ValueError("pads: one set of lines per seat ('slap', 'call', 'led': GPIO "
                              "numbers, or null)")

@@ -253,3 +253,12 @@ def test_the_system_s_language_and_a_new_journal_folder_are_saved(tmp_path: Path
     assert "language" not in text
     assert load_config(path).journal_dir == tmp_path / "spel"
     assert "# every game is kept here" in text  # the key's comment stays with it
+
+
+def test_a_language_from_the_page_is_written_as_the_catalogs_name_it(tmp_path: Path) -> None:
+    # "SV_se" was written as sent, and the page's list then showed the system's language
+    path = tmp_path / "table.toml"
+    write_table(path, Answers.from_json({"seats": ["A", "B"], "language": "SV_se"}))
+    assert 'language = "sv"' in path.read_text()
+    with pytest.raises(ConfigError, match="language"):
+        write_table(path, Answers.from_json({"seats": ["A", "B"], "language": "xx"}))
