@@ -28,6 +28,7 @@ import contextlib
 import logging
 import os
 import random
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -227,14 +228,8 @@ class RefereeService:
         whole file is kept aside and an alert names it."""
         before = read_before(exc)
         assert before is not None
-        kept = self.journal_dir / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-        os.replace(self.current_path, kept)
-        tmp = self.current_path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(dump_journal(before.header, before.inputs))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.current_path)
+        kept = self._free_name(f"damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        self._replace_current(dump_journal(before.header, before.inputs), kept)
         text = (f"the journal was damaged at line {exc.line} ({exc.reason}); the game goes on "
                 f"from the {len(before.inputs)} inputs before it; the whole file is kept "
                 f"as {kept.name}")
@@ -344,6 +339,35 @@ class RefereeService:
         """Archive the current journal under its start time and ``game``, the game it holds
         (its header's, never the configuration's)."""
         self.current_path.rename(self._free_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{game}"))
+
+    def _replace_current(self, text: str, kept: Path) -> None:
+        """``current.jsonl`` becomes ``text`` and what it held is kept as ``kept``, the new
+        file on the disk before the old one moves: a crash or a full disk at any step leaves a
+        whole ``current.jsonl``, the old or the new. (The old one had been moved away first,
+        and a write that failed then, or a crash, lost the game being played.)"""
+        tmp = self.current_path.with_suffix(".tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(self.current_path, kept)
+            except OSError:  # a file system without hard links: a copy, on the disk
+                shutil.copyfile(self.current_path, kept)
+                with open(kept, "rb+") as fh:
+                    os.fsync(fh.fileno())
+            os.replace(tmp, self.current_path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        with contextlib.suppress(OSError):  # the new names, on the disk too
+            folder = os.open(self.journal_dir, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
 
     def _free_name(self, stem: str) -> Path:
         """``<stem>.jsonl`` in the journal folder, or ``<stem>-2.jsonl``, … : a name no file
@@ -729,12 +753,16 @@ class RefereeService:
         journal.inputs[k] = replace(old, card=new_card)
         assert self.table.journal is not None
         self.table.journal.close()
-        os.replace(self.current_path,
-                   self._free_name(f"before-correction-{time.strftime('%Y%m%d-%H%M%S')}"))
-        tmp = self.current_path.with_suffix(".tmp")
-        tmp.write_text(dump_journal(journal.header, journal.inputs), encoding="utf-8")
-        os.replace(tmp, self.current_path)
-        self._resume()
+        try:
+            self._replace_current(
+                dump_journal(journal.header, journal.inputs),
+                self._free_name(f"before-correction-{time.strftime('%Y%m%d-%H%M%S')}"))
+        except OSError as exc:  # a full disk: the journal as it was, the game goes on
+            raise Refused(Words(N_("the correction could not be written ({why}); the game "
+                                   "goes on as it was"),
+                                {"why": exc.strerror or type(exc).__name__})) from None
+        finally:
+            self._resume()
         who = seat_name(list(journal.header.seats), old.seat)
         if old.card is None:
             return Words(N_("line {line} ({seat}'s {act}): no card → {card}"),

@@ -1069,6 +1069,75 @@ def test_two_corrections_in_one_second_keep_every_journal_before_them(tmp_path) 
     assert svc.state()["pile"] == ["2C", "3C"]
 
 
+@pytest.mark.parametrize("fails", ["fsync", "link", "replace"])
+def test_a_correction_that_cannot_be_written_leaves_the_game_as_it_was(
+        tmp_path, monkeypatch, fails) -> None:
+    """Found by a probe of crashes and full disks: a correction moved current.jsonl away
+    before it wrote the corrected one, so a full disk (or a crash) then left no journal, and
+    the next start dealt a new game. Each step failing now leaves the journal whole."""
+    import errno
+
+    import cardtable.service as service_module
+
+    now = FakeTime()
+    svc = service(config(tmp_path, source="console", seed=None), now)
+    out: list[str] = []
+    console = ConsoleEdge(io.StringIO(), echo=out.append)
+    for card in ("7H", "8C"):
+        console.handle(svc, f"lay {svc.state()['turn']} {card}\n")
+        now.t += 30 * MS
+        svc.step()
+    before = svc.current_path.read_bytes()
+    real = getattr(os, fails)
+    calls = []
+
+    def full(*args, **kw):
+        calls.append(args)
+        if len(calls) == 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(service_module.os, fails, full)
+    def no_copy(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if fails == "link":  # and no copy to fall back on either
+        monkeypatch.setattr(service_module.shutil, "copyfile", no_copy)
+    console.handle(svc, "correct 2 2C")
+    monkeypatch.undo()
+    assert "could not be written (No space left on device)" in out[-1], out
+    assert svc.current_path.read_bytes() == before
+    assert not list(svc.journal_dir.glob("*.tmp"))
+    assert svc.state()["pile"] == ["7H", "8C"]
+    # the game goes on, into the same journal
+    console.handle(svc, f"lay {svc.state()['turn']} 9D\n")
+    now.t += 30 * MS
+    svc.step()
+    assert read_journal(svc.current_path).inputs[-1].card is not None
+    assert len(svc.current_path.read_bytes()) > len(before)
+
+
+def test_a_journal_damaged_in_the_middle_is_kept_whole_before_it_is_replaced(tmp_path) -> None:
+    """The whole damaged file is kept, and a current.jsonl is there at every step (it had
+    been moved away first: a crash then left none, and a new game was dealt)."""
+    now = FakeTime()
+    svc = service(config(tmp_path, source="console", seed=None), now)
+    console = ConsoleEdge(io.StringIO(), echo=lambda _line: None)
+    for card in ("7H", "8C", "9D"):
+        console.handle(svc, f"lay {svc.state()['turn']} {card}\n")
+        now.t += 30 * MS
+        svc.step()
+    svc.close()
+    lines = svc.current_path.read_text().splitlines(keepends=True)
+    damaged = "".join(lines[:2] + ['{"t": garbage\n'] + lines[2:])
+    svc.current_path.write_text(damaged)
+    again = service(config(tmp_path, source="console", seed=None), now)
+    [kept] = again.journal_dir.glob("damaged-*.jsonl")
+    assert kept.read_text() == damaged
+    assert again.state()["pile"] == ["7H"]
+    assert not list(again.journal_dir.glob("*.tmp"))
+
+
 def test_a_game_that_cannot_be_dealt_leaves_the_game_on_the_table(tmp_path, monkeypatch) -> None:
     """Found by the issue 36 audit: a new game whose engine failed to deal (a time limit of
     1e400 s) archived the game being played and wrote the new header first, and the table could
