@@ -199,6 +199,11 @@ def parse_lines(lines: Iterable[str], *, tolerate_torn_tail: bool = False) -> Jo
                 raise JournalError(number, line.reason)
             if not line.strip():
                 raise JournalError(number, _EMPTY)
+            if tolerate_torn_tail and not line.endswith("\n"):
+                # the writer cuts the file back to its last newline, here none: the header
+                # would go and the game's inputs follow no header (the game was then lost)
+                raise JournalError(number, "the header has no newline: it was cut off while "
+                                   "it was written")
             try:
                 obj = _loads(line)
             except ValueError as exc:

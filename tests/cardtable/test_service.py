@@ -1138,6 +1138,29 @@ def test_a_journal_damaged_in_the_middle_is_kept_whole_before_it_is_replaced(tmp
     assert not list(again.journal_dir.glob("*.tmp"))
 
 
+def test_a_header_without_its_newline_is_set_aside_not_played_under(tmp_path) -> None:
+    """Found by a probe of power cuts: the reader took a header that had lost its newline,
+    the writer then cut the file back to its last newline (none: the whole header), and the
+    game was played into a journal with no header, set aside as broken at the next start."""
+    now = FakeTime()
+    svc = service(config(tmp_path, source="console", seed=None), now)
+    header = svc.current_path.read_text().splitlines()[0]
+    svc.close()
+    svc.current_path.write_text(header)  # no newline
+    again = service(config(tmp_path, source="console", seed=None), now)
+    assert "header has no newline" in again.alerts["journal_damaged"]
+    assert list(again.journal_dir.glob("current.broken-*.jsonl"))
+    console = ConsoleEdge(io.StringIO(), echo=lambda _line: None)
+    console.handle(again, f"lay {again.state()['turn']} 7H\n")
+    now.t += 30 * MS
+    again.step()
+    again.close()
+    journal = read_journal(again.current_path)  # a whole journal, its header first
+    assert [str(i.card) for i in journal.inputs if i.act == "lay"] == ["7H"]
+    third = service(config(tmp_path, source="console", seed=None), now)
+    assert third.state()["pile"] == ["7H"]
+
+
 def test_a_game_that_cannot_be_dealt_leaves_the_game_on_the_table(tmp_path, monkeypatch) -> None:
     """Found by the issue 36 audit: a new game whose engine failed to deal (a time limit of
     1e400 s) archived the game being played and wrote the new header first, and the table could
