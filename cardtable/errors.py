@@ -111,6 +111,8 @@ def startup_failure(exc: BaseException, where: str = "") -> CommandError:
         reason = exc.strerror or str(exc)
         if isinstance(exc, RefereeError):  # an edge's own words (hardware.pins.GpioUnavailable)
             reason = str(exc)
+        elif exc.filename and where and str(exc.filename) not in where:
+            reason = f"{exc.filename}: {reason}"  # the file in the folder that is wrong
         text = f"{where}: {reason}" if where else reason
         if exc.errno in PERMANENT_ERRNOS:
             return CommandError(text)

@@ -22,7 +22,7 @@ from cardtable.commands.argtypes import (
     whole_number,
 )
 from cardtable.config import table_id_problem
-from cardtable.errors import CommandError, TableBusyError, TemporaryFailure
+from cardtable.errors import CommandError, TableBusyError, TemporaryFailure, startup_failure
 from cardtable.extras import require
 from cardtable.i18n import Language, table_language
 from cardtable.simulate import Simulation, Step
@@ -164,6 +164,10 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any], lang: Lan
         temporary = False  # keep what was written
         raise TemporaryFailure(f"the game stopped: {exc}; the journal so far is in "
                                f"{journal_dir}") from None
+    except OSError as exc:  # what is in the journal folder: as referee run says it
+        inside = str(exc.filename or "").startswith(str(journal_dir))
+        raise startup_failure(exc, f"--journal-dir {journal_dir}: cannot use it" if inside
+                              else "") from None
     finally:
         view.close()
         if temporary:

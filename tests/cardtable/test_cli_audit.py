@@ -48,6 +48,17 @@ def test_a_full_stack_journal_folder_that_cannot_be_one(tmp_path: Path,
     assert "cannot make the folder" in said(capsys)
 
 
+@pytest.mark.parametrize("inside", ["current.jsonl", ".lock"])
+def test_a_full_stack_journal_folder_holding_a_folder_where_a_file_goes(
+        inside: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # found by a probe of crashes: "unexpected error (IsADirectoryError)", exit 70
+    (tmp_path / "j" / inside).mkdir(parents=True)
+    assert main(["simulate", "--game", "banka-bever", "--fast", "--full-stack",
+                 "--journal-dir", str(tmp_path / "j")]) == 2
+    assert said(capsys).strip() == (f"referee: --journal-dir {tmp_path / 'j'}: cannot use it: "
+                                    f"{tmp_path / 'j' / inside}: Is a directory")
+
+
 def test_display_ports_are_ascii_numbers_in_range(capsys: pytest.CaptureFixture[str]) -> None:
     for port in ("99999", "-1", "\u0663\u0663"):  # the last: Arabic-Indic 33
         with pytest.raises(SystemExit) as info:
