@@ -505,7 +505,8 @@ class RefereeService:
     # -- a journal that cannot be written -------------------------------------------------------
     def _journal_failed(self, exc: BaseException) -> None:
         """Stop judging until the journal can be written again (see the module docstring)."""
-        cause = exc.__cause__ if isinstance(exc, JournalWriteError) else exc
+        # a write error without a cause of its own (the closed journal) had said "None"
+        cause = (exc.__cause__ or exc) if isinstance(exc, JournalWriteError) else exc
         why = (cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause))
         first = self.journal_fault is None
         self.journal_fault = f"{why} at {self.journal_dir}"
