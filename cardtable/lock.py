@@ -4,7 +4,9 @@ Two referees appending to one folder interleave two games in one journal (and th
 replace the first's console socket). The lock is ``fcntl.flock`` on ``<journal_dir>/.lock``: the
 kernel releases it when the process ends, however it ends, so a crash or ``kill -9`` never
 leaves a stale lock behind. The file holds the PID of the referee that holds the lock, so the
-second one can say who is in the way.
+second one can say who is in the way. The folder itself is locked too: a ``.lock`` deleted
+while a referee runs (a folder "cleaned" by hand) had let a second referee take the folder and
+archive the first one's journal under it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class FolderLock:
         self.folder = Path(folder)
         self.path = self.folder / LOCK_NAME
         self._fd: int | None = None
+        self._folder_fd: int | None = None
 
     @property
     def held(self) -> bool:
@@ -38,7 +41,9 @@ class FolderLock:
         if self._fd is not None:
             return
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        folder_fd: int | None = None
         try:
+            folder_fd = self._lock_folder()
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
@@ -49,14 +54,34 @@ class FolderLock:
             ) from None
         except OSError:
             os.close(fd)
+            if folder_fd is not None:
+                os.close(folder_fd)
             raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+        self._fd, self._folder_fd = fd, folder_fd
+
+    def _lock_folder(self) -> int | None:
+        """The folder's own lock (its descriptor), or None where the file system locks no
+        folder (the ``.lock`` file's lock is then the only one); BlockingIOError when held."""
+        try:
+            folder_fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(folder_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(folder_fd)
+            raise
+        except OSError:
+            os.close(folder_fd)
+            return None
+        return folder_fd
 
     def release(self) -> None:
         """Let the lock go (the end of the process does the same)."""
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-            self._fd = None
+        for fd in (self._fd, self._folder_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._fd = self._folder_fd = None

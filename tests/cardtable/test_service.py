@@ -527,6 +527,19 @@ def test_console_command_says_when_no_referee_listens(tmp_path, capsys) -> None:
 
 
 # -- issue 10: a table that never loses a game ---------------------------------------------------
+def test_a_deleted_lock_file_does_not_let_a_second_referee_in(tmp_path) -> None:
+    """Found by a probe of crashes: with <journal_dir>/.lock deleted by hand, a second referee
+    took the folder and archived the first one's journal; the folder itself is locked too."""
+    cfg = config(tmp_path)
+    first = service(cfg, FakeTime())
+    (cfg.journal_dir / ".lock").unlink()
+    with pytest.raises(TableBusyError, match=rf"{cfg.journal_dir}.*in use by another referee"):
+        service(cfg, FakeTime())
+    assert first.current_path.exists()
+    first.close()
+    service(cfg, FakeTime()).close()  # free again once the first let go
+
+
 @pytest.mark.slow
 def test_a_second_referee_on_the_same_journal_folder_is_refused(tmp_path) -> None:
     """10.3: in one process, a second service on the folder is refused with the holder's PID;
