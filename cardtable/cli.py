@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS):
             return _bug(exc)
         # a disk that is full (the output redirected to it, a report): may pass, not a bug
-        print(error_line(f"referee: cannot write ({exc.strerror})"), file=sys.stderr)
+        where = f" {exc.filename}" if exc.filename else ""  # the output itself has no name
+        print(error_line(f"referee: cannot write{where} ({exc.strerror})"), file=sys.stderr)
         return TemporaryFailure.exit_status
     except Exception as exc:
         return _bug(exc)

@@ -79,6 +79,15 @@ def test_a_full_disk_under_the_output_is_a_temporary_failure(
     assert main(["beggar", "-K-", "--Q"]) == 75
     assert said(capsys).strip() == "referee: cannot write (No space left on device)"
 
+    def full_file(*_args: object, **_kw: object) -> None:  # a file is named (found by a
+        raise OSError(errno.ENOSPC, "No space left on device", "/j/current.jsonl")  # probe)
+
+    monkeypatch.setattr(sys.modules["referee.games.beggar_my_neighbour"], "play_notation",
+                        full_file)
+    assert main(["beggar", "-K-", "--Q"]) == 75
+    assert said(capsys).strip() == ("referee: cannot write /j/current.jsonl (No space left on "
+                                    "device)")
+
 
 def test_notation_hands_are_bounded() -> None:
     half = MAX_NOTATION_CARDS // 2
