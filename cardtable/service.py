@@ -28,7 +28,6 @@ import contextlib
 import logging
 import os
 import random
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -39,6 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 from cardtable.clock import TableClock
 from cardtable.config import TableConfig, parse_config
 from cardtable.errors import ConfigError, EdgeError, OtherGameError, Refused
+from cardtable.files import write_whole
 from cardtable.i18n import Words
 from cardtable.lock import FolderLock
 from referee.cards import parse_card
@@ -341,33 +341,20 @@ class RefereeService:
         self.current_path.rename(self._free_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{game}"))
 
     def _replace_current(self, text: str, kept: Path) -> None:
-        """``current.jsonl`` becomes ``text`` and what it held is kept as ``kept``, the new
-        file on the disk before the old one moves: a crash or a full disk at any step leaves a
-        whole ``current.jsonl``, the old or the new. (The old one had been moved away first,
-        and a write that failed then, or a crash, lost the game being played.)"""
-        tmp = self.current_path.with_suffix(".tmp")
+        """``current.jsonl`` becomes ``text`` and what it held is kept as ``kept``: the old
+        one is linked to its new name first and is never moved, so a crash or a full disk at
+        any step leaves a whole ``current.jsonl``, the old or the new. (The old one had been
+        moved away first, and a write that failed then, or a crash, lost the game.)"""
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            try:
-                os.link(self.current_path, kept)
-            except OSError:  # a file system without hard links: a copy, on the disk
-                shutil.copyfile(self.current_path, kept)
-                with open(kept, "rb+") as fh:
-                    os.fsync(fh.fileno())
-            os.replace(tmp, self.current_path)
-        except BaseException:
+            os.link(self.current_path, kept)
+        except OSError:  # a file system without hard links: a copy
+            write_whole(kept, self.current_path.read_bytes())
+        try:
+            write_whole(self.current_path, text)
+        except BaseException:  # the journal as it was: no copy of it beside it
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                kept.unlink()
             raise
-        with contextlib.suppress(OSError):  # the new names, on the disk too
-            folder = os.open(self.journal_dir, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
 
     def _free_name(self, stem: str) -> Path:
         """``<stem>.jsonl`` in the journal folder, or ``<stem>-2.jsonl``, … : a name no file

@@ -17,7 +17,6 @@ import glob
 import logging
 import os
 import re
-import tempfile
 import threading
 import time
 import tomllib
@@ -32,6 +31,7 @@ from tomlkit.items import Table as TomlTable
 
 from cardtable.config import parse_config
 from cardtable.errors import ConfigError
+from cardtable.files import write_whole
 
 log = logging.getLogger("cardtable.operator")
 
@@ -259,8 +259,8 @@ def _write_table(path: Path, answers: Answers) -> Path | None:
     kept = None
     if existing is not None:
         kept = path.with_name(path.name + ".previous")
-        _write_whole(kept, existing)
-    _write_whole(path, text)
+        write_whole(kept, existing)
+    write_whole(path, text)
     return kept
 
 
@@ -276,27 +276,6 @@ def write_table(path: Path, answers: Answers) -> Path | None:
     do not make a configuration ``referee run`` takes, before anything is written."""
     with _saving:
         return _write_table(path, answers)
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """``path`` holds ``text`` whole, or is left as it was: a spare file of its own beside it,
-    on the disk, then renamed over it."""
-    fd, spare = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:  # mkstemp makes it 0600: the file's own mode, or one a person can read
-            mode = os.stat(path).st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o644
-        os.chmod(spare, mode)
-        os.replace(spare, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(spare)
-        raise
 
 
 def check_text(text: str, path: Path) -> None:

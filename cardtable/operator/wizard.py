@@ -55,7 +55,6 @@ log = logging.getLogger("cardtable.operator")
 ROLES = ("slap", "call", "led")
 
 
-
 def _lines(taken: object) -> set[int] | None:
     """The GPIO lines a page says are taken (a list of whole numbers; none: no list), or None
     for anything else (a number, a list of lists: they had answered 500)."""
@@ -65,6 +64,7 @@ def _lines(taken: object) -> set[int] | None:
             isinstance(t, int) and not isinstance(t, bool) for t in taken):
         return None
     return set(taken)
+
 
 class Wizard:
     """The wizard's routes on ``site``, writing ``path`` (None: nowhere to write: a table
