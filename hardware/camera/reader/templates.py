@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import zipfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -41,6 +42,10 @@ FEATURES_OF = "608e6041aa40554b0520b54bdddf44be21e0d5a19c4cf6ad6b88d57ac21222af"
 #: off): :meth:`EnrolledDeck.match_picture` tries each place within that.
 PICTURE_SIZE = (24, 33)
 PICTURE_SHIFT = 2
+#: The most a deck file may hold unpacked: an enrolled deck is about 1.1 MB (its pictures
+#: 1 MB); a small file that unpacks to gigabytes (a zip bomb) is refused before it is read.
+DECK_FILE_BYTES = 64 << 20
+DECK_FILE_MEMBERS = 16
 
 
 def picture(card: Array) -> Array:
@@ -128,6 +133,7 @@ class EnrolledDeck:
         if magic != b"PK\x03\x04":  # numpy would try it as a pickle, and say so
             raise ValueError(f"{path} is not a camera deck file (not the zip of arrays that "
                              "referee camera enroll writes)")
+        _check_unpacked_size(path)
         try:
             with np.load(path, allow_pickle=False) as z:
                 kind = str(z["kind"]) if "kind" in z.files else "an older kind"
@@ -243,3 +249,32 @@ def deck_meaning(glyph_reads: dict[Card, Array]) -> Array:
             m[g, int(weight[g].argmax())] = 1
     m[NO_GLYPH] = 0
     return m
+
+
+def _check_unpacked_size(path: str | Path) -> None:
+    """Refuse a deck file that would unpack to more than :data:`DECK_FILE_BYTES` before numpy
+    reads it: zipfile stops each member at the size its directory declares, and numpy
+    allocates the shape each array's header declares, so both are checked."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = zf.infolist()
+            unpacked = sum(m.file_size for m in members)
+            if len(members) > DECK_FILE_MEMBERS or unpacked > DECK_FILE_BYTES:
+                raise ValueError(
+                    f"{path} is not a camera deck file (it unpacks to {unpacked} bytes in "
+                    f"{len(members)} arrays; an enrolled deck holds about 1 MB in at most 6)")
+            for m in members:
+                with zf.open(m) as fh:
+                    version = np.lib.format.read_magic(fh)
+                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                    if read_header is None:  # 3.0: names numpy writes only for other arrays
+                        raise ValueError(f"{path} is not a camera deck file ({m.filename} "
+                                         f"is of array format {version})")
+                    shape, _fortran, dtype = read_header(fh)
+                if dtype.hasobject or int(np.prod(shape, dtype=object)) * dtype.itemsize \
+                        > m.file_size:
+                    raise ValueError(f"{path} is not a camera deck file ({m.filename} says it "
+                                     "holds more than it does)")
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise ValueError(f"{path} is not a camera deck file ({exc})") from None

@@ -3,8 +3,12 @@ their output, the deck file they write and read, and bad input as one clear line
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
+import resource
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +143,44 @@ def test_what_is_not_a_deck_file_is_named_in_one_line(
     assert err == f"referee: --deck {deck}: " + err.split(f"--deck {deck}: ", 1)[1]
     assert said in err and "pickle" not in err and "Errno" not in err
     assert len(err.splitlines()) == 1
+
+
+def _npy_header(shape: tuple[int, ...]) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": "<f4", "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(("shape", "zeros", "said"), [
+    # about 500 kB that unpack to 512 MiB
+    ((2**27,), 2**29, r"\(it unpacks to 5368\d{5} bytes in 2 arrays; an enrolled deck holds "
+                      r"about 1 MB in at most 6\)"),
+    # a header declaring 4 TiB over 100 bytes: numpy would allocate the shape first
+    ((2**40,), 100, r"\(descriptors.npy says it holds more than it does\)"),
+])
+def test_a_deck_file_that_would_unpack_to_too_much_is_refused_unread(
+        tmp_path: Path, shape: tuple[int, ...], zeros: int, said: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from hardware.camera.reader.templates import TEMPLATE_KIND
+
+    bomb = tmp_path / "bomb.npz"
+    kind = io.BytesIO()
+    np.save(kind, np.array(TEMPLATE_KIND))
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("kind.npy", kind.getvalue())
+        with zf.open("descriptors.npy", "w", force_zip64=True) as fh:  # written a MiB a time
+            fh.write(_npy_header(shape))
+            for start in range(0, zeros, 1 << 20):
+                fh.write(bytes(min(1 << 20, zeros - start)))
+    assert bomb.stat().st_size < 600_000
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert main(["camera", "read", "--deck", str(bomb), "docs/camera/queen.jpg"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(f"{re.escape(str(bomb))} is not a camera deck file {said}", err), err
+    assert len(err.splitlines()) == 1
+    # nothing was unpacked: the peak grew by less than a tenth of the 512 MiB
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB
 
 
 def test_no_index_set_at_all_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
