@@ -109,10 +109,11 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
     require("camera", "referee camera enroll")
     from hardware.camera.reader.enroll import (
         EnrollError,
-        confusable,
-        enroll_images,
-        enroll_live,
+        build,
         glyph_names,
+        see_images,
+        self_check,
+        take_live,
     )
     from hardware.camera.reader.recognise import FrameError
     from hardware.camera.reader.sources import SourceError, open_source
@@ -125,7 +126,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         raise CommandError("give --images DIR or --device DEV (one of them)")
     try:
         if args.images is not None:
-            deck, problems = enroll_images(args.images)
+            seen, problems = see_images(args.images)
             for p in problems:
                 _say(f"note: {p}")
         else:
@@ -152,13 +153,14 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
             _say("Enrolling a deck: the camera takes each card as it is asked for, once it "
                  "lies still (Ctrl-C stops).")
             try:
-                deck = enroll_live(source.frames(), show)
+                seen = take_live(source.frames(), show, full_deck())
             except KeyboardInterrupt:
                 raise CommandError("enrollment stopped: nothing written") from None
             finally:
                 source.close()
     except (EnrollError, FrameError) as exc:
         raise CommandError(str(exc)) from None
+    deck = build(seen)
     try:
         deck.save(out)
     except OSError as exc:
@@ -173,12 +175,17 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         print("its index stands in the top-right corner too (or only): read as the deck's own "
               "(a camera that mirrors its picture also looks so: turn mirroring off and "
               "enroll again if this deck prints its index top left)")
-    pairs = confusable(deck)
-    if pairs:
-        print("cards it may not tell apart (left unclear when they show; type them at the "
-              "console): " + ", ".join(f"{a} and {b}" for a, b, _ in pairs))
+    unread = self_check(deck, seen)
+    if unread:
+        print(f"self-check: {len(unread)} of its cards, read again from their photos turned "
+              "round and askew, were not read right: " + ", ".join(
+                  f"{card} left unclear ({why})" if got is None else f"{card} read as {got}"
+                  for card, got, why in unread)
+              + "; the table may leave such a card unclear (type it at the console): enroll "
+              "the deck again from clearer photos to read it")
     else:
-        print("self-check: every card is told apart from every other")
+        print("self-check: each card, read again from its photo turned round and askew, was "
+              "read right")
     return 0
 
 
@@ -242,7 +249,8 @@ def register(sub: Any) -> None:
                         description="Learn a deck's 52 cards: from a folder of photos named by "
                         "card (QH.png, 10S.jpg), or live from a camera, one card after the other "
                         "(the terminal says which card to lay, and when it was taken). At the "
-                        "end it says which cards of the deck it cannot tell apart, if any.")
+                        "end each card's photo is read again, turned round and askew, and the "
+                        "cards not read right are named.")
     e.add_argument("--images", metavar="DIR", type=path_name,
                    help="a folder of 52 photos named by card")
     e.add_argument("--device", metavar="DEV", type=_source,

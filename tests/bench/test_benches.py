@@ -114,3 +114,22 @@ def test_the_vandatta_replay_bench_says_when_open_spiel_is_missing() -> None:
     assert str(line["baseline"]).startswith("missing: open_spiel is not installed")
     assert line["ratio"] is None and "baseline_actions_per_s" not in line
     assert isinstance(line["inputs_per_s"], int) and line["inputs_per_s"] > 0
+
+
+@pytest.mark.slow
+def test_the_self_check_bench_runs_short_and_says_its_baseline() -> None:
+    """``bench/camera_selfcheck.py`` with ``BENCH_SHORT=1``: two of fold 1's decks enrolled,
+    checked and read; its line counts what it checked and gives the baseline it compares to."""
+    pytest.importorskip("cv2")
+    from tests.hardware.camera.conftest import need_artwork
+
+    need_artwork("anglo", "anglo_bitmap")
+    proc = subprocess.run([sys.executable, str(BENCH / "camera_selfcheck.py")],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env={**ENV, "BENCH_SHORT": "1"})
+    assert proc.returncode == 0, proc.stderr
+    (line,) = _json_lines(proc.stdout)
+    assert line["bench"] == "camera_selfcheck" and set(line["decks"]) == {"anglo",
+                                                                          "anglo_bitmap"}
+    assert line["cards_checked"] == 104 and 0 <= line["cards_named"] <= 104
+    assert line["named_reads"] + line["baseline"]["other_reads"] == 40

@@ -13,6 +13,7 @@ mean in this deck (:attr:`EnrolledDeck.meaning`).
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
 import zipfile
@@ -110,14 +111,20 @@ class EnrolledDeck:
     def save(self, path: str | Path) -> None:
         """Write the deck file (npz)."""
         with open(path, "wb") as fh:
-            arrays: dict[str, Any] = {
-                "cards": np.array([str(c) for c in self.cards]),
-                "descriptors": self.descriptors, "meaning": self.meaning,
-                "kind": np.array(TEMPLATE_KIND),
-                "other_corners": np.array(self.other_corners)}
-            if self.pictures is not None:
-                arrays["pictures"] = self.pictures
-            np.savez_compressed(fh, **arrays)
+            fh.write(self.to_bytes())
+
+    def to_bytes(self) -> bytes:
+        """The deck file's bytes (what :meth:`save` writes)."""
+        arrays: dict[str, Any] = {
+            "cards": np.array([str(c) for c in self.cards]),
+            "descriptors": self.descriptors, "meaning": self.meaning,
+            "kind": np.array(TEMPLATE_KIND),
+            "other_corners": np.array(self.other_corners)}
+        if self.pictures is not None:
+            arrays["pictures"] = self.pictures
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **arrays)
+        return buf.getvalue()
 
     @classmethod
     def load(cls, path: str | Path) -> EnrolledDeck:
