@@ -32,6 +32,7 @@ from tomlkit.items import Table as TomlTable
 from cardtable.config import parse_config
 from cardtable.errors import ConfigError
 from cardtable.files import write_whole
+from cardtable.operator.enrolment import DECK_NAME
 
 log = logging.getLogger("cardtable.operator")
 
@@ -55,6 +56,8 @@ class Answers:
     card_source: str = "virtual"
     board_port: str | None = None
     camera_source: str | None = None
+    #: ``[camera] deck``: a deck file the wizard enrolled (``decks/…npz``), or None.
+    camera_deck: str | None = None
     broker_url: str | None = None
     journal_dir: str = "journals"
     #: The table's language (``[table] language``); None: the file says none (the system's).
@@ -85,7 +88,7 @@ class Answers:
         for key in ("table_id", "game", "pin_factory", "card_source"):
             if not isinstance(getattr(out, key), str):
                 raise ValueError(f"{key}: text")
-        for key in ("board_port", "camera_source", "broker_url", "language"):
+        for key in ("board_port", "camera_source", "camera_deck", "broker_url", "language"):
             if getattr(out, key) is not None and not isinstance(getattr(out, key), str):
                 raise ValueError(f"{key}: text, or null")
         if not isinstance(out.seats, list) or not all(isinstance(s, str) for s in out.seats):
@@ -101,6 +104,9 @@ class Answers:
                 and (saved is None or out.camera_source != saved.camera_source)):
             raise ValueError("camera_source: one of this machine's cameras (/dev/video…), "
                              "'picamera' or a camera number")
+        if (out.camera_deck is not None and DECK_NAME.fullmatch(out.camera_deck) is None
+                and (saved is None or out.camera_deck != saved.camera_deck)):
+            raise ValueError("camera_deck: a deck the wizard enrolled (decks/….npz)")
         if not (plain_folder(out.journal_dir)
                 or (saved is not None and out.journal_dir == saved.journal_dir)):
             raise ValueError("journal_dir: the name of a folder beside the configuration file "
@@ -170,6 +176,8 @@ def answers_of(path: Path) -> Answers:
                 for s in doc.get("seats") or [] if isinstance(s, dict)]
     out.board_port = (doc.get("board") or {}).get("port")
     out.camera_source = (doc.get("camera") or {}).get("source")
+    deck = (doc.get("camera") or {}).get("deck")
+    out.camera_deck = deck if isinstance(deck, str) else None
     out.broker_url = (doc.get("broker") or {}).get("url")
     return out
 
@@ -236,6 +244,10 @@ def table_document(answers: Answers, existing: str | None = None) -> str:
     if answers.card_source == "camera":
         camera = _section(doc, "camera", "the camera over the pile (docs/camera.md)")
         camera["source"] = answers.camera_source or "/dev/video0"
+        if answers.camera_deck:
+            camera["deck"] = answers.camera_deck
+        elif "deck" in camera:  # the page sent none: read out of the box
+            del camera["deck"]
     if answers.broker_url:
         broker = _section(doc, "broker", "the MQTT feed for displays elsewhere (docs/feed.md)")
         broker["url"] = answers.broker_url

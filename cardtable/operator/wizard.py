@@ -11,7 +11,10 @@ table holds them). Paired phones only, as the operator page (:mod:`.guard`).
 Routes: ``GET /setup/api/state``; ``POST /setup/api/learn`` ``{"seat", "role"}`` (waits for a
 press), ``/setup/api/mock-press`` (the mock backend only: presses the next free line, to try
 the wizard without hardware), ``/setup/api/probe``, ``/setup/api/save`` ``{"answers"}``;
-``GET /setup/api/camera.jpg?source=…`` (a source of :func:`.setup.cameras`).
+``GET /setup/api/camera.jpg?source=…`` (a source of :func:`.setup.cameras`); a deck enrolled
+from the camera (:mod:`.enrolment`): ``POST /setup/api/enrol`` ``{"source"}`` starts,
+``GET /setup/api/enrol`` says how far it is, ``GET /setup/api/enrol.jpg`` what the camera
+sees, ``POST /setup/api/enrol/stop`` stops.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from cardtable.config import load_config
 from cardtable.display.web import catalog, web_files
 from cardtable.errors import ConfigError
 from cardtable.i18n import Language, language_names
+from cardtable.operator.enrolment import Enrolment
 from cardtable.operator.guard import SHOW_CODE_S, GuardedSite, refusal
 from cardtable.operator.setup import (
     CANDIDATE_LINES,
@@ -71,12 +75,14 @@ class Wizard:
     started without a file, as the full stack's). ``service``: the running table (pads are
     then not learned); ``pin_factory``: the GPIO to learn pads on (made from
     ``GPIOZERO_PIN_FACTORY``, default lgpio, when first needed); ``ports``: more serial ports
-    to probe; ``on_saved``: called once the file is written."""
+    to probe; ``on_saved``: called once the file is written; ``camera_opener``: opens a camera
+    to enrol a deck from (default: the camera extra's ``open_source``)."""
 
     def __init__(self, site: GuardedSite, path: Path | None, *,
                  service: RefereeService | None = None, pin_factory: Any = None,
                  ports: tuple[str, ...] = (),
-                 on_saved: Callable[[Path], None] | None = None) -> None:
+                 on_saved: Callable[[Path], None] | None = None,
+                 camera_opener: Callable[[str], Any] | None = None) -> None:
         self.site = site
         self.path = path
         self.service = service
@@ -84,6 +90,8 @@ class Wizard:
         self.ports = ports
         self.on_saved = on_saved
         self._learning = asyncio.Lock()
+        self.enrolment = Enrolment(path.parent if path is not None else Path("."),
+                                   opener=camera_opener)
         r = site.app.router
         r.add_get("/setup", self.to_page)
         r.add_get("/setup/", self.page)
@@ -95,6 +103,10 @@ class Wizard:
         r.add_post("/setup/api/probe", self.probe)
         r.add_get("/setup/api/camera.jpg", self.camera)
         r.add_post("/setup/api/save", self.save)
+        r.add_get("/setup/api/enrol", self.enrol_status)
+        r.add_post("/setup/api/enrol", self.enrol)
+        r.add_post("/setup/api/enrol/stop", self.enrol_stop)
+        r.add_get("/setup/api/enrol.jpg", self.enrol_picture)
 
     async def to_page(self, request: web.Request) -> web.StreamResponse:
         raise web.HTTPMovedPermanently("/setup/")
@@ -141,6 +153,7 @@ class Wizard:
             "learn": self._why_no_learning(self.site.lang(request)), "mock": self._is_mock(),
             "languages": language_names(),
             "learn_s": LEARN_S, "cameras": cameras(),
+            "enrolment": self.enrolment.status(),
             "games": [{"name": g.name, "title": g.title, "min_seats": g.min_seats,
                        "max_seats": g.max_seats} for g in games.values()],
         })
@@ -232,6 +245,59 @@ class Wizard:
             return refusal(503, f"{source}: {exc}")
         return web.Response(body=jpeg, headers={"Content-Type": "image/jpeg"})
 
+    def _why_no_enrolment(self, lang: Language) -> str | None:
+        if self.path is None:
+            return lang.gettext("this table was started without a configuration file: there "
+                                "is nowhere to keep a deck")
+        if self.service is not None and self.service.config.card_source == "camera":
+            return lang.gettext("the running table watches the camera: to enrol a deck, stop "
+                                "the referee and start it with --setup")
+        return None
+
+    async def enrol_status(self, request: web.Request) -> web.StreamResponse:
+        """How far the enrolment is (:meth:`.enrolment.Enrolment.status`)."""
+        self.site.paired(request)
+        return web.json_response(self.enrolment.status())
+
+    async def enrol(self, request: web.Request) -> web.StreamResponse:
+        """Start enrolling a deck from one of this machine's cameras."""
+        self.site.change(request)
+        got = await self.site.body(request)
+        lang = self.site.lang(request)
+        why = self._why_no_enrolment(lang)
+        if why is not None:
+            return refusal(409, why)
+        source = got.get("source")
+        if not isinstance(source, str) or not web_camera(source):
+            return refusal(400, lang.gettext("not a camera of this machine"))
+        try:
+            await asyncio.to_thread(self.enrolment.start, source)
+        except RuntimeError:
+            return refusal(409, lang.gettext("a deck is being enrolled: finish or stop it "
+                                             "first"))
+        except ImportError:
+            return refusal(503, lang.gettext("the camera extra is not installed (python3 -m "
+                                             "pip install 'card-referee[camera]')"))
+        except (OSError, ValueError) as exc:
+            return refusal(503, f"{source}: {exc}")
+        return web.json_response({"ok": True, **self.enrolment.status()})
+
+    async def enrol_stop(self, request: web.Request) -> web.StreamResponse:
+        """Stop the enrolment: nothing is written."""
+        self.site.change(request)
+        await self.site.body(request)
+        self.enrolment.stop()
+        return web.json_response({"ok": True})
+
+    async def enrol_picture(self, request: web.Request) -> web.StreamResponse:
+        """What the camera saw last while enrolling (404 before its first frame)."""
+        self.site.paired(request)
+        jpeg = await asyncio.to_thread(self.enrolment.picture)
+        if jpeg is None:
+            return refusal(404, self.site.lang(request).gettext("no picture yet"))
+        return web.Response(body=jpeg, headers={"Content-Type": "image/jpeg",
+                                                "Cache-Control": "no-store"})
+
     async def save(self, request: web.Request) -> web.StreamResponse:
         """Write the answers to the configuration file (checked first)."""
         self.site.change(request)
@@ -243,6 +309,11 @@ class Wizard:
         try:
             saved = answers_of(self.path)
             answers = Answers.from_json(got.get("answers"), saved=saved)
+            deck = answers.camera_deck
+            if deck is not None and deck != saved.camera_deck and not (
+                    self.path.parent / deck).is_file():
+                return refusal(400, lang.gettext("camera_deck: {deck} is not there (enrol the "
+                                                 "deck again)").format(deck=deck))
             kept = await asyncio.to_thread(write_table, self.path, answers)
         except ConfigError as exc:
             return refusal(400, f"{exc.key}: {exc.reason}" if exc.key else exc.reason)
@@ -273,14 +344,15 @@ class SetupSite(GuardedSite):
 
     def __init__(self, path: Path, *, host: str = "127.0.0.1", port: int = 0,
                  announce: Callable[[str], None] | None = None, pin_factory: Any = None,
-                 ports: tuple[str, ...] = (), clock: Callable[[], float] = time.time) -> None:
+                 ports: tuple[str, ...] = (), clock: Callable[[], float] = time.time,
+                 camera_opener: Callable[[str], Any] | None = None) -> None:
         # The paired phones are kept where the table's journals will be (the default folder),
         # so the phone that set the table up stays paired once it runs.
         super().__init__(host=host, port=port, pairing_folder=path.parent / "journals",
                          clock=clock, announce=announce)
         self.saved: asyncio.Future[Path] | None = None
         self.wizard = Wizard(self, path, pin_factory=pin_factory, ports=ports,
-                             on_saved=self._saved)
+                             on_saved=self._saved, camera_opener=camera_opener)
         for where in ("/", "/operator", "/operator/"):
             self.app.router.add_get(where, self._to_setup)
         self.show_code(SHOW_CODE_S * 12)  # nobody is paired before the set-up
@@ -305,5 +377,8 @@ class SetupSite(GuardedSite):
         try:
             return await self.saved
         finally:
+            # a deck still being enrolled lets the camera go before the table opens it
+            self.wizard.enrolment.stop()
+            await asyncio.to_thread(self.wizard.enrolment.join, 5.0)
             with contextlib.suppress(Exception):
                 await self.server.stop()

@@ -21,10 +21,24 @@ const WORDS = {
   roles: (role) => (role === "call" ? t("call") : t("slap")),
   get running() { return t("The table is running: what you save is used when the referee starts again."); },
   get systemLanguage() { return t("the system's"); },
+  enrolCount: (k, n) => fmt(t("Card {k} of {n}"), { k: k, n: n }),
+  deck: (name) => (name ? fmt(t("Deck: {name} (enrolled: its cards are read by their own faces)"), { name: name })
+    : t("No deck enrolled: cards are read out of the box.")),
+  enrolled: (name) => fmt(t("The deck is enrolled as {name}: save the set-up to use it."), { name: name }),
+  prints: (letters) => fmt(t("Its index prints {letters}."), { letters: letters }),
+  get allRead() { return t("Self-check: each card, read again from its photo turned round and askew, was read right."); },
+  unread: (cards) => fmt(t("Self-check: read again from their photos turned round and askew, these were not read right: {cards}. The table may leave them unclear (type them at the console); enrol again with the cards better lit to read them."),
+    { cards: cards }),
+  unclear: (card) => fmt(t("{card} left unclear"), { card: card }),
+  readAs: (card, got) => fmt(t("{card} read as {other}"), { card: card, other: got }),
+  get checking() { return t("Checking the deck: each card is read again from its photo…"); },
+  get enrolStopped() { return t("Enrolling stopped: nothing was written."); },
+  enrolFailed: (why) => fmt(t("Enrolling failed: {why}"), { why: why }),
 };
+const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const ROLES = ["slap", "call"];
 
-const wiz = { answers: null, state: null, learning: false };
+const wiz = { answers: null, state: null, learning: false, enrolTimer: null, pictureAt: 0 };
 
 function onUnpaired() {
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "pair";
@@ -143,6 +157,82 @@ function drawSources() {
     o.selected = c === a.camera_source;
     return o;
   }));
+  $("enrol").disabled = !cams.length;
+  drawDeck();
+}
+
+// A card's code as the index shows it ("10♥"), the red suits marked for their colour.
+function cardMark(code) {
+  const suit = code.slice(-1);
+  const span = el("span", suit === "H" || suit === "D" ? "red" : "", code.slice(0, -1) + (SUITS[suit] || suit));
+  span.setAttribute("aria-label", code);
+  return span;
+}
+
+function drawDeck() {
+  $("deck-note").textContent = WORDS.deck(wiz.answers.camera_deck);
+}
+
+function drawEnrolment(e) {
+  const running = e.state === "running";
+  $("enrolling").hidden = !running;
+  $("enrol").disabled = running;
+  $("preview-button").disabled = running;  // the enrolment holds the camera
+  if (!running) return;
+  $("enrol-count").textContent = e.checking ? WORDS.checking
+    : WORDS.enrolCount(Math.min(e.done + 1, e.total), e.total);
+  $("enrol-card").replaceChildren(...(e.card ? [cardMark(e.card)] : []));
+  $("enrol-colour").hidden = !e.no_colour;
+  if (Date.now() - wiz.pictureAt > 900) {  // what the camera sees, about once a second
+    wiz.pictureAt = Date.now();
+    const img = $("enrol-picture");
+    img.src = "api/enrol.jpg?at=" + wiz.pictureAt;
+    img.hidden = false;
+  }
+}
+
+function enrolEnded(e) {
+  if (e.state === "done") {
+    wiz.answers.camera_deck = e.deck;
+    const letters = Object.entries(e.letters || {}).map(([rank, printed]) => rank + " = "
+      + printed.join("/")).join(", ");
+    say(WORDS.enrolled(e.deck), "ok");
+    // what it learned and its self-check stay on the page (the message above fades)
+    $("enrol-result").textContent = [letters ? WORDS.prints(letters) : "",
+      e.unread.length ? WORDS.unread(e.unread.map(([card, got]) => (got ? WORDS.readAs(card, got)
+        : WORDS.unclear(card))).join(", ")) : WORDS.allRead].filter(Boolean).join(" ");
+    $("enrol-result").hidden = false;
+  } else if (e.state === "stopped") {
+    say(WORDS.enrolStopped, "ok");
+  } else if (e.state === "failed") {
+    say(WORDS.enrolFailed(e.why || ""), "error");
+  }
+  drawDeck();
+}
+
+async function followEnrolment() {
+  clearTimeout(wiz.enrolTimer);
+  const e = await api("enrol");
+  if (e.state === undefined) {  // no answer: try again
+    wiz.enrolTimer = setTimeout(followEnrolment, 2000);
+    return;
+  }
+  drawEnrolment(e);
+  if (e.state === "running") wiz.enrolTimer = setTimeout(followEnrolment, 400);
+  else enrolEnded(e);
+}
+
+async function enrol() {
+  say("");
+  $("enrol-result").hidden = true;
+  const answer = await api("enrol", { source: $("camera").value });
+  if (!answer.ok) {
+    say(answer.text, "error");
+    return;
+  }
+  $("preview").hidden = true;
+  drawEnrolment(answer);
+  followEnrolment();
 }
 
 async function probe() {
@@ -187,6 +277,7 @@ async function start() {
     + (wiz.state.running ? ". " + WORDS.running : "");
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "wizard";
   draw();
+  if (wiz.state.enrolment && wiz.state.enrolment.state === "running") followEnrolment();
 }
 
 function wire() {
@@ -198,6 +289,8 @@ function wire() {
   $("table-id").addEventListener("input", () => { wiz.answers.table_id = $("table-id").value; });
   $("mock-press").addEventListener("click", () => api("mock-press", { taken: taken() }));
   $("probe").addEventListener("click", probe);
+  $("enrol").addEventListener("click", enrol);
+  $("enrol-stop").addEventListener("click", () => api("enrol/stop", {}));
   $("preview-button").addEventListener("click", () => {
     const img = $("preview");
     img.src = "api/camera.jpg?source=" + encodeURIComponent($("camera").value);
