@@ -45,6 +45,7 @@ class Enrolment:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._starting = False  # a camera being opened for a new enrolment
         self._latest: Any = None  # the newest frame's picture (BGR), for the page
         self._status: dict[str, Any] = self._fresh("idle")
 
@@ -74,15 +75,23 @@ class Enrolment:
         """Open ``source`` and start asking for the cards. Raises :class:`RuntimeError` when
         an enrolment is under way, :class:`OSError` when the camera cannot be opened and
         :class:`ImportError` without the camera extra."""
-        with self._lock:
-            if self._status["state"] == "running":
+        with self._lock:  # the camera is opened outside it: status() never waits on that
+            if self._status["state"] == "running" or self._starting:
                 raise RuntimeError("a deck is being enrolled: finish or stop it first")
+            self._starting = True
+        try:
             opener = self._opener
             if opener is None:
                 from hardware.camera.reader.sources import open_source
 
                 opener = open_source
             camera = opener(source)
+        except BaseException:
+            with self._lock:
+                self._starting = False
+            raise
+        with self._lock:
+            self._starting = False
             self._stop.clear()
             self._latest = None
             self._status = self._fresh("running", source)

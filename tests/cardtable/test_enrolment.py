@@ -147,6 +147,31 @@ def test_a_stopped_enrolment_writes_nothing_and_a_failing_camera_says_why(
     assert broken.status()["state"] == "idle"
 
 
+def test_a_camera_slow_to_open_holds_up_nothing_and_is_opened_once(tmp_path: Path) -> None:
+    """The page polls the status while a camera takes its time to open: each answer comes at
+    once (the status was waited for on the server's loop), and a second start is refused."""
+    opening, opened = threading.Event(), []
+
+    def opener(source: str) -> FakeCamera:
+        opened.append(source)
+        opening.wait(5)
+        return FakeCamera(lambda: None, fail_after=0)
+
+    enrolment = Enrolment(tmp_path, opener=opener)
+    starter = threading.Thread(target=enrolment.start, args=(CAMERA,))
+    starter.start()
+    wait(lambda: opened, 5)
+    t0 = time.monotonic()
+    assert enrolment.status()["state"] == "idle"
+    assert time.monotonic() - t0 < 0.5
+    with pytest.raises(RuntimeError, match="being enrolled"):
+        enrolment.start(CAMERA)
+    opening.set()
+    starter.join(5)
+    enrolment.join(5)
+    assert opened == [CAMERA] and enrolment.status()["state"] == "failed"
+
+
 def test_a_running_table_that_watches_the_camera_enrols_nothing(tmp_path: Path) -> None:
     site = GuardedSite()
     running = SimpleNamespace(config=SimpleNamespace(card_source="camera"), edges=[])
