@@ -47,13 +47,15 @@ class Enrolment:
         self._thread: threading.Thread | None = None
         self._starting = False  # a camera being opened for a new enrolment
         self._latest: Any = None  # the newest frame's picture (BGR), for the page
+        self._outline: Any = None  # the card's outline in it, and what it showed
+        self._seeing = ""
         self._status: dict[str, Any] = self._fresh("idle")
 
     @staticmethod
     def _fresh(state: str, source: str | None = None) -> dict[str, Any]:
         return {"state": state, "source": source, "card": None, "done": 0, "total": 52,
-                "no_colour": False, "checking": False, "deck": None, "letters": {}, "unread": [],
-                "why": None}
+                "no_colour": False, "seeing": "", "checking": False, "deck": None,
+                "letters": {}, "unread": [], "why": None}
 
     def running(self) -> bool:
         """Whether an enrolment is under way."""
@@ -62,7 +64,9 @@ class Enrolment:
 
     def status(self) -> dict[str, Any]:
         """What the page shows: ``state`` (:data:`STATES`), the ``source``, the ``card`` asked
-        for now, ``done`` of ``total`` taken, ``no_colour`` (the camera gives none),
+        for now, ``done`` of ``total`` taken, ``seeing`` (what the newest frame showed:
+        ``no card``, ``the card before``, ``moving``, ``still``), ``no_colour`` (the camera
+        gives none),
         ``checking`` (all taken, the self-check under way), and at the end the ``deck`` file
         (relative to the configuration's folder), the ``letters`` it prints for its courts and
         aces, the cards its self-check did not read (``unread``: the card, what it was read as
@@ -93,7 +97,7 @@ class Enrolment:
         with self._lock:
             self._starting = False
             self._stop.clear()
-            self._latest = None
+            self._latest, self._outline, self._seeing = None, None, ""
             self._status = self._fresh("running", source)
             self._thread = threading.Thread(target=self._run, args=(camera,),
                                             name="enrolment", daemon=True)
@@ -110,12 +114,19 @@ class Enrolment:
             thread.join(timeout)
 
     def picture(self) -> bytes | None:
-        """The newest frame the enrolment saw, as a JPEG (None before the first)."""
+        """The newest frame the enrolment saw, as a JPEG, the card's outline drawn on it
+        (green lying still, amber otherwise; None before the first frame)."""
         import cv2
+        import numpy as np
 
-        image = self._latest
+        image, (outline, seeing) = self._latest, (self._outline, self._seeing)
         if image is None:
             return None
+        if outline is not None:
+            image = image.copy()
+            colour = (0, 200, 0) if seeing == "still" else (0, 170, 255)
+            cv2.polylines(image, [np.asarray(outline, np.int32).reshape(-1, 1, 2)], True,
+                          colour, max(2, image.shape[1] // 320))
         ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 75])
         return bytes(jpeg.tobytes()) if ok else None
 
@@ -125,6 +136,11 @@ class Enrolment:
                 return
             self._latest = frame.image
             yield frame
+
+    def _watch(self, what: str, outline: Any) -> None:
+        self._outline, self._seeing = outline, what
+        with self._lock:
+            self._status["seeing"] = what
 
     def _show(self, card: Any, what: str) -> None:
         with self._lock:
@@ -155,7 +171,8 @@ class Enrolment:
         end: dict[str, Any]
         try:
             try:
-                seen = take_live(self._frames(camera), self._show, full_deck())
+                seen = take_live(self._frames(camera), self._show, full_deck(),
+                                 watch=self._watch)
             finally:
                 self._close(camera)  # the self-check reads the frames it kept
             with self._lock:

@@ -114,6 +114,7 @@ def test_an_enrolment_asks_for_each_card_and_writes_the_deck(tmp_path: Path) -> 
     assert status["unread"] == [] and status["checking"] is False  # measured on this deck
     assert cameras[0].closed.is_set()
     assert enrolment.picture() is not None and enrolment.picture()[:2] == b"\xff\xd8"
+    assert status["seeing"] == "still"  # the last card, as it was taken
 
 
 def test_a_stopped_enrolment_writes_nothing_and_a_failing_camera_says_why(
@@ -336,6 +337,9 @@ def test_a_phone_page_walks_through_the_deck_card_by_card(
             wait_js(page, "document.getElementById('enrol-card').textContent == '2♣'")
             assert page.inner_text("#enrol-count") == "Card 1 of 52"
             wait_js(page, "document.getElementById('enrol-picture').naturalWidth > 0")
+            wait_js(page, "document.getElementById('enrol-seeing').textContent != ''")
+            assert page.inner_text("#enrol-seeing") in (
+                "A card is there: hold still…", "A card is lying still: taking it…")
             page.locator("#enrolling").scroll_into_view_if_needed()
             screenshot(page, shots / "setup-enrol.png")
             assert page.evaluate("document.documentElement.scrollWidth") <= 390

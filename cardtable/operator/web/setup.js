@@ -32,6 +32,11 @@ const WORDS = {
   unclear: (card) => fmt(t("{card} left unclear"), { card: card }),
   readAs: (card, got) => fmt(t("{card} read as {other}"), { card: card, other: got }),
   get checking() { return t("Checking the deck: each card is read again from its photo…"); },
+  get seeing() {
+    return { "no card": t("The camera sees no card."),
+      "the card before": t("The card before is still there: take it away."),
+      moving: t("A card is there: hold still…"), still: t("A card is lying still: taking it…") };
+  },
   get enrolStopped() { return t("Enrolling stopped: nothing was written."); },
   enrolFailed: (why) => fmt(t("Enrolling failed: {why}"), { why: why }),
 };
@@ -183,6 +188,7 @@ function drawEnrolment(e) {
     : WORDS.enrolCount(Math.min(e.done + 1, e.total), e.total);
   $("enrol-card").replaceChildren(...(e.card ? [cardMark(e.card)] : []));
   $("enrol-colour").hidden = !e.no_colour;
+  $("enrol-seeing").textContent = (!e.checking && WORDS.seeing[e.seeing]) || "";
   if (Date.now() - wiz.pictureAt > 900) {  // what the camera sees, about once a second
     wiz.pictureAt = Date.now();
     const img = $("enrol-picture");

@@ -251,17 +251,31 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
     return seen, problems
 
 
+#: What :func:`take_live` makes of each frame (its ``watch``): no card found, the card taken
+#: before still there, a card that moved since the frame before, a card lying still.
+NO_CARD, CARD_BEFORE, MOVING, STILL = "no card", "the card before", "moving", "still"
+
+
 def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
               cards: Sequence[Card], *, steady: int = 6,
-              enroller: Enroller | None = None) -> dict[Card, Seen]:
+              enroller: Enroller | None = None,
+              watch: Callable[[str, Array | None], None] | None = None) -> dict[Card, Seen]:
     """Cards from a live camera: each in turn is asked for (``show(card, "lay")``) and taken
     (``show(card, "taken")``) once a card has lain still for ``steady`` frames and is not the
     card taken before (the locator's outline moved less than 2 % of the card's length). A card
     lying still in frames without colour is not taken: ``show(card, "no colour")``, once a
-    card (a black-and-white camera, or one too dark), and the camera is watched on."""
+    card (a black-and-white camera, or one too dark), and the camera is watched on.
+    ``watch(what, outline)``: what each frame showed (:data:`NO_CARD`, :data:`CARD_BEFORE`,
+    :data:`MOVING`, :data:`STILL`) and the card's outline (None: none found), for a page
+    that shows what the camera sees."""
     enroller = enroller or Enroller()
     seen: dict[Card, Seen] = {}
     before: Array | None = None  # the last card taken, as a descriptor
+
+    def saw(what: str, quad: Array | None) -> None:
+        if watch is not None:
+            watch(what, quad)
+
     for card in cards:
         show(card, "lay")
         told = False
@@ -270,15 +284,18 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
             quad = enroller.quad(frame.image)
             if quad is None:
                 run = []
+                saw(NO_CARD, None)
                 continue
             d = descriptor(enroller.classifier.look(views(warp(frame.image, quad))))
             length = float(np.linalg.norm(quad[0] - quad[3]))
             if before is not None and max(float(d @ before), float(d @ turned(before))) > 0.97:
                 run = []  # still the card before
+                saw(CARD_BEFORE, quad)
                 continue
             if run and float(np.abs(quad - run[-1][0]).max()) > 0.02 * length:
                 run = []  # it moved: start again
             run.append((quad, d))
+            saw(STILL if len(run) > 1 else MOVING, quad)
             if len(run) >= steady:
                 if colourless(as_bgr(frame.image)):
                     if not told:

@@ -1,11 +1,13 @@
 """Enrolling a deck (hardware/camera/reader/enroll.py, templates.py): the deck's own faces decide
 (nearest card with a margin), it learns the letters the deck prints, its self-check names the
-cards it does not read again from their photos, and a deck file that does not fit makes reads unclear, never wrong."""
+cards it does not read again from their photos, and a deck file that does not fit makes reads
+unclear, never wrong."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,10 +16,14 @@ cv2 = pytest.importorskip("cv2")
 
 from hardware.camera.reader.classify import FEATURES, GLYPHS  # noqa: E402
 from hardware.camera.reader.enroll import (  # noqa: E402
+    CARD_BEFORE,
     COPIES,
     CORNERS,
     ELSEWHERE,
+    MOVING,
+    NO_CARD,
     NOWHERE,
+    STILL,
     Enroller,
     EnrollError,
     Seen,
@@ -143,29 +149,40 @@ def test_the_self_check_names_the_cards_it_does_not_read_again(tmp_path: Path) -
 
 @pytest.mark.slow
 def test_live_enrollment_asks_card_by_card_and_takes_each_once_still() -> None:
-    """A camera that shows each card asked for, a few frames of the card before (still on the
-    table), then the new card lying still: each card is taken once, in order."""
+    """A camera that shows an empty table first, then each card asked for after two frames of
+    the card before (still on the table), the new card lying still: each card is taken once,
+    in order, and what each frame showed is told (no card, the card before, a card)."""
     need_artwork("anglo")
     enroller = Enroller()
     cards = full_deck()[:3]
     asked: list[tuple[str, str]] = []
-    now = {"card": cards[0]}
+    now: dict[str, Any] = {"card": None, "lag": 0}
+    watched: list[str] = []
 
     def frames() -> object:
         t = 0
         while True:
-            image = render(photo("anglo", now["card"], 3))
+            if now["card"] is None:  # the empty table, once
+                image = render(photo("anglo", cards[0], 3)) * 0 + 90
+                now["card"] = cards[0]
+            else:
+                shown = now["card"] if now["lag"] == 0 else now["before"]
+                now["lag"] = max(0, now["lag"] - 1)
+                image = render(photo("anglo", shown, 3))
             t += 33_000_000
             yield Frame(t, image)
 
     def show(card: Card, what: str) -> None:
         asked.append((str(card), what))
         if what == "taken" and cards.index(card) + 1 < len(cards):
-            now["card"] = cards[cards.index(card) + 1]
+            now.update(card=cards[cards.index(card) + 1], before=card, lag=2)
 
-    seen = take_live(frames(), show, cards, steady=3, enroller=enroller)  # type: ignore[arg-type]
+    seen = take_live(frames(), show, cards, steady=3, enroller=enroller,  # type: ignore[arg-type]
+                     watch=lambda what, quad: watched.append(what))
     assert list(seen) == cards
     assert asked == [(str(c), w) for c in cards for w in ("lay", "taken")]
+    assert watched == [NO_CARD, MOVING, STILL, STILL] + [CARD_BEFORE, CARD_BEFORE, MOVING,
+                                                         STILL, STILL] * 2
 
 
 def test_a_deck_file_keeps_its_pictures_and_one_without_them_still_loads(
