@@ -11,6 +11,7 @@ the configuration, in ``decks/`` (:data:`DECKS`), and the page's next save names
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 import threading
@@ -43,7 +44,11 @@ class Enrolment:
         self._opener = opener
         self._clock = clock
         self._lock = threading.Lock()
+        # Each enrolment has its own stop and number: one stopped from the page is over at
+        # once for the page (its thread may wait on a camera that sends nothing), and what
+        # its thread says afterwards is not heard.
         self._stop = threading.Event()
+        self._run_number = 0
         self._thread: threading.Thread | None = None
         self._starting = False  # a camera being opened for a new enrolment
         self._latest: Any = None  # the newest frame's picture (BGR), for the page
@@ -66,11 +71,10 @@ class Enrolment:
         """What the page shows: ``state`` (:data:`STATES`), the ``source``, the ``card`` asked
         for now, ``done`` of ``total`` taken, ``seeing`` (what the newest frame showed:
         ``no card``, ``the card before``, ``moving``, ``still``), ``no_colour`` (the camera
-        gives none),
-        ``checking`` (all taken, the self-check under way), and at the end the ``deck`` file
-        (relative to the configuration's folder), the ``letters`` it prints for its courts and
-        aces, the cards its self-check did not read (``unread``: the card, what it was read as
-        or null, why), or ``why`` it stopped."""
+        gives none), ``checking`` (all taken, the self-check under way), and at the end the
+        ``deck`` file (relative to the configuration's folder), the ``letters`` it prints for
+        its courts and aces, the cards its self-check did not read (``unread``: the card,
+        what it was read as or null, why), or ``why`` it stopped."""
         with self._lock:
             return {**self._status, "letters": dict(self._status["letters"]),
                     "unread": list(self._status["unread"])}
@@ -83,7 +87,10 @@ class Enrolment:
             if self._status["state"] == "running" or self._starting:
                 raise RuntimeError("a deck is being enrolled: finish or stop it first")
             self._starting = True
+            before = self._thread
         try:
+            if before is not None:  # one just stopped lets its camera go first
+                before.join(2.0)
             opener = self._opener
             if opener is None:
                 from hardware.camera.reader.sources import open_source
@@ -96,16 +103,24 @@ class Enrolment:
             raise
         with self._lock:
             self._starting = False
-            self._stop.clear()
+            self._run_number += 1
+            self._stop = threading.Event()
             self._latest, self._outline, self._seeing = None, None, ""
             self._status = self._fresh("running", source)
-            self._thread = threading.Thread(target=self._run, args=(camera,),
-                                            name="enrolment", daemon=True)
+            self._thread = threading.Thread(
+                target=self._run, args=(camera, self._run_number, self._stop),
+                name="enrolment", daemon=True)
             self._thread.start()
 
     def stop(self) -> None:
-        """Stop at the next frame; nothing is written."""
-        self._stop.set()
+        """Stop: nothing is written. Over at once for the page; the camera is let go at its
+        next frame."""
+        with self._lock:
+            self._stop.set()
+            if self._status["state"] == "running":
+                self._run_number += 1  # its thread's last words are not heard
+                self._status.update(state="stopped", card=None, checking=False,
+                                    why="stopped from the page")
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the enrolment's thread to end (tests, and a wizard shutting down)."""
@@ -115,41 +130,58 @@ class Enrolment:
 
     def picture(self) -> bytes | None:
         """The newest frame the enrolment saw, as a JPEG, the card's outline drawn on it
-        (green lying still, amber otherwise; None before the first frame)."""
+        (green lying still, amber otherwise; None before the first frame, or for a frame
+        that is no picture)."""
         import cv2
         import numpy as np
 
         image, (outline, seeing) = self._latest, (self._outline, self._seeing)
         if image is None:
             return None
-        if outline is not None:
-            image = image.copy()
-            colour = (0, 200, 0) if seeing == "still" else (0, 170, 255)
-            cv2.polylines(image, [np.asarray(outline, np.int32).reshape(-1, 1, 2)], True,
-                          colour, max(2, image.shape[1] // 320))
-        ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 75])
+        try:
+            if outline is not None:
+                image = np.array(image, copy=True)
+                colour = (0, 200, 0) if seeing == "still" else (0, 170, 255)
+                cv2.polylines(image, [np.asarray(outline, np.int32).reshape(-1, 1, 2)], True,
+                              colour, max(2, image.shape[1] // 320))
+            ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 75])
+        except (cv2.error, ValueError, TypeError, IndexError):  # a frame no camera gives
+            return None
         return bytes(jpeg.tobytes()) if ok else None
 
-    def _frames(self, camera: Any) -> Iterator[Any]:
+    def _frames(self, camera: Any, number: int, stop: threading.Event) -> Iterator[Any]:
         for frame in camera.frames():
-            if self._stop.is_set():
+            if stop.is_set():
                 return
-            self._latest = frame.image
+            if number == self._run_number:
+                self._latest = frame.image
             yield frame
 
-    def _watch(self, what: str, outline: Any) -> None:
-        self._outline, self._seeing = outline, what
+    def _update(self, number: int, **changes: Any) -> None:
+        """The status changed by the enrolment ``number``, if it is still the page's."""
         with self._lock:
-            self._status["seeing"] = what
+            if number == self._run_number:
+                self._status.update(changes)
 
-    def _show(self, card: Any, what: str) -> None:
-        with self._lock:
-            if what == "lay":
-                self._status.update(card=str(card), no_colour=False)
-            elif what == "no colour":
-                self._status["no_colour"] = True
-            else:
-                self._status["done"] += 1
+    def _watcher(self, number: int) -> Callable[[str, Any], None]:
+        def watch(what: str, outline: Any) -> None:
+            if number == self._run_number:
+                self._outline, self._seeing = outline, what
+            self._update(number, seeing=what)
+        return watch
+
+    def _shower(self, number: int) -> Callable[[Any, str], None]:
+        def show(card: Any, what: str) -> None:
+            with self._lock:
+                if number != self._run_number:
+                    return
+                if what == "lay":
+                    self._status.update(card=str(card), no_colour=False)
+                elif what == "no colour":
+                    self._status["no_colour"] = True
+                else:
+                    self._status["done"] += 1
+        return show
 
     @staticmethod
     def _close(camera: Any) -> None:
@@ -158,7 +190,27 @@ class Enrolment:
         except Exception:  # closing must not hide how the enrolment ended
             log.debug("set-up: the camera did not close", exc_info=True)
 
-    def _run(self, camera: Any) -> None:
+    def _write(self, data: bytes) -> str:
+        """The deck file written under ``decks/``, named by the time (and a number where a
+        deck of that second is there); its name. Raises :class:`OSError` naming it."""
+        folder = self.folder / DECKS
+        try:
+            folder.mkdir(exist_ok=True)
+        except FileExistsError:  # a file, or a link to nothing, where the folder goes
+            raise OSError(errno.ENOTDIR, f"{folder} is not a folder") from None
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self._clock()))
+        name, n = f"deck-{stamp}.npz", 1
+        while (folder / name).exists():
+            n += 1
+            name = f"deck-{stamp}-{n}.npz"
+        try:
+            write_whole(folder / name, data)
+        except OSError as exc:
+            raise OSError(exc.errno, f"{folder / name} cannot be written "
+                          f"({exc.strerror or exc})") from None
+        return f"{DECKS}/{name}"
+
+    def _run(self, camera: Any, number: int, stop: threading.Event) -> None:
         from hardware.camera.reader.enroll import (
             EnrollError,
             build,
@@ -171,31 +223,30 @@ class Enrolment:
         end: dict[str, Any]
         try:
             try:
-                seen = take_live(self._frames(camera), self._show, full_deck(),
-                                 watch=self._watch)
+                seen = take_live(self._frames(camera, number, stop), self._shower(number),
+                                 full_deck(), watch=self._watcher(number))
             finally:
                 self._close(camera)  # the self-check reads the frames it kept
-            with self._lock:
-                self._status.update(card=None, checking=True)
+            self._update(number, card=None, checking=True)
             deck = build(seen)
-            stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self._clock()))
-            name = f"{DECKS}/deck-{stamp}.npz"
-            (self.folder / DECKS).mkdir(exist_ok=True)
-            write_whole(self.folder / name, deck.to_bytes())
+            unread = self_check(deck, seen)
+            if stop.is_set():  # stopped while it checked: nothing is written
+                raise EnrollError("stopped from the page")
+            name = self._write(deck.to_bytes())
             letters = {"A" if r == 14 else "JQK"[r - 11]: g
                        for r, g in sorted(glyph_names(deck).items()) if r > 10}
             end = {"state": "done", "deck": name, "letters": letters,
                    "unread": [[str(card), None if got is None else str(got), why]
-                              for card, got, why in self_check(deck, seen)]}
+                              for card, got, why in unread]}
             log.warning("set-up: a deck was enrolled into %s", self.folder / name)
         except EnrollError as exc:
-            end = {"state": "stopped" if self._stop.is_set() else "failed", "why": str(exc)}
+            end = {"state": "stopped" if stop.is_set() else "failed", "why": str(exc)}
         except OSError as exc:  # the camera failed, or the deck file cannot be written
             end = {"state": "failed", "why": f"{exc.strerror or exc}" + (
                 f": {exc.filename}" if exc.filename else "")}
-        except Exception as exc:  # a frame no camera gives; never a silent thread
+        except ValueError as exc:  # a frame no camera gives (FrameError), said in words
+            end = {"state": "failed", "why": str(exc)}
+        except Exception as exc:  # never a silent thread
             log.exception("set-up: the enrolment failed")
             end = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"}
-        end["checking"] = False
-        with self._lock:
-            self._status.update(end)
+        self._update(number, checking=False, card=None, **end)

@@ -70,6 +70,22 @@ def _lines(taken: object) -> set[int] | None:
     return set(taken)
 
 
+def _not_a_deck(path: Path) -> str | None:
+    """Why ``path`` is not a deck file the table can read (None: it is one), checked as
+    ``referee run`` loads it (:func:`cardtable.wiring.camera_edge`)."""
+    try:
+        from hardware.camera.reader.templates import EnrolledDeck
+    except ImportError:
+        return "the camera extra is not installed"
+    try:
+        EnrolledDeck.load(path)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    except ValueError as exc:
+        return str(exc).removeprefix(f"{path} ")
+    return None
+
+
 class Wizard:
     """The wizard's routes on ``site``, writing ``path`` (None: nowhere to write: a table
     started without a file, as the full stack's). ``service``: the running table (pads are
@@ -306,14 +322,20 @@ class Wizard:
         if self.path is None:
             return refusal(409, lang.gettext("this table was started without a configuration "
                                              "file: there is none to write"))
+        if self.enrolment.running():  # its deck would be lost, or written after the file
+            return refusal(409, lang.gettext("a deck is being enrolled: finish or stop it "
+                                             "first"))
         try:
             saved = answers_of(self.path)
             answers = Answers.from_json(got.get("answers"), saved=saved)
             deck = answers.camera_deck
-            if deck is not None and deck != saved.camera_deck and not (
-                    self.path.parent / deck).is_file():
-                return refusal(400, lang.gettext("camera_deck: {deck} is not there (enrol the "
-                                                 "deck again)").format(deck=deck))
+            if (answers.card_source == "camera" and deck is not None
+                    and deck != saved.camera_deck):
+                why = await asyncio.to_thread(_not_a_deck, self.path.parent / deck)
+                if why is not None:
+                    return refusal(400, lang.gettext(
+                        "camera_deck: {deck} cannot be used ({why}): enrol the deck "
+                        "again").format(deck=deck, why=why))
             kept = await asyncio.to_thread(write_table, self.path, answers)
         except ConfigError as exc:
             return refusal(400, f"{exc.key}: {exc.reason}" if exc.key else exc.reason)

@@ -44,10 +44,13 @@ class FakeCamera:
     before the first); ``fail_after``: frames before it fails as an unplugged camera does."""
 
     def __init__(self, asked: Any, fail_after: int | None = None,
-                 pause: Any = lambda: 0.002) -> None:
+                 pause: Any = lambda: 0.002, kind: str = "bgr",
+                 silent_after: int | None = None) -> None:
         self.asked = asked  # () -> the card asked for now
         self.fail_after = fail_after
         self.pause = pause  # () -> seconds between frames
+        self.kind = kind  # "bgr", "grey" (a black-and-white camera) or "bgra"
+        self.silent_after = silent_after  # frames before it sends no more, and hangs
         self.closed = threading.Event()
         self._pictures: dict[str | None, Any] = {}
 
@@ -63,8 +66,16 @@ class FakeCamera:
             if card not in self._pictures:
                 self._pictures[card] = (render(photo(DECK, Card.parse(card), 7)) if card
                                         else cv2.imread("docs/camera/queen.jpg") * 0 + 90)
+            if self.silent_after is not None and t >= self.silent_after:
+                self.closed.wait()  # a camera that sends nothing until it is closed
+                return
             t += 1
-            yield Frame(t * 33_000_000, self._pictures[card])
+            image = self._pictures[card]
+            if self.kind == "grey":
+                image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+            elif self.kind == "bgra":
+                image = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
+            yield Frame(t * 33_000_000, image)
             time.sleep(self.pause())
 
     def close(self) -> None:
@@ -126,10 +137,11 @@ def test_a_stopped_enrolment_writes_nothing_and_a_failing_camera_says_why(
     enrolment.start(CAMERA)
     wait(lambda: enrolment.status()["done"] >= 2)
     enrolment.stop()
-    enrolment.join(10)
-    status = enrolment.status()
+    status = enrolment.status()  # over at once for the page
     assert status["state"] == "stopped" and status["deck"] is None, status
-    assert "the camera stopped before" in status["why"]
+    assert status["why"] == "stopped from the page"
+    enrolment.join(10)
+    assert enrolment.status() == status  # the thread's last words are not heard
     assert not (tmp_path / "decks").exists()
 
     failing = Enrolment(tmp_path, opener=lambda s: FakeCamera(
@@ -171,6 +183,91 @@ def test_a_camera_slow_to_open_holds_up_nothing_and_is_opened_once(tmp_path: Pat
     starter.join(5)
     enrolment.join(5)
     assert opened == [CAMERA] and enrolment.status()["state"] == "failed"
+
+
+def test_a_black_and_white_or_four_channel_camera_is_watched_as_the_table_watches(
+        tmp_path: Path) -> None:
+    """A grey camera (one channel) is told "no colour" and waited on, never a crash; a
+    camera of four channels (BGRA) enrols as one of three."""
+    need_artwork(DECK)
+    for kind in ("grey", "bgra"):
+        holder: list[Enrolment] = []
+        enrolment = Enrolment(tmp_path, opener=lambda s, kind=kind, holder=holder: FakeCamera(
+            lambda: holder[0].status()["card"], kind=kind))
+        holder.append(enrolment)
+        enrolment.start(CAMERA)
+        key, least = ("no_colour", True) if kind == "grey" else ("done", 2)
+        wait(lambda holder=holder, key=key, least=least: holder[0].status()[key] >= least, 60)
+        assert enrolment.status()["state"] == "running", enrolment.status()
+        assert enrolment.picture() is not None
+        enrolment.stop()
+        enrolment.join(10)
+
+
+def test_a_camera_that_sends_nothing_is_stopped_at_once_and_started_again(
+        tmp_path: Path) -> None:
+    need_artwork(DECK)
+    cameras: list[FakeCamera] = []
+
+    def opener(source: str) -> FakeCamera:
+        cameras.append(FakeCamera(lambda: enrolment.status()["card"],
+                                  silent_after=3 if not cameras else None))
+        return cameras[-1]
+
+    enrolment = Enrolment(tmp_path, opener=opener)
+    enrolment.start(CAMERA)
+    wait(lambda: enrolment.status()["seeing"], 30)
+    time.sleep(0.2)
+    enrolment.stop()
+    assert enrolment.status()["state"] == "stopped"
+    cameras[0].close()  # as a hung camera lets go at last
+    enrolment.start(CAMERA)  # a new enrolment, heard alone
+    wait(lambda: enrolment.status()["done"] >= 1, 60)
+    assert enrolment.status()["state"] == "running"
+    enrolment.stop()
+    enrolment.join(10)
+
+
+@pytest.mark.slow
+def test_stopped_while_it_checks_nothing_is_written_and_a_write_that_fails_names_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hardware.camera.reader.enroll as enroll
+
+    need_artwork(DECK)
+    checking, go_on = threading.Event(), threading.Event()
+    real_check = enroll.self_check
+
+    def slow_check(*args: Any, **kw: Any) -> Any:
+        checking.set()
+        go_on.wait(10)
+        return real_check(*args, **kw)
+
+    monkeypatch.setattr(enroll, "self_check", slow_check)
+    enrolment = Enrolment(tmp_path, opener=lambda s: FakeCamera(
+        lambda: enrolment.status()["card"]))
+    enrolment.start(CAMERA)
+    wait(lambda: checking.is_set())
+    assert enrolment.status()["checking"] is True
+    enrolment.stop()
+    go_on.set()
+    enrolment.join(30)
+    assert enrolment.status()["state"] == "stopped" and not (tmp_path / "decks").exists()
+
+    monkeypatch.setattr(enroll, "self_check", real_check)
+    (tmp_path / "decks").write_text("a file where the folder goes")
+    enrolment.start(CAMERA)
+    enrolment.join(120)
+    status = enrolment.status()
+    assert status["state"] == "failed" and status["why"] == f"{tmp_path / 'decks'} is not a folder"
+
+
+def test_a_frame_that_is_no_picture_gives_no_picture_not_an_error(tmp_path: Path) -> None:
+    import numpy as np
+
+    enrolment = Enrolment(tmp_path)
+    for frame in (np.zeros((0, 0, 3), np.uint8), b"raw bytes", np.zeros((40, 40, 5), np.uint8)):
+        enrolment._latest = frame
+        assert enrolment.picture() is None
 
 
 def test_a_running_table_that_watches_the_camera_enrols_nothing(tmp_path: Path) -> None:
@@ -248,6 +345,10 @@ def test_a_phone_enrols_the_deck_and_the_table_reads_with_it(
             assert status == 200 and answer["state"] == "running", answer
             status, again = await call(s, "POST", base + "enrol", {"source": CAMERA}, csrf)
             assert status == 409 and "being enrolled" in again["text"]
+            status, state = await call(s, "GET", base + "state")
+            status, refused = await call(s, "POST", base + "save",
+                                         {"answers": state["answers"]}, csrf)
+            assert status == 409 and "being enrolled" in refused["text"]  # its deck not lost
             while True:
                 status, answer = await call(s, "GET", base + "enrol")
                 if answer["state"] != "running":
@@ -262,7 +363,13 @@ def test_a_phone_enrols_the_deck_and_the_table_reads_with_it(
                            camera_deck="decks/none-such.npz")
             status, refused = await call(s, "POST", base + "save", {"answers": answers}, csrf)
             assert status == 400 and refused["text"] == (
-                "camera_deck: decks/none-such.npz is not there (enrol the deck again)")
+                "camera_deck: decks/none-such.npz cannot be used (No such file or directory): "
+                "enrol the deck again"), refused
+            (tmp_path / "decks" / "garbage.npz").write_bytes(b"PK\x03\x04 not a deck")
+            status, refused = await call(s, "POST", base + "save", {
+                "answers": dict(answers, camera_deck="decks/garbage.npz")}, csrf)
+            assert status == 400 and refused["text"].startswith(
+                "camera_deck: decks/garbage.npz cannot be used (is not a camera deck file"), refused
             assert not path.exists()
             answers["camera_deck"] = answer["deck"]
             status, saved = await call(s, "POST", base + "save", {"answers": answers}, csrf)

@@ -189,11 +189,9 @@ function drawEnrolment(e) {
   $("enrol-card").replaceChildren(...(e.card ? [cardMark(e.card)] : []));
   $("enrol-colour").hidden = !e.no_colour;
   $("enrol-seeing").textContent = (!e.checking && WORDS.seeing[e.seeing]) || "";
-  if (Date.now() - wiz.pictureAt > 900) {  // what the camera sees, about once a second
+  if (e.seeing && Date.now() - wiz.pictureAt > 900) {  // what the camera sees, once a second
     wiz.pictureAt = Date.now();
-    const img = $("enrol-picture");
-    img.src = "api/enrol.jpg?at=" + wiz.pictureAt;
-    img.hidden = false;
+    $("enrol-picture").src = "api/enrol.jpg?at=" + wiz.pictureAt;  // shown once it loads
   }
 }
 
@@ -237,6 +235,7 @@ async function enrol() {
     return;
   }
   $("preview").hidden = true;
+  $("enrol-picture").hidden = true;
   drawEnrolment(answer);
   followEnrolment();
 }
@@ -283,7 +282,10 @@ async function start() {
     + (wiz.state.running ? ". " + WORDS.running : "");
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "wizard";
   draw();
-  if (wiz.state.enrolment && wiz.state.enrolment.state === "running") followEnrolment();
+  const e = wiz.state.enrolment;
+  if (e && e.state === "running") followEnrolment();
+  // a deck enrolled before the page was opened again (and not saved since): it is this one's
+  if (e && e.state === "done" && e.deck && e.deck !== wiz.answers.camera_deck) enrolEnded(e);
 }
 
 function wire() {
@@ -296,6 +298,7 @@ function wire() {
   $("mock-press").addEventListener("click", () => api("mock-press", { taken: taken() }));
   $("probe").addEventListener("click", probe);
   $("enrol").addEventListener("click", enrol);
+  $("enrol-picture").addEventListener("load", () => { $("enrol-picture").hidden = false; });
   $("enrol-stop").addEventListener("click", () => api("enrol/stop", {}));
   $("preview-button").addEventListener("click", () => {
     const img = $("preview");

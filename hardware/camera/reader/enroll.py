@@ -264,7 +264,8 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
     (``show(card, "taken")``) once a card has lain still for ``steady`` frames and is not the
     card taken before (the locator's outline moved less than 2 % of the card's length). A card
     lying still in frames without colour is not taken: ``show(card, "no colour")``, once a
-    card (a black-and-white camera, or one too dark), and the camera is watched on.
+    card (a black-and-white camera, or one too dark), and the camera is watched on. A frame
+    no camera gives raises :class:`~hardware.camera.reader.recognise.FrameError`.
     ``watch(what, outline)``: what each frame showed (:data:`NO_CARD`, :data:`CARD_BEFORE`,
     :data:`MOVING`, :data:`STILL`) and the card's outline (None: none found), for a page
     that shows what the camera sees."""
@@ -281,12 +282,13 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
         told = False
         run: list[tuple[Array, Array]] = []
         for frame in frames:
-            quad = enroller.quad(frame.image)
+            image = as_bgr(checked(frame.image))  # grey or BGRA cameras too
+            quad = enroller.quad(image)
             if quad is None:
                 run = []
                 saw(NO_CARD, None)
                 continue
-            d = descriptor(enroller.classifier.look(views(warp(frame.image, quad))))
+            d = descriptor(enroller.classifier.look(views(warp(image, quad))))
             length = float(np.linalg.norm(quad[0] - quad[3]))
             if before is not None and max(float(d @ before), float(d @ turned(before))) > 0.97:
                 run = []  # still the card before
@@ -297,17 +299,17 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
             run.append((quad, d))
             saw(STILL if len(run) > 1 else MOVING, quad)
             if len(run) >= steady:
-                if colourless(as_bgr(frame.image)):
+                if colourless(image):
                     if not told:
                         show(card, "no colour")
                         told = True
                     run = []
                     continue
-                got = enroller.see(frame.image, quad)
+                got = enroller.see(image, quad)
                 if got is None:
                     run = []
                     continue
-                seen[card], before = replace(got, photo=frame.image), d
+                seen[card], before = replace(got, photo=image), d
                 show(card, "taken")
                 break
         else:
