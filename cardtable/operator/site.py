@@ -106,9 +106,12 @@ class OperatorSite(GuardedSite):
         await self.listen("operator page: {base}operator/ (the table's display: {base})")
 
     async def stop(self) -> None:
-        """Stop listening; end the pages' streams."""
+        """Stop listening; end the pages' streams and a deck being enrolled (its camera let
+        go)."""
+        self.wizard.enrolment.stop()
         await self.display.stop()
         await self.server.stop()
+        await asyncio.to_thread(self.wizard.enrolment.join, 5.0)
 
     def update(self, verdicts: list[Any], state: dict[str, Any]) -> None:
         """As an output of the service: the display follows the table."""

@@ -469,6 +469,11 @@ def test_a_phone_page_walks_through_the_deck_card_by_card(
             page.locator("#enrol-result").scroll_into_view_if_needed()
             screenshot(page, shots / "setup-enrolled.png")
             assert page.inner_text("#deck-note").startswith("Deck: decks/deck-")
+            # Opened again before it was saved, the page still has the deck.
+            page.reload()
+            page.wait_for_selector("#wizard:not([hidden])")
+            page.tap("#sources input[value=camera]")
+            assert page.inner_text("#deck-note").startswith("Deck: decks/deck-")
             page.tap("#wizard button[type=submit]")
             wait(lambda: "path" in done, 20)
             assert errors == []
