@@ -9,12 +9,17 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from cardtable.commands.argtypes import path_name, whole_number
 from cardtable.errors import CommandError
 from cardtable.extras import require
+
+#: How long live enrolment waits, with no card seen or the card before still there, before it
+#: says so (once a card).
+STUCK_S = 4.0
 
 _LETTERS_HELP = ("the index sets the deck may print (english A/K/Q/J, german B/D/K, french "
                  "R/D/V, russian В/Д/К/Т, swedish Kn/D/K, italian F/D/R, dutch H/V/B), "
@@ -108,6 +113,8 @@ def _say(text: str) -> None:
 def _cmd_enroll(args: argparse.Namespace) -> int:
     require("camera", "referee camera enroll")
     from hardware.camera.reader.enroll import (
+        CARD_BEFORE,
+        NO_CARD,
         EnrollError,
         build,
         glyph_names,
@@ -136,10 +143,25 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
                 raise CommandError(f"--device {args.device}: {exc}") from None
             total = len(full_deck())
             done = 0
+            STUCK = {NO_CARD: "the camera sees no card: lay it in view, flat and alone",  # noqa: N806
+                     CARD_BEFORE: "the card before is still under the camera: take it away"}
+            told: set[str] = set()
+            seeing: dict[str, float] = {}  # what the frames show, since when
+
+            def watch(what: str, quad: Any) -> None:
+                """Say once a card what keeps it from being taken, once it has lasted."""
+                now = time.monotonic()
+                if what not in seeing:
+                    seeing.clear()
+                    seeing[what] = now
+                elif what in STUCK and what not in told and now - seeing[what] >= STUCK_S:
+                    told.add(what)
+                    _say(f"        {STUCK[what]}")
 
             def show(card: Any, what: str) -> None:
                 nonlocal done
                 if what == "lay":
+                    told.clear()
                     _say(f"[{done + 1:2}/{total}] lay {card.name()} ({card}) alone under the "
                          "camera, and hold still")
                 elif what == "no colour":
@@ -153,7 +175,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
             _say("Enrolling a deck: the camera takes each card as it is asked for, once it "
                  "lies still (Ctrl-C stops).")
             try:
-                seen = take_live(source.frames(), show, full_deck())
+                seen = take_live(source.frames(), show, full_deck(), watch=watch)
             except KeyboardInterrupt:
                 raise CommandError("enrollment stopped: nothing written") from None
             finally:

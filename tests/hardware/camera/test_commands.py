@@ -265,3 +265,32 @@ def test_a_blank_camera_is_a_usage_error_that_says_what_to_give(
     assert info.value.code == 2
     assert "give a camera: /dev/videoN or its number, picamera, a video file or a stream URL" \
         in capsys.readouterr().err
+
+
+def test_live_enrolment_says_what_keeps_a_card_from_being_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A camera over an empty table: the terminal says once that it sees no card (after
+    ``STUCK_S``); the camera ending before the first card is taken ends in one line, nothing
+    written."""
+    import cardtable.commands.camera as camera_command
+    import hardware.camera.reader.sources as sources
+    from hardware.camera.reader.sources import Frame
+
+    class EmptyTable:
+        def frames(self) -> object:
+            for t in range(6):
+                yield Frame(t * 33_000_000, np.full((480, 640, 3), 90, np.uint8))
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(sources, "open_source", lambda device: EmptyTable())
+    monkeypatch.setattr(camera_command, "STUCK_S", 0.0)
+    out = tmp_path / "deck.npz"
+    assert main(["camera", "enroll", "--device", "/dev/video0", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("the camera sees no card: lay it in view, flat and alone") == 1, err
+    assert "[ 1/52] lay 2 of clubs (2C) alone under the camera" in err
+    assert err.rstrip().endswith("the camera stopped before 2C was taken")
+    assert not out.exists()
