@@ -11,10 +11,10 @@ from pathlib import Path
 __all__ = ["write_whole"]
 
 
-def write_whole(path: Path, data: str | bytes) -> None:
+def write_whole(path: Path, data: str | bytes, *, new_mode: int = 0o644) -> None:
     """``path`` holds ``data`` whole, or is left as it was: a spare file of its own beside it
     (two writers never share one), synced, renamed over it, and the new name synced. The
-    file keeps its mode; a new one is readable by all (``mkstemp`` makes 0600)."""
+    file keeps its mode; a new one gets ``new_mode`` (readable by all unless told)."""
     fd, spare = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -24,7 +24,7 @@ def write_whole(path: Path, data: str | bytes) -> None:
         try:
             mode = os.stat(path).st_mode & 0o777
         except FileNotFoundError:
-            mode = 0o644
+            mode = new_mode
         os.chmod(spare, mode)
         os.replace(spare, path)
     except BaseException:

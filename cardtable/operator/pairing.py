@@ -24,7 +24,6 @@ time.
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import ipaddress
 import json
@@ -39,6 +38,7 @@ from typing import Any
 from itsdangerous import BadSignature, SignatureExpired, TimestampSigner
 
 from cardtable.errors import PairingRefused
+from cardtable.files import write_whole
 from cardtable.i18n import Words
 from referee.describe import N_, counted
 
@@ -316,26 +316,20 @@ class Pairing:
         if self.folder is None:
             return
         path = self.folder / DEVICES_FILE
-        tmp = path.with_suffix(".tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump([asdict(d) for d in self.devices.values()], fh)
-            os.replace(tmp, path)
+            _write_private(path, json.dumps([asdict(d) for d in self.devices.values()])
+                           .encode("utf-8"))
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             log.warning("operator: cannot keep the paired phones in %s (%s)", path,
                         exc.strerror or exc)
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    """Write ``path`` readable by this user only (0600), whole or not at all."""
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    """Write ``path`` readable by this user only (0600), whole or not at all, and synced: a
+    power cut just after pairing leaves the phone paired (:func:`~cardtable.files.write_whole`;
+    the plain rename before could leave an empty file, every phone to pair again)."""
+    write_whole(path, data, new_mode=0o600)
+    os.chmod(path, 0o600)  # a file a person made readable stays this user's only
 
 
 def _is_loopback(client: str) -> bool:

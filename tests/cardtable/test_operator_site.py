@@ -92,6 +92,32 @@ def test_sessions_expire_are_unforgeable_and_end_when_unpaired(tmp_path: Path) -
     assert Pairing(tmp_path, now=12.0).devices == {}
 
 
+def test_the_paired_phones_are_synced_to_disk_and_stay_private(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A power cut just after pairing must not leave an empty file (every phone to pair
+    again): the secret and the phones are written whole and synced, and stay 0600 even where
+    a person made them readable."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    pairing = Pairing(tmp_path, now=0.0)
+    pairing.pair(code=pairing.current(0.0).code, client="a", now=0.0)
+    assert any(".operator-secret." in p for p in synced), synced
+    assert any(".operator-devices.json." in p for p in synced), synced
+    os.chmod(tmp_path / "operator-devices.json", 0o644)
+    pairing.pair(code=pairing.current(1.0).code, client="b", now=1.0)
+    for name in ("operator-secret", "operator-devices.json"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600, name
+    assert len(Pairing(tmp_path, now=2.0).devices) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["operator-devices.json",
+                                                          "operator-secret"]
+
+
 def test_an_old_cookie_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pairing = Pairing(None, now=0.0)
     phone = pairing.pair(code=pairing.current(0.0).code, client="a", now=0.0)
