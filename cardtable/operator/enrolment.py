@@ -1,4 +1,4 @@
-"""Enrolling a deck from a phone: the wizard's *Enrol this deck* (``/setup/``).
+"""Enrolling a deck from a phone: the wizard's *Enrol a deck* (``/setup/``).
 
 The camera's frames are read on a thread of their own by
 :func:`hardware.camera.reader.enroll.take_live`, as ``referee camera enroll --device`` reads
