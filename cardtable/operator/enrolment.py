@@ -54,13 +54,14 @@ class Enrolment:
         self._latest: Any = None  # the newest frame's picture (BGR), for the page
         self._outline: Any = None  # the card's outline in it, and what it showed
         self._seeing = ""
+        self._unwritten: tuple[bytes, dict[str, Any]] | None = None  # a deck the disk refused
         self._status: dict[str, Any] = self._fresh("idle")
 
     @staticmethod
     def _fresh(state: str, source: str | None = None) -> dict[str, Any]:
         return {"state": state, "source": source, "card": None, "done": 0, "total": 52,
                 "no_colour": False, "seeing": "", "checking": False, "deck": None,
-                "letters": {}, "unread": [], "why": None}
+                "letters": {}, "unread": [], "why": None, "can_write_again": False}
 
     def running(self) -> bool:
         """Whether an enrolment is under way."""
@@ -74,7 +75,8 @@ class Enrolment:
         gives none), ``checking`` (all taken, the self-check under way), and at the end the
         ``deck`` file (relative to the configuration's folder), the ``letters`` it prints for
         its courts and aces, the cards its self-check did not read (``unread``: the card,
-        what it was read as or null, why), or ``why`` it stopped."""
+        what it was read as or null, why), or ``why`` it stopped (``can_write_again``: the
+        deck was enrolled but could not be written; :meth:`write_again`)."""
         with self._lock:
             return {**self._status, "letters": dict(self._status["letters"]),
                     "unread": list(self._status["unread"])}
@@ -105,6 +107,7 @@ class Enrolment:
             self._starting = False
             self._run_number += 1
             self._stop = threading.Event()
+            self._unwritten = None
             self._latest, self._outline, self._seeing = None, None, ""
             self._status = self._fresh("running", source)
             self._thread = threading.Thread(
@@ -210,6 +213,32 @@ class Enrolment:
                           f"({exc.strerror or exc})") from None
         return f"{DECKS}/{name}"
 
+    def _written(self, number: int, data: bytes, learned: dict[str, Any]) -> dict[str, Any]:
+        """The end of an enrolment whose deck is ``data``: written (``done``), or kept in
+        memory where it cannot be (``failed``, ``can_write_again``): 52 cards are not
+        asked for again because the disk was full."""
+        try:
+            name = self._write(data)
+        except OSError as exc:
+            with self._lock:
+                if number == self._run_number:
+                    self._unwritten = (data, learned)
+            return {"state": "failed", "why": exc.strerror or str(exc),
+                    "can_write_again": True}
+        log.warning("set-up: a deck was enrolled into %s", self.folder / name)
+        with self._lock:
+            self._unwritten = None
+        return {"state": "done", "deck": name, "can_write_again": False, **learned}
+
+    def write_again(self) -> None:
+        """Write the deck an enrolment could not write (its status says how it went).
+        Raises :class:`RuntimeError` when there is none."""
+        with self._lock:
+            kept, number = self._unwritten, self._run_number
+        if kept is None:
+            raise RuntimeError("there is no enrolled deck waiting to be written")
+        self._update(number, **self._written(number, *kept))
+
     def _run(self, camera: Any, number: int, stop: threading.Event) -> None:
         from hardware.camera.reader.enroll import (
             EnrollError,
@@ -232,16 +261,15 @@ class Enrolment:
             unread = self_check(deck, seen)
             if stop.is_set():  # stopped while it checked: nothing is written
                 raise EnrollError("stopped from the page")
-            name = self._write(deck.to_bytes())
             letters = {"A" if r == 14 else "JQK"[r - 11]: g
                        for r, g in sorted(glyph_names(deck).items()) if r > 10}
-            end = {"state": "done", "deck": name, "letters": letters,
-                   "unread": [[str(card), None if got is None else str(got), why]
-                              for card, got, why in unread]}
-            log.warning("set-up: a deck was enrolled into %s", self.folder / name)
+            learned = {"letters": letters,
+                       "unread": [[str(card), None if got is None else str(got), why]
+                                  for card, got, why in unread]}
+            end = self._written(number, deck.to_bytes(), learned)
         except EnrollError as exc:
             end = {"state": "stopped" if stop.is_set() else "failed", "why": str(exc)}
-        except OSError as exc:  # the camera failed, or the deck file cannot be written
+        except OSError as exc:  # the camera failed
             end = {"state": "failed", "why": f"{exc.strerror or exc}" + (
                 f": {exc.filename}" if exc.filename else "")}
         except ValueError as exc:  # a frame no camera gives (FrameError), said in words

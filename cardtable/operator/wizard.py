@@ -14,7 +14,8 @@ the wizard without hardware), ``/setup/api/probe``, ``/setup/api/save`` ``{"answ
 ``GET /setup/api/camera.jpg?source=…`` (a source of :func:`.setup.cameras`); a deck enrolled
 from the camera (:mod:`.enrolment`): ``POST /setup/api/enrol`` ``{"source"}`` starts,
 ``GET /setup/api/enrol`` says how far it is, ``GET /setup/api/enrol.jpg`` what the camera
-sees, ``POST /setup/api/enrol/stop`` stops.
+sees, ``POST /setup/api/enrol/stop`` stops, ``POST /setup/api/enrol/write`` writes again a deck
+the disk refused.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ class Wizard:
         r.add_get("/setup/api/enrol", self.enrol_status)
         r.add_post("/setup/api/enrol", self.enrol)
         r.add_post("/setup/api/enrol/stop", self.enrol_stop)
+        r.add_post("/setup/api/enrol/write", self.enrol_write)
         r.add_get("/setup/api/enrol.jpg", self.enrol_picture)
 
     async def to_page(self, request: web.Request) -> web.StreamResponse:
@@ -304,6 +306,17 @@ class Wizard:
         await self.site.body(request)
         self.enrolment.stop()
         return web.json_response({"ok": True})
+
+    async def enrol_write(self, request: web.Request) -> web.StreamResponse:
+        """Write again a deck the disk refused at the end of its enrolment."""
+        self.site.change(request)
+        await self.site.body(request)
+        try:
+            await asyncio.to_thread(self.enrolment.write_again)
+        except RuntimeError:
+            return refusal(409, self.site.lang(request).gettext(
+                "there is no enrolled deck waiting to be written"))
+        return web.json_response({"ok": True, **self.enrolment.status()})
 
     async def enrol_picture(self, request: web.Request) -> web.StreamResponse:
         """What the camera saw last while enrolling (404 before its first frame)."""

@@ -229,7 +229,7 @@ def test_a_camera_that_sends_nothing_is_stopped_at_once_and_started_again(
 
 
 @pytest.mark.slow
-def test_stopped_while_it_checks_nothing_is_written_and_a_write_that_fails_names_the_file(
+def test_stopped_while_it_checks_nothing_is_written_and_a_write_that_fails_is_kept_to_retry(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hardware.camera.reader.enroll as enroll
 
@@ -259,6 +259,16 @@ def test_stopped_while_it_checks_nothing_is_written_and_a_write_that_fails_names
     enrolment.join(120)
     status = enrolment.status()
     assert status["state"] == "failed" and status["why"] == f"{tmp_path / 'decks'} is not a folder"
+    # the 52 cards are not asked for again: room made, the deck kept in memory is written
+    assert status["can_write_again"] is True
+    (tmp_path / "decks").unlink()
+    enrolment.write_again()
+    status = enrolment.status()
+    assert status["state"] == "done" and status["can_write_again"] is False, status
+    assert EnrolledDeck.load(tmp_path / status["deck"]).cards
+    assert status["letters"] == {"J": ["J"], "Q": ["Q"], "K": ["K"], "A": ["A"]}
+    with pytest.raises(RuntimeError, match="no enrolled deck waiting"):
+        enrolment.write_again()
 
 
 def test_a_frame_that_is_no_picture_gives_no_picture_not_an_error(tmp_path: Path) -> None:
@@ -341,6 +351,9 @@ def test_a_phone_enrols_the_deck_and_the_table_reads_with_it(
                 assert status == 400 and answer["text"] == "not a camera of this machine"
             status, answer = await call(s, "GET", base + "enrol.jpg")
             assert status == 404 and answer["text"] == "no picture yet"
+            status, answer = await call(s, "POST", base + "enrol/write", {}, csrf)
+            assert status == 409 and answer["text"] == (
+                "there is no enrolled deck waiting to be written")
             status, answer = await call(s, "POST", base + "enrol", {"source": CAMERA}, csrf)
             assert status == 200 and answer["state"] == "running", answer
             status, again = await call(s, "POST", base + "enrol", {"source": CAMERA}, csrf)

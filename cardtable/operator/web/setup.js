@@ -39,6 +39,7 @@ const WORDS = {
   },
   get enrolStopped() { return t("Enrolling stopped: nothing was written."); },
   enrolFailed: (why) => fmt(t("Enrolling failed: {why}"), { why: why }),
+  get writeAgain() { return t("The deck is kept until then: make room, then write it again."); },
 };
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const ROLES = ["slap", "call"];
@@ -209,8 +210,10 @@ function enrolEnded(e) {
   } else if (e.state === "stopped") {
     say(WORDS.enrolStopped, "ok");
   } else if (e.state === "failed") {
-    say(WORDS.enrolFailed(e.why || ""), "error");
+    say(WORDS.enrolFailed(e.why || "") + (e.can_write_again ? " " + WORDS.writeAgain : ""),
+      "error");
   }
+  $("enrol-write").hidden = !(e.state === "failed" && e.can_write_again);
   drawDeck();
 }
 
@@ -226,8 +229,15 @@ async function followEnrolment() {
   else enrolEnded(e);
 }
 
+async function writeAgain() {
+  const answer = await api("enrol/write", {});
+  if (answer.ok) enrolEnded(answer);
+  else say(answer.text, "error");
+}
+
 async function enrol() {
   say("");
+  $("enrol-write").hidden = true;
   $("enrol-result").hidden = true;
   const answer = await api("enrol", { source: $("camera").value });
   if (!answer.ok) {
@@ -298,6 +308,7 @@ function wire() {
   $("mock-press").addEventListener("click", () => api("mock-press", { taken: taken() }));
   $("probe").addEventListener("click", probe);
   $("enrol").addEventListener("click", enrol);
+  $("enrol-write").addEventListener("click", writeAgain);
   $("enrol-picture").addEventListener("load", () => { $("enrol-picture").hidden = false; });
   $("enrol-stop").addEventListener("click", () => api("enrol/stop", {}));
   $("preview-button").addEventListener("click", () => {
