@@ -164,6 +164,7 @@ function drawSources() {
     return o;
   }));
   $("enrol").disabled = !cams.length;
+  $("preview-button").disabled = !cams.length;
   drawDeck();
 }
 
