@@ -172,6 +172,7 @@ class Wizard:
             "languages": language_names(),
             "learn_s": LEARN_S, "cameras": cameras(),
             "enrolment": self.enrolment.status(),
+            "enrol": self._why_no_enrolment(self.site.lang(request)),
             "games": [{"name": g.name, "title": g.title, "min_seats": g.min_seats,
                        "max_seats": g.max_seats} for g in games.values()],
         })

@@ -371,7 +371,7 @@ def test_a_phone_enrols_the_deck_and_the_table_reads_with_it(
             status, picture = await call(s, "GET", base + "enrol.jpg")
             assert status == 200 and picture[:2] == b"\xff\xd8"
             status, state = await call(s, "GET", base + "state")
-            assert state["enrolment"]["deck"] == answer["deck"]
+            assert state["enrolment"]["deck"] == answer["deck"] and state["enrol"] is None
             answers = dict(state["answers"], card_source="camera", camera_source=CAMERA,
                            camera_deck="decks/none-such.npz")
             status, refused = await call(s, "POST", base + "save", {"answers": answers}, csrf)

@@ -163,7 +163,9 @@ function drawSources() {
     o.selected = c === a.camera_source;
     return o;
   }));
-  $("enrol").disabled = !cams.length;
+  $("enrol").disabled = !cams.length || Boolean(wiz.state.enrol);
+  $("enrol-note").textContent = wiz.state.enrol || "";
+  $("enrol-note").hidden = !wiz.state.enrol;
   $("preview-button").disabled = !cams.length;
   drawDeck();
 }
@@ -182,9 +184,10 @@ function drawDeck() {
 
 function drawEnrolment(e) {
   const running = e.state === "running";
+  const cameraless = !wiz.state.cameras.length;
   $("enrolling").hidden = !running;
-  $("enrol").disabled = running;
-  $("preview-button").disabled = running;  // the enrolment holds the camera
+  $("enrol").disabled = running || cameraless || Boolean(wiz.state.enrol);
+  $("preview-button").disabled = running || cameraless;  // the enrolment holds the camera
   if (!running) return;
   $("enrol-count").textContent = e.checking ? WORDS.checking
     : WORDS.enrolCount(Math.min(e.done + 1, e.total), e.total);
