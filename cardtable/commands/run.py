@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import logging
 import signal
 import sys
@@ -23,9 +24,10 @@ from cardtable.logs import setup_logging
 from cardtable.wiring import build_service
 
 
-def _setup(args: argparse.Namespace) -> bool:
+def _setup(args: argparse.Namespace) -> int | None:
     """The set-up wizard (``--setup``, or no configuration file yet): served until the page
-    saves the file; False when it could not be served."""
+    saves the file (None), or the exit status when it could not be served (said already):
+    75 where the address is in use (that may pass: the systemd unit restarts), else 2."""
     from cardtable.config import DEFAULT_BIND, DEFAULT_PORT
     from cardtable.operator.wizard import SetupSite
 
@@ -48,16 +50,19 @@ def _setup(args: argparse.Namespace) -> bool:
         saved = asyncio.run(site.run())
     finally:
         root.removeHandler(handler)
-    if saved is not None and args.port == 0:  # the table serves where the wizard was
+    if saved is None:
+        return TemporaryFailure.exit_status if site.error_errno == errno.EADDRINUSE else 2
+    if args.port == 0:  # the table serves where the wizard was
         args.port = site.server.port
-    return saved is not None
+    return None
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.setup or not Path(args.config).exists():
         try:
-            if not _setup(args):
-                return 1
+            failed = _setup(args)
+            if failed is not None:
+                return failed
         except KeyboardInterrupt:
             return 0
     try:
@@ -151,8 +156,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog="Exit status: 0 stopped; 2 a mistake to fix (the configuration, lgpio not "
         "installed, a gpiochip the installed gpiozero ignores), which the systemd unit does "
         "not restart; 75 a failure that may pass (the GPIO chip not ready or not allowed yet, "
-        "a GPIO line busy, lgpio's FIFO, the journal folder busy or its disk full), which it "
-        "restarts; 70 a bug. Under systemd (JOURNAL_STREAM) log lines carry syslog priorities.",
+        "a GPIO line busy, lgpio's FIFO, the journal folder busy or its disk full, the set-up "
+        "wizard's address in use), which it restarts; 70 a bug. Under systemd (JOURNAL_STREAM) log lines carry syslog priorities.",
     )
     p.add_argument("--config", required=True, type=path_name,
                    help="the table's TOML configuration file")

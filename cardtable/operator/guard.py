@@ -176,6 +176,7 @@ class GuardedSite:
         self.server = WebServer(self.app, host, port)
         #: Why the pages are not served (None: they are, or not started yet).
         self.error: str | None = None
+        self.error_errno: int | None = None  # why the address could not be used
         #: The table's language (its pages' words, unless a page asks for another).
         self.language: str | None = None
 
@@ -194,7 +195,9 @@ class GuardedSite:
             self.error = (f"cannot serve the table's pages on {self.server.host}:"
                           f"{self.server.port} ({exc.strerror or exc}); [web] bind and port "
                           "say where")
-            log.error("%s", self.error)
+            self.error_errno = exc.errno
+            # said once: an announce is the terminal (its line had been logged there too)
+            log.log(logging.DEBUG if self.announce else logging.ERROR, "%s", self.error)
             if self.announce is not None:
                 self.announce(self.error)
             return False

@@ -408,7 +408,9 @@ class SetupSite(GuardedSite):
         """Serve until the configuration is saved (its path), or None when the address
         cannot be used."""
         self.saved = asyncio.get_running_loop().create_future()
-        if not await self.listen("set-up wizard: {base}setup/ (no configuration yet)"):
+        state = (f"changing {self.wizard.path.name}" if self.wizard.path is not None
+                 and self.wizard.path.exists() else "no configuration yet")
+        if not await self.listen(f"set-up wizard: {{base}}setup/ ({state})"):
             return None
         try:
             return await self.saved

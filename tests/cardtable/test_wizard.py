@@ -262,3 +262,47 @@ def test_a_language_from_the_page_is_written_as_the_catalogs_name_it(tmp_path: P
     assert 'language = "sv"' in path.read_text()
     with pytest.raises(ConfigError, match="language"):
         write_table(path, Answers.from_json({"seats": ["A", "B"], "language": "xx"}))
+
+
+def test_the_wizard_s_address_in_use_is_said_once_and_may_pass(tmp_path: Path) -> None:
+    """An address another program holds: said once (it had been said twice), exit 75 (a
+    failure that may pass, which the systemd unit restarts; it had been 1, which no list
+    named); with the file there, ``--setup`` says it changes it (it had said "no
+    configuration yet")."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from tests.web_pages import ROOT
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "cardtable.cli", "run", "--config",
+             str(tmp_path / "table.toml"), "--port", str(port), "--no-console"],
+            cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    finally:
+        holder.close()
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 75, said
+    assert said.count(f"cannot serve the table's pages on 127.0.0.1:{port}") == 1, said
+    (tmp_path / "table.toml").write_text('[table]\nid = "t"\ngame = "banka-bever"\n'
+                                         'seats = ["Anna", "Bo"]\n')
+    proc2 = subprocess.Popen(
+        [sys.executable, "-m", "cardtable.cli", "run", "--config", str(tmp_path / "table.toml"),
+         "--setup", "--port", "0", "--no-console"], cwd=ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        assert proc2.stdout is not None
+        line = proc2.stdout.readline()
+        while line and "set-up wizard:" not in line:
+            line = proc2.stdout.readline()
+        assert line.rstrip().endswith("/setup/ (changing table.toml)"), line
+    finally:
+        proc2.terminate()
+        proc2.wait(15)
