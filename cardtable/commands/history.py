@@ -155,10 +155,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "scores and running totals. A journal that cannot be read is listed with the reason "
         "(exit status 1).",
     )
-    p.add_argument("--journal-dir", default="journals", metavar="DIR", type=path_name,
-                   help="the table's journal folder (default: journals, as in table.toml)")
-    p.add_argument("--config", metavar="TOML", type=path_name,
-                   help="take the journal folder from this table configuration instead")
+    where = p.add_mutually_exclusive_group()  # both had been taken, --config silently
+    where.add_argument("--journal-dir", default="journals", metavar="DIR", type=path_name,
+                       help="the table's journal folder (default: journals, as in table.toml)")
+    where.add_argument("--config", metavar="TOML", type=path_name,
+                       help="take the journal folder from this table configuration instead")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object: every game, the files kept aside, the "
                    "evening's games and standings")

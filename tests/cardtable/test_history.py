@@ -177,6 +177,12 @@ def test_the_command(evening: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "1 journal could not be read whole" in captured.err
     assert main(["history", "--journal-dir", str(evening / "nope")]) == 2
     assert "no journal folder" in capsys.readouterr().err
+    # one or the other: both had been taken, and --config had silently won
+    with pytest.raises(SystemExit) as stop:
+        main(["history", "--journal-dir", str(evening), "--config", "table.toml"])
+    assert stop.value.code == 2
+    assert "argument --config: not allowed with argument --journal-dir" in \
+        capsys.readouterr().err
     # --config: the folder of the table's configuration (relative to the file).
     (evening / "20261201-200000-banka-bever.jsonl").unlink()
     toml = evening.parent / "table.toml"
