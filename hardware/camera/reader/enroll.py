@@ -227,6 +227,8 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
     for path in sorted(root.iterdir()):
         card = card_of(path)
         if card is None:
+            if path.suffix.lower() in IMAGE_SUFFIXES:  # a photo misnamed: said, not skipped
+                problems.append(f"{path.name}: not named by a card (QH.png, 10S.jpg, AD.jpeg)")
             continue
         try:
             image = read_image(path)

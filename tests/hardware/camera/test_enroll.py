@@ -461,3 +461,16 @@ def test_a_folder_of_photos_none_usable_says_the_first_why_and_how_many_more(
     assert "52 of the 52 cards are missing or unusable" in said
     assert "AS.png: not an image OpenCV can read" in said
     assert said.endswith("(and 2 more photos not usable)")
+
+
+def test_a_photo_not_named_by_a_card_is_said_not_skipped(tmp_path: Path) -> None:
+    """A folder of photos with one misnamed: the error names it (it had said only that the
+    52 cards were missing, as for an empty folder); a text file beside them is not a photo."""
+    cv2.imwrite(str(tmp_path / "queen.png"), np.full((480, 640, 3), 90, np.uint8))
+    (tmp_path / "README.txt").write_text("my deck")
+    with pytest.raises(EnrollError) as err:
+        see_images(tmp_path, Enroller())
+    said = str(err.value)
+    assert "52 of the 52 cards are missing" in said
+    assert "queen.png: not named by a card (QH.png, 10S.jpg, AD.jpeg)" in said
+    assert "README" not in said
