@@ -140,7 +140,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
             try:
                 source = open_source(args.device)
             except SourceError as exc:
-                raise CommandError(f"--device {args.device}: {exc}") from None
+                raise CommandError(f"--device: {exc}") from None  # the error names it
             total = len(full_deck())
             done = 0
             STUCK = {NO_CARD: "the camera sees no card: lay it in view, flat and alone",  # noqa: N806
@@ -222,8 +222,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     recogniser = _recogniser(args.deck, args.index_letters)
     try:
         source = open_source(args.source)
-    except SourceError as exc:
-        raise CommandError(f"{args.source}: {exc}") from None
+    except SourceError as exc:  # it names the source: "X: no such file", "cannot open X"
+        raise CommandError(str(exc)) from None
     tracker = LayTracker(args.frames)
     t0: int | None = None
     try:

@@ -196,7 +196,12 @@ def test_opencv_says_nothing_of_its_own_on_the_terminal() -> None:
                            "/dev/video97"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "referee: /dev/video97: cannot open /dev/video97"], done.stderr
+        "referee: cannot open /dev/video97"], done.stderr
+    # a file that is not there is named once (it had been "nonexist.mp4: nonexist.mp4: …")
+    done = subprocess.run([sys.executable, "-m", "cardtable.cli", "camera", "watch",
+                           "nonexist.mp4"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["referee: nonexist.mp4: no such file"]
 
 
 def test_a_video_of_frames_no_camera_gives_is_named_and_refused(tmp_path: Path) -> None:
