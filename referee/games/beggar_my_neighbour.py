@@ -391,7 +391,8 @@ def parse_notation(text: str) -> list[int]:
             i += 1
         else:
             raise DealError(
-                f"not a card in record notation: {text[i]!r} at position {i} of {shown(text)} "
+                f"not a card in record notation: {text[i]!r} at position {i + 1} of "
+                f"{shown(text)} "
                 "(use A K Q J for court cards, - or 2..10 for number cards)"
             )
         i += 1

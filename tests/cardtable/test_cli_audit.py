@@ -126,12 +126,15 @@ def test_deck_check_refuses_a_wait_no_board_is_worth(timeout: str, words: str,
 def test_a_bad_card_in_a_hand_is_placed_in_the_hand_as_typed(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The leading space the command adds to a hand starting with '-' moved the position by
-    one and showed in the quote; a long hand was quoted whole."""
+    one and showed in the quote; a long hand was quoted whole. Positions count from 1, as a
+    person counts the cards of a hand (the second card had been "position 1")."""
     assert main(["beggar", "--", "-x", "A"]) == 2
-    assert "'x' at position 1 of \"-x\" (use A K Q J" in capsys.readouterr().err
+    assert "'x' at position 2 of \"-x\" (use A K Q J" in capsys.readouterr().err
+    assert main(["beggar", "--", "x-", "A"]) == 2
+    assert "'x' at position 1 of \"x-\"" in capsys.readouterr().err
     assert main(["beggar", "--", "-" * 900 + "x", "A"]) == 2
     err = capsys.readouterr().err
-    assert "'x' at position 900 of" in err and len(err) < 300
+    assert "'x' at position 901 of" in err and len(err) < 300
 
 
 JOURNAL = Path(__file__).parents[1] / "data" / "races" / "photo_finish.jsonl"
