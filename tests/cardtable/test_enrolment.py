@@ -407,6 +407,7 @@ def test_a_phone_page_walks_through_the_deck_card_by_card(
     count and what the camera sees, and at the end says the deck is enrolled; saving writes
     it. A second enrolment stopped from the page writes nothing."""
     import cardtable.operator.wizard as wizard
+    from tests.cardtable.test_display_a11y import _axe
     from tests.operator_pages import PHONE, browser, screenshot, wait_js
 
     need_artwork(DECK)
@@ -437,7 +438,8 @@ def test_a_phone_page_walks_through_the_deck_card_by_card(
     shots.mkdir()
     try:
         with browser() as chromium:
-            page = chromium.new_context(**PHONE).new_page()
+            # bypass_csp: axe-core is evaluated in the page (the page's own CSP forbids it)
+            page = chromium.new_context(**PHONE, bypass_csp=True).new_page()
             errors: list[str] = []
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.goto(site.url + "setup/")
@@ -463,6 +465,8 @@ def test_a_phone_page_walks_through_the_deck_card_by_card(
             page.locator("#enrolling").scroll_into_view_if_needed()
             screenshot(page, shots / "setup-enrol.png")
             assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            found = _axe(page)
+            assert [v for v in found if v["impact"] in ("serious", "critical")] == [], found
             # Stopped from the page: nothing written.
             page.tap("#enrol-stop")
             page.wait_for_selector("#enrolling", state="hidden")
