@@ -157,7 +157,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "installed, a gpiochip the installed gpiozero ignores), which the systemd unit does "
         "not restart; 75 a failure that may pass (the GPIO chip not ready or not allowed yet, "
         "a GPIO line busy, lgpio's FIFO, the journal folder busy or its disk full, the set-up "
-        "wizard's address in use), which it restarts; 70 a bug. Under systemd (JOURNAL_STREAM) log lines carry syslog priorities.",
+        "wizard's address in use), which it restarts; 70 a bug. Under systemd "
+        "(JOURNAL_STREAM) log lines carry syslog priorities.",
     )
     p.add_argument("--config", required=True, type=path_name,
                    help="the table's TOML configuration file")

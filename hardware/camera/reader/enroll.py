@@ -319,12 +319,6 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
     return seen
 
 
-def enroll_live(frames: Iterator[Frame], show: Callable[[Card, str], None], *,
-                steady: int = 6, enroller: Enroller | None = None) -> EnrolledDeck:
-    """The deck from a live camera, card by card as asked (:func:`take_live`)."""
-    return build(take_live(frames, show, full_deck(), steady=steady, enroller=enroller))
-
-
 def glyph_names(deck: EnrolledDeck) -> dict[int, list[str]]:
     """For each rank, the letters an enrolled deck prints for it (the numbers left out)."""
     out: dict[int, list[str]] = {}
