@@ -201,6 +201,9 @@ class Enrolment:
             folder.mkdir(exist_ok=True)
         except FileExistsError:  # a file, or a link to nothing, where the folder goes
             raise OSError(errno.ENOTDIR, f"{folder} is not a folder") from None
+        except OSError as exc:  # a read-only system (the service's /etc), no permission
+            raise OSError(exc.errno, f"{folder} cannot be made ({exc.strerror or exc})") \
+                from None
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self._clock()))
         name, n = f"deck-{stamp}.npz", 1
         while (folder / name).exists():

@@ -269,6 +269,14 @@ def test_stopped_while_it_checks_nothing_is_written_and_a_write_that_fails_is_ke
     assert status["letters"] == {"J": ["J"], "Q": ["Q"], "K": ["K"], "A": ["A"]}
     with pytest.raises(RuntimeError, match="no enrolled deck waiting"):
         enrolment.write_again()
+    # a folder that cannot be made is named (a read-only /etc under the service had said only
+    # "Read-only file system")
+    def read_only(self: Path, *a: Any, **kw: Any) -> None:
+        raise OSError(30, "Read-only file system", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    with pytest.raises(OSError, match=r"decks cannot be made \(Read-only file system\)"):
+        enrolment._write(b"deck")
 
 
 def test_a_frame_that_is_no_picture_gives_no_picture_not_an_error(tmp_path: Path) -> None:
