@@ -247,7 +247,7 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
     if missing:
         raise EnrollError(f"{root}: {len(missing)} of the 52 cards are missing or unusable "
                           f"({' '.join(map(str, missing[:13]))}{' …' if len(missing) > 13 else ''})"
-                          + (f"; {problems[0]}" if problems else "")
+                          + (f"; not used: {problems[0]}" if problems else "")
                           + (f" (and {len(problems) - 1} more photos not usable)"
                              if len(problems) > 1 else ""))
     return seen, problems
