@@ -459,7 +459,7 @@ def test_a_folder_of_photos_none_usable_says_the_first_why_and_how_many_more(
         enroll_images(tmp_path, Enroller())
     said = str(info.value)
     assert "52 of the 52 cards are missing or unusable" in said
-    assert "; not used: AS.png: not an image OpenCV can read" in said  # not read as KS's
+    assert f"; not used: {tmp_path / 'AS.png'}: not an image OpenCV can read" in said
     assert said.endswith("(and 2 more photos not usable)")
 
 
