@@ -508,3 +508,35 @@ def test_a_phone_page_walks_through_the_deck_card_by_card(
         server.join(10)
     assert done["path"] == path
     assert 'deck = "decks/deck-' in path.read_text()
+
+
+def test_two_decks_of_one_second_are_both_kept(tmp_path: Path) -> None:
+    enrolment = Enrolment(tmp_path, clock=lambda: 1_790_000_000.0)
+    first, second = enrolment._write(b"one"), enrolment._write(b"two")
+    assert second == first.removesuffix(".npz") + "-2.npz"
+    assert (tmp_path / first).read_bytes() == b"one" and (tmp_path / second).read_bytes() == b"two"
+
+
+def test_a_deck_is_checked_only_where_the_camera_is_the_card_source(tmp_path: Path) -> None:
+    """A deck a page names but the table would not use (another card source) does not stop
+    the save: table.toml writes no [camera] section then."""
+    path = tmp_path / "table.toml"
+    site = SetupSite(path, port=0)
+
+    async def go() -> Path | None:
+        running = asyncio.create_task(site.run())
+        while not site.server.port:
+            await asyncio.sleep(0.01)
+        async with client() as s:
+            code = site.pairing.current(site.clock()).code
+            _, answer = await call(s, "POST", site.url + "operator/api/pair",
+                                   {"code": code, "name": "Anna's phone"})
+            _, state = await call(s, "GET", site.url + "setup/api/state")
+            status, saved = await call(s, "POST", site.url + "setup/api/save", {"answers": dict(
+                state["answers"], card_source="virtual", camera_deck="decks/gone.npz")},
+                answer["csrf"])
+            assert status == 200, saved
+        return await asyncio.wait_for(running, 5)
+
+    assert asyncio.run(go()) == path
+    assert "[camera]" not in path.read_text() and "decks/gone.npz" not in path.read_text()
