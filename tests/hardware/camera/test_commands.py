@@ -294,3 +294,28 @@ def test_live_enrolment_says_what_keeps_a_card_from_being_taken(
     assert "[ 1/52] lay 2 of clubs (2C) alone under the camera" in err
     assert err.rstrip().endswith("the camera stopped before 2C was taken")
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_live_enrolment_from_a_video_takes_each_card_and_checks_the_deck(
+        decks: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``camera enroll --device`` on a real OpenCV source (a video file, as a camera gives its
+    frames): each of the 52 cards lies still for 8 frames in turn; all are taken in order, the
+    deck is written and its self-check reads every card again."""
+    video = tmp_path / "cards.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 30, (640, 480))
+    assert writer.isOpened()
+    for card in full_deck():
+        image = render(photo(DECK, card, 7))
+        for _ in range(8):
+            writer.write(image)
+    writer.release()
+    out = tmp_path / "deck.npz"
+    assert main(["camera", "enroll", "--device", str(video), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count(": taken; take it away") == 52
+    assert "[52/52] lay ace of spades (AS)" in captured.err
+    assert f"{out}: 52 cards enrolled" in captured.out
+    assert ("self-check: each card, read again from its photo turned round and askew, was "
+            "read right") in captured.out
+    assert len(set(EnrolledDeck.load(out).cards)) == 52
