@@ -11,20 +11,22 @@ from pathlib import Path
 __all__ = ["write_whole"]
 
 
-def write_whole(path: Path, data: str | bytes, *, new_mode: int = 0o644) -> None:
+def write_whole(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
     """``path`` holds ``data`` whole, or is left as it was: a spare file of its own beside it
     (two writers never share one), synced, renamed over it, and the new name synced. The
-    file keeps its mode; a new one gets ``new_mode`` (readable by all unless told)."""
+    file keeps its mode (a new one is readable by all), or gets ``mode`` where it is given,
+    before it takes the name: a private file is never readable by others, not for a moment."""
     fd, spare = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
-        try:
-            mode = os.stat(path).st_mode & 0o777
-        except FileNotFoundError:
-            mode = new_mode
+        if mode is None:
+            try:
+                mode = os.stat(path).st_mode & 0o777
+            except FileNotFoundError:
+                mode = 0o644
         os.chmod(spare, mode)
         os.replace(spare, path)
     except BaseException:

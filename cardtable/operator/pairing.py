@@ -28,7 +28,6 @@ import hmac
 import ipaddress
 import json
 import logging
-import os
 import secrets
 from collections import deque
 from dataclasses import asdict, dataclass
@@ -328,8 +327,7 @@ def _write_private(path: Path, data: bytes) -> None:
     """Write ``path`` readable by this user only (0600), whole or not at all, and synced: a
     power cut just after pairing leaves the phone paired (:func:`~cardtable.files.write_whole`;
     the plain rename before could leave an empty file, every phone to pair again)."""
-    write_whole(path, data, new_mode=0o600)
-    os.chmod(path, 0o600)  # a file a person made readable stays this user's only
+    write_whole(path, data, mode=0o600)  # even where a person had made it readable
 
 
 def _is_loopback(client: str) -> bool:
