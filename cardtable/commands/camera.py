@@ -117,7 +117,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         NO_CARD,
         EnrollError,
         build,
-        glyph_names,
+        court_letters,
         see_images,
         self_check,
         take_live,
@@ -188,9 +188,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"{out}: 52 cards enrolled")
-    letters = glyph_names(deck)
-    named = ", ".join(f"{'A' if r == 14 else 'JQK'[r - 11]} as {'/'.join(g)}"
-                      for r, g in sorted(letters.items()) if r > 10)
+    named = ", ".join(f"{rank} as {'/'.join(g)}" for rank, g in court_letters(deck).items())
     if named:
         print(f"its index prints {named}")
     if deck.other_corners:

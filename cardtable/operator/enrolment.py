@@ -138,13 +138,15 @@ class Enrolment:
         import cv2
         import numpy as np
 
+        from hardware.camera.reader.enroll import STILL
+
         image, (outline, seeing) = self._latest, (self._outline, self._seeing)
         if image is None:
             return None
         try:
             if outline is not None:
                 image = np.array(image, copy=True)
-                colour = (0, 200, 0) if seeing == "still" else (0, 170, 255)
+                colour = (0, 200, 0) if seeing == STILL else (0, 170, 255)
                 cv2.polylines(image, [np.asarray(outline, np.int32).reshape(-1, 1, 2)], True,
                               colour, max(2, image.shape[1] // 320))
             ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 75])
@@ -246,7 +248,7 @@ class Enrolment:
         from hardware.camera.reader.enroll import (
             EnrollError,
             build,
-            glyph_names,
+            court_letters,
             self_check,
             take_live,
         )
@@ -264,9 +266,7 @@ class Enrolment:
             unread = self_check(deck, seen)
             if stop.is_set():  # stopped while it checked: nothing is written
                 raise EnrollError("stopped from the page")
-            letters = {"A" if r == 14 else "JQK"[r - 11]: g
-                       for r, g in sorted(glyph_names(deck).items()) if r > 10}
-            learned = {"letters": letters,
+            learned = {"letters": court_letters(deck),
                        "unread": [[str(card), None if got is None else str(got), why]
                                   for card, got, why in unread]}
             end = self._written(number, deck.to_bytes(), learned)

@@ -319,6 +319,13 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
     return seen
 
 
+def court_letters(deck: EnrolledDeck) -> dict[str, list[str]]:
+    """The letters an enrolled deck prints for its courts and ace, by the English letter of
+    the rank (``{"J": ["B"], "Q": ["D"], …}``), jack first."""
+    return {"A" if r == 14 else "JQK"[r - 11]: g
+            for r, g in sorted(glyph_names(deck).items()) if r > 10}
+
+
 def glyph_names(deck: EnrolledDeck) -> dict[int, list[str]]:
     """For each rank, the letters an enrolled deck prints for it (the numbers left out)."""
     out: dict[int, list[str]] = {}
