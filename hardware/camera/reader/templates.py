@@ -271,17 +271,28 @@ def _check_unpacked_size(path: str | Path) -> None:
                     f"{path} is not a camera deck file (it unpacks to {unpacked} bytes in "
                     f"{len(members)} arrays; an enrolled deck holds about 1 MB in at most 6)")
             for m in members:
-                with zf.open(m) as fh:
-                    version = np.lib.format.read_magic(fh)
-                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-                    if read_header is None:  # 3.0: names numpy writes only for other arrays
-                        raise ValueError(f"{path} is not a camera deck file ({m.filename} "
-                                         f"is of array format {version})")
-                    shape, _fortran, dtype = read_header(fh)
+                shape, dtype = _array_header(zf, m, path)
                 if dtype.hasobject or int(np.prod(shape, dtype=object)) * dtype.itemsize \
                         > m.file_size:
                     raise ValueError(f"{path} is not a camera deck file ({m.filename} says it "
                                      "holds more than it does)")
     except (zipfile.BadZipFile, EOFError) as exc:
         raise ValueError(f"{path} is not a camera deck file ({exc})") from None
+
+
+def _array_header(zf: zipfile.ZipFile, member: zipfile.ZipInfo,
+                  path: str | Path) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    """The shape and kind an array of a deck file declares, read without the array; a member
+    that is no array numpy writes is not a deck file (numpy's own words had been shown)."""
+    with zf.open(member) as fh:
+        try:
+            version = np.lib.format.read_magic(fh)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is None:  # 3.0: names numpy writes only for other arrays
+                raise ValueError(f"of array format {version}")
+            shape, _fortran, dtype = read_header(fh)
+        except ValueError as exc:
+            raise ValueError(f"{path} is not a camera deck file ({member.filename}: "
+                             f"{exc})") from None
+    return shape, dtype

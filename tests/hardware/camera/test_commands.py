@@ -184,6 +184,18 @@ def test_a_deck_file_that_would_unpack_to_too_much_is_refused_unread(
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB
 
 
+def test_a_zip_whose_member_is_no_array_is_named_not_a_deck_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A zip of other files (numpy's own words, "the magic string is not correct", had been
+    the whole message)."""
+    other = tmp_path / "other.npz"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr("kind.npy", "not an array")
+    assert main(["camera", "read", "--deck", str(other), "docs/camera/queen.jpg"]) == 2
+    err = capsys.readouterr().err
+    assert f"{other} is not a camera deck file (kind.npy: " in err and len(err.splitlines()) == 1
+
+
 def test_no_index_set_at_all_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     """No letters would name no ace or court: a mistake, refused by name."""
     for letters in ("", " , "):
