@@ -16,7 +16,11 @@ def write_whole(path: Path, data: str | bytes, *, mode: int | None = None) -> No
     (two writers never share one), synced, renamed over it, and the new name synced. The
     file keeps its mode (a new one is readable by all), or gets ``mode`` where it is given,
     before it takes the name: a private file is never readable by others, not for a moment."""
-    fd, spare = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, spare = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # the folder's fault: say so, not "no such file" of the file itself
+        raise OSError(exc.errno, f"no file can be made in {path.parent} ({exc.strerror})",
+                      str(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)

@@ -193,7 +193,13 @@ class Deck:
             raise err
         # A fresh name opened exclusively: never a node or a file that was there already.
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:  # the folder's fault, not the file's (/proc, a missing folder)
+            why = f"no file can be made in {path.parent} ({exc.strerror})"
+            err = DeckPathError(f"{path}: {why}")
+            err.errno, err.strerror = exc.errno, why
+            raise err from None
         try:
             with open(fd, "w", encoding="utf-8") as f:
                 f.write(self.dumps(toml=path.suffix == ".toml"))

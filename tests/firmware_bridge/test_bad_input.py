@@ -5,6 +5,7 @@ values. Each gets one clear line and exit 2, never a traceback, a hang or lost d
 Device nodes are made in tmp_path (never the real /dev/null: an earlier bug replaced it)."""
 
 import asyncio
+import errno
 import os
 import signal
 import stat
@@ -64,6 +65,33 @@ def test_deck_synthetic_overwrite_refuses_a_device_node(tmp_path, capsys) -> Non
         assert "not a regular file" in err and "unexpected" not in err
         assert len(err.strip().splitlines()) == 1
         assert stat.S_IFMT(node.lstat().st_mode) == kind
+
+
+def test_deck_synthetic_in_a_folder_that_takes_no_file_names_the_folder(tmp_path,
+                                                                        capsys) -> None:
+    """/proc/version, or a folder not there: the file's folder is at fault, and is named (it
+    had said "cannot write /proc/version: No such file or directory" of a file that is)."""
+    from cardtable.cli import main
+
+    target = tmp_path / "not-here" / "deck.json"
+    assert main(["deck", "synthetic", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"referee deck: cannot write {target}: no file can be made in "
+                           f"{target.parent} (No such file or directory)")
+    with pytest.raises(DeckError) as info:
+        synthetic_deck().save(target)
+    assert isinstance(info.value, OSError) and info.value.errno == errno.ENOENT
+
+
+def test_write_whole_in_a_folder_that_takes_no_file_names_the_folder(tmp_path) -> None:
+    from cardtable.files import write_whole
+
+    target = tmp_path / "not-here" / "table.toml"
+    with pytest.raises(FileNotFoundError) as info:
+        write_whole(target, "x")
+    assert info.value.strerror == (f"no file can be made in {target.parent} "
+                                   "(No such file or directory)")
+    assert info.value.filename == str(target)
 
 
 def test_deck_save_leaves_no_temporary_file_when_it_fails(tmp_path, monkeypatch) -> None:
