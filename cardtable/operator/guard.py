@@ -313,11 +313,15 @@ class GuardedSite:
         return self.files.response(name)
 
     async def pairing_json(self, request: web.Request) -> web.StreamResponse:
-        """The code for the table's own screen: answered to this machine only, while pairing
-        is asked for (404 otherwise: a display elsewhere never shows it)."""
+        """The code for the table's own screen: answered to this machine only (404 elsewhere:
+        a display elsewhere never shows it), while pairing is asked for (``"code": null``
+        otherwise: the screen asks whenever it is told a phone may pair, and a 404 would be
+        a line in its browser's console each time)."""
         now = self.clock()
-        if not is_table_screen(request) or now >= self.show_code_until:
+        if not is_table_screen(request):
             raise web.HTTPNotFound()
+        if now >= self.show_code_until:
+            return web.json_response({"code": None})
         code = self.pairing.current(now)
         return web.json_response({"code": code.code,
                                   "until": min(code.until, self.show_code_until),
@@ -350,8 +354,9 @@ class GuardedSite:
     async def session(self, request: web.Request) -> web.StreamResponse:
         device = self.device_of(request)
         lang = self.lang(request).code
-        if device is None:
-            return web.json_response({"paired": False, "lang": lang})
+        if device is None:  # the table's own screen shows the code (the others are told 404)
+            return web.json_response({"paired": False, "lang": lang,
+                                      "table_screen": is_table_screen(request)})
         response = web.json_response({"paired": True, "name": device.name, "id": device.id,
                                       "csrf": device.csrf, "lang": lang})
         self._set_cookie(response, device)  # signed again: a phone in use stays paired

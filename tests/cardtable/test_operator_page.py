@@ -67,6 +67,10 @@ def test_a_phone_runs_a_game_from_pairing_to_the_evenings_list(tmp_path: Path) -
         page = phone.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        # and no line in the console: a /pairing.json answered 404 each time the pairing view
+        # showed had been one
+        page.on("console", lambda m: m.type == "error" and errors.append(
+            f"{m.text} ({m.location.get('url')})"))
         t0 = time.monotonic()
         page.goto(table.base + "operator/")
         page.wait_for_selector("#pair:not([hidden])")
@@ -80,6 +84,17 @@ def test_a_phone_runs_a_game_from_pairing_to_the_evenings_list(tmp_path: Path) -
         page.wait_for_selector("#table:not([hidden])")
         assert page.inner_text("#who") == "Astrid's phone"
         assert page.inner_text("#message") == "paired as Astrid's phone"
+        # Another browser of the table's machine, once a phone is paired: the pairing view,
+        # no code to show (it is not asked for now), and no 404 in its console for it.
+        other = chromium.new_context(**PHONE).new_page()
+        other.on("console", lambda m: m.type == "error" and errors.append(
+            f"{m.text} ({m.location.get('url')})"))
+        other.goto(table.base + "operator/")
+        other.wait_for_selector("#pair:not([hidden])")
+        wait_js(other, "document.body.dataset.paired === 'false'")
+        assert other.locator("#pair-local").is_hidden()
+        other.context.close()
+        assert errors == []
         # The first game (Beggar My Neighbour) has begun; paused, so that it is still being
         # played when the new game is asked for, however fast its cards go.
         wait_for(lambda: len(journal_lines(table.current)) > 2, what="the first game's cards")

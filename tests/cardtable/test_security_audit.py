@@ -57,6 +57,11 @@ def test_a_request_through_a_proxy_is_never_the_tables_own_screen(tmp_path: Path
                     assert status == 404, (headers, route)
                     assert site.pairing.current(site.clock()).code.encode() not in (
                         body if isinstance(body, bytes) else b"")
+                # and the page is not told it is the table's screen (it would not ask)
+                answer = (await fetch(s, "GET", base + "operator/api/session",
+                                      headers=headers))[1]
+                assert answer["table_screen"] is False, headers
+            assert (await fetch(s, "GET", base + "operator/api/session"))[1]["table_screen"]
             # Five wrong codes through the proxy (a forged first hop does not change whose
             # they are: the proxy's own, last, one counts).
             for k in range(WRONG_PER_CLIENT):
@@ -95,14 +100,14 @@ def test_show_code_needs_the_pages_origin_is_limited_and_logs_a_code_once(
             for headers in ({}, {"Origin": "http://evil.example"}):
                 status, answer, _ = await fetch(s, "POST", url, json={}, headers=headers)
                 assert status == 403 and not answer["ok"], headers
-            assert (await fetch(s, "GET", base + "pairing.json"))[0] == 404  # not shown
+            assert (await fetch(s, "GET", base + "pairing.json"))[1] == {"code": None}  # not shown
             origin = {"Origin": base.rstrip("/")}
             site.pairing.renew(site.clock())  # a code not logged yet (the first one was, at start)
             caplog.clear()
             with caplog.at_level(logging.INFO, logger="cardtable.operator"):
                 statuses = [(await fetch(s, "POST", url, json={}, headers=origin))[0]
                             for _ in range(12)]
-            assert statuses[0] == 200 and (await fetch(s, "GET", base + "pairing.json"))[0] == 200
+            assert statuses[0] == 200 and (await fetch(s, "GET", base + "pairing.json"))[1]["code"]
             assert 429 in statuses, statuses
             status, answer, headers = await fetch(s, "POST", url, json={}, headers=origin)
             assert status == 429 and answer["text"].startswith("asked too often")

@@ -247,7 +247,7 @@ async function drawPairing(s) {
   } catch (err) {
     answer = null;
   }
-  if (!answer) return;  // not the table's own screen
+  if (!answer || !answer.code) return;  // not the table's own screen, or no longer asked
   $("pairing-code").textContent = answer.code;
   $("pairing-where").textContent = answer.url;
   $("pairing-qr").src = "pairing.svg?c=" + encodeURIComponent(answer.code);

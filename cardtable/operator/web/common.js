@@ -3,7 +3,7 @@
 // answers of the API ({ok, text} in words), confirmation, pairing a phone.
 "use strict";
 
-const session = { csrf: null };
+const session = { csrf: null, tableScreen: false };
 
 // The words of what both pages show, in the page's language (i18n.js).
 const COMMON_WORDS = {
@@ -81,7 +81,8 @@ function confirmed(text) {
 }
 
 // Pairing: the code typed (and a name for this phone); on the table's own screen the code is
-// shown right here (pairing.json answers that machine only).
+// shown right here (pairing.json answers that machine only: the session says whether this is
+// it, so that a phone does not ask to be told 404).
 async function pairWith(code, name) {
   const answer = await api("/operator/api/pair", { code: code, name: name });
   say(answer.text, answer.ok ? "ok" : "error");
@@ -92,12 +93,15 @@ async function showLocalCode() {
   const box = $("pair-local");
   if (!box) return;
   let answer = null;
-  try {
-    const response = await fetch("/pairing.json", { cache: "no-store" });
-    if (response.ok) answer = await response.json();
-  } catch (err) {
-    answer = null;
+  if (session.tableScreen) {
+    try {
+      const response = await fetch("/pairing.json", { cache: "no-store" });
+      if (response.ok) answer = await response.json();
+    } catch (err) {
+      answer = null;
+    }
   }
+  if (answer && !answer.code) answer = null;  // not asked for now
   box.hidden = !answer;
   if (!answer) return;
   $("pair-local-code").textContent = answer.code;

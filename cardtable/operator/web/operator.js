@@ -488,6 +488,7 @@ async function start() {
   const refused = takeRefusal();
   if (refused) say(refused, "error");
   const s = await api("/operator/api/session");
+  session.tableScreen = s.table_screen === true;
   if (await pageLanguage(s) !== false) {
     wirePairing(start);
     buildPickers();

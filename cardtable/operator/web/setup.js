@@ -283,6 +283,7 @@ async function save(event) {
 
 async function start() {
   const s = await api("/operator/api/session");
+  session.tableScreen = s.table_screen === true;
   if (await pageLanguage(s) !== false) wirePairing(start);
   if (!s.paired) {
     onUnpaired();
