@@ -536,9 +536,14 @@ def enrolled_verdict(seen: bool, card: Card, chance: float, m: Match,
         return Read(card, max(chance, _sure(m.margin)), quad)
     if m.margin >= margins.margin and m.score >= NEAR:
         # the features alone name no card: on real photos (bench/camera_photos.py) their
-        # clear choice, the classifier not agreeing, was wrong in 125 of 164 reads
+        # clear choice, the classifier not agreeing, was wrong in 125 of 164 reads; with the
+        # deck's clear picture of the same card, and the classifier not sure of another, the
+        # deck's two witnesses name it
+        sure_other = seen and card != m.card and chance >= DENY
+        if not sure_other and (p := clear_picture()) is not None and p.card == m.card:
+            return Read(m.card, _sure(min(m.margin, p.margin)), quad)
         why = ("no index" if not seen else "classifier disagrees"
-               if card != m.card and chance >= DENY else "classifier unsure")
+               if sure_other else "classifier unsure")
         return Read(None, m.margin, quad, why, m.card)
     p = clear_picture()
     if p is not None and not (seen and card != p.card and chance >= DENY):

@@ -621,6 +621,32 @@ def test_a_weak_agreement_whose_picture_is_unlike_every_card_is_unclear() -> Non
     assert "picture unlike" in UNCOUNTED
 
 
+def test_the_decks_clear_features_and_clear_picture_of_one_card_name_it() -> None:
+    """The deck's features clearly nearest 7H and its clear whole-card picture of 7H: 7H,
+    the classifier unsure of another card (the deck's two witnesses agree). The features
+    alone still name nothing; nor do they with a picture of another card, nor against a
+    classifier sure of another card."""
+    rng = np.random.default_rng(9)
+    pics = rng.normal(size=(52, 2, PICTURE_LEN)).astype(np.float32)
+    plain = _deck()
+    deck = EnrolledDeck(plain.cards, plain.descriptors, plain.meaning, pics)
+    seven_h = pics[full_deck().index(Card.parse("7H")), 0]
+    seven_d = pics[full_deck().index(Card.parse("7D")), 0]
+    unsure_4h = _look([{"4": 0.7, "7": 0.3}, {}, {"4": 0.7, "7": 0.3}, {}], "H")
+    clear = _seen_as(deck, unsure_4h, {"7H": 1.0})
+    m = deck.match(clear)
+    assert m.card == Card.parse("7H") and m.margin >= MARGIN
+    named = decide_enrolled(clear, deck, 0.95, None, seven_h)
+    assert named.card == Card.parse("7H") and named.reason == ""
+    alone = decide_enrolled(clear, plain, 0.95)
+    assert alone.card is None and alone.reason == "classifier unsure"
+    other = decide_enrolled(clear, deck, 0.95, None, seven_d)
+    assert other.card is None and other.reason == "classifier unsure"
+    sure_4h = _seen_as(deck, _look([{"4": 0.99}, {}, {"4": 0.99}, {}], "H"), {"7H": 1.0})
+    denied = decide_enrolled(sure_4h, deck, 0.95, None, seven_h)
+    assert denied.card is None and denied.reason == "classifier disagrees"
+
+
 def test_where_no_card_is_named_the_frame_is_looked_at_drawn_out(
         recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
     """The locator looks again at the frame drawn out (a card close to the camera, an outline
