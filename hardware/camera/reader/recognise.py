@@ -13,8 +13,11 @@
    an enrolled deck (:mod:`hardware.camera.reader.templates`), :func:`decide_enrolled`: the
    deck's nearest card when the classifier (reading the deck's own glyphs) names the same
    card; never the deck's features alone, however clear (on real photos they were wrong more
-   often than right); where the deck's features are unsure, its nearest whole-card picture,
-   if clear and not denied by a sure classifier. Out of the box, a number card or an ace
+   often than right), but with the deck's clear whole-card picture of the same card; where
+   the deck's features are unsure, its nearest whole-card picture, if clear and not denied by
+   a sure classifier; what the features only just agree on with an unsure classifier is
+   unclear where the card's picture is like no enrolled card (:data:`UNLIKE`). Out of the
+   box, a number card or an ace
    whose pips the classifier surely sees as the other suit of its colour is left unclear
    (:data:`PIPS`): a club read as a spade in its small index; an unclear read is named by
    the pips counted on the card where the index holds that rank likely enough
@@ -86,8 +89,9 @@ OVERRULE = 0.95
 #: the threshold), the deck's nearest whole-card picture must be at least this alike: a warp
 #: unlike every card the deck holds is an outline gone astray or a card half hidden. On fold
 #: 1's 840 calibration scenes (seeds 40 000-40 119) it left the two such wrong reads unclear
-#: (0.45, 0.53: a club named as a heart, as a diamond) and no right one (the nearest 0.54;
-#: docs/camera.md).
+#: (0.45, 0.53: a club named as a heart, as a diamond) and no such right one (the nearest
+#: 0.54); read end to end, one right read, named by another outline before, was lost
+#: (docs/camera.md).
 UNLIKE = 0.535
 #: Where the enrolled deck is unclear and the out-of-the-box decision names a card
 #: (:func:`or_out_of_box`): how alike the deck's nearest picture must be to deny it.
@@ -507,7 +511,9 @@ def enrolled_verdict(seen: bool, card: Card, chance: float, m: Match,
 
     A card is named where the features and the classifier agree (or, where the features are
     unsure, where the classifier reads the deck's nearest card as surely as out of the box),
-    never by the features alone, however clear. Where the features are unsure, the picture
+    never by the features alone, however clear, but by clear features and a clear picture of
+    the same card where the classifier is not sure of another. Where the features are
+    unsure, the picture
     names the card when it is near and clear enough and the classifier does not surely name
     another; and a clear picture of another card leaves unclear what the features only just
     agree on with the classifier, or names its own card where it is at least :data:`OVERRULE`
