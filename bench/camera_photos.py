@@ -1,7 +1,7 @@
 """Real photographs read by the camera's recogniser: 377 phone photos of one ordinary deck's
 cards, one card each, on wood, stone, white and dark tables (``bench/photos/README.md``: where
 they come from, their licence, what was done to them). No network was trained on them;
-nine choices were made with their help (the README says which).
+ten choices were made with their help (the README says which).
 
 Each photo is published in three copies, each changed a little by the dataset's maker (light,
 blur, specks, a slight shear). 119 photos are black and white: copies without colour are
