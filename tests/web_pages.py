@@ -31,6 +31,9 @@ import pytest
 
 #: The repository's root (where ``python -m cardtable.cli`` finds the package).
 ROOT = Path(__file__).resolve().parents[1]
+# What Chromium answers an evaluate sent while a page navigates.
+NAVIGATING = ("Inspected target navigated or closed", "Execution context was destroyed",
+              "Cannot find context with specified id")
 
 
 def chromium_binary() -> str:
@@ -110,10 +113,20 @@ class Chromium:
                                                 "returnByValue": True}, page=True)
         return result["result"].get("value")
 
+    def _js_unless_navigating(self, expression: str) -> Any:
+        """``js``, but falsy while the page is between documents (a click that navigates)."""
+        try:
+            return self.js(expression)
+        except RuntimeError as e:
+            # Chromium refuses an evaluate that lands while the old document goes.
+            if any(m in str(e) for m in NAVIGATING):
+                return None
+            raise
+
     def wait(self, expression: str, timeout: float = 10.0) -> float:
         """Wait until the expression is truthy in the page; the seconds it took."""
         t0 = time.monotonic()
-        while not self.js(expression):
+        while not self._js_unless_navigating(expression):
             if time.monotonic() - t0 > timeout:
                 raise AssertionError(f"page never satisfied {expression!r}; it shows:\n"
                                      f"{self.js('document.body.innerText')}")
