@@ -313,14 +313,13 @@ class GuardedSite:
         return self.files.response(name)
 
     async def pairing_json(self, request: web.Request) -> web.StreamResponse:
-        """The code for the table's own screen: answered to this machine only (404 elsewhere:
-        a display elsewhere never shows it), while pairing is asked for (``"code": null``
-        otherwise: the screen asks whenever it is told a phone may pair, and a 404 would be
-        a line in its browser's console each time)."""
+        """The code for the table's own screen: answered to this machine only, while pairing
+        is asked for; ``"code": null`` to any other browser and while it is not asked for.
+        Every display asks whenever it is told a phone may pair (a page cannot tell whether it
+        is the table's screen: a Pi names itself 127.0.1.1), and a 404 would be a line in its
+        browser's console each time; the same answer either way says nothing."""
         now = self.clock()
-        if not is_table_screen(request):
-            raise web.HTTPNotFound()
-        if now >= self.show_code_until:
+        if not is_table_screen(request) or now >= self.show_code_until:
             return web.json_response({"code": None})
         code = self.pairing.current(now)
         return web.json_response({"code": code.code,

@@ -316,6 +316,38 @@ def test_without_a_paired_phones_own_page_nothing_changes(tmp_path: Path) -> Non
         assert not stranger.evaluate(refusal)
 
 
+@pytest.mark.slow
+def test_a_display_elsewhere_shows_no_code_and_its_console_stays_clean(tmp_path: Path) -> None:
+    """While a phone may pair, every display asks for the code; one on another machine (here:
+    behind a proxy's header) is told there is none, without a 404 in its console, and shows
+    no pairing box; the table's own screen shows the code."""
+    with operator_table(tmp_path / "journals", "--game", "banka-bever", "--players", "2",
+                        "--seed", "2", "--speed", "4") as table, browser() as chromium:
+        elsewhere = chromium.new_context(
+            **LAPTOP, extra_http_headers={"X-Forwarded-For": "192.168.1.20"})
+        page = elsewhere.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda m: m.type == "error" and errors.append(
+            f"{m.text} ({m.location.get('url')})"))
+        asked: list[int] = []
+        page.on("response", lambda r: r.url.endswith("/pairing.json")
+                and asked.append(r.status))
+        page.goto(table.base)
+        wait_js(page, "document.querySelectorAll('#seats .seat').length === 2")
+        deadline = time.monotonic() + 10
+        while not asked and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert asked == [200]
+        assert page.evaluate("document.getElementById('pairing').hidden") is True
+        assert table.code not in page.inner_text("body")
+        screen = chromium.new_context(**LAPTOP).new_page()
+        screen.goto(table.base)
+        wait_js(screen, "!document.getElementById('pairing').hidden")
+        assert screen.inner_text("#pairing-code") == table.code
+        assert errors == []
+
+
 HOSTILE = ['<img src=x onerror="document.title=1">', "</script><script>alert(2)</script>",
            "Bo\" onmouseover=\"alert(3)", "{{7*7}} ${alert(4)}"]
 

@@ -52,11 +52,11 @@ def test_a_request_through_a_proxy_is_never_the_tables_own_screen(tmp_path: Path
         async with client() as s:
             assert (await fetch(s, "GET", base + "pairing.json"))[0] == 200  # the screen
             for headers in PROXY_HEADERS:
-                for route in ("pairing.json", "pairing.svg"):
-                    status, body, _ = await fetch(s, "GET", base + route, headers=headers)
-                    assert status == 404, (headers, route)
-                    assert site.pairing.current(site.clock()).code.encode() not in (
-                        body if isinstance(body, bytes) else b"")
+                status, body, _ = await fetch(s, "GET", base + "pairing.json", headers=headers)
+                assert (status, body) == (200, {"code": None}), headers  # as to any display
+                status, body, _ = await fetch(s, "GET", base + "pairing.svg", headers=headers)
+                assert status == 404, headers
+                assert site.pairing.current(site.clock()).code.encode() not in body
                 # and the page is not told it is the table's screen (it would not ask)
                 answer = (await fetch(s, "GET", base + "operator/api/session",
                                       headers=headers))[1]
