@@ -25,7 +25,6 @@ time.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import logging
 import secrets
@@ -39,6 +38,7 @@ from itsdangerous import BadSignature, SignatureExpired, TimestampSigner
 from cardtable.errors import PairingRefused
 from cardtable.files import write_whole
 from cardtable.i18n import Words
+from cardtable.webserver import is_loopback
 from referee.describe import N_, counted
 
 log = logging.getLogger("cardtable.operator")
@@ -204,7 +204,7 @@ class Pairing:
             raise PairingRefused(Words(N_("too many wrong codes from this device: try again "
                                           "in {seconds} s"), {"seconds": max(1, round(wait))}))
         table_wait = self._table_locked_until - now
-        if token is None and table_wait > 0 and not _is_loopback(client):
+        if token is None and table_wait > 0 and not is_loopback(client):
             # The token of the QR code cannot be guessed, and the table's own screen is this
             # machine: neither is held up by guessing from elsewhere.
             raise PairingRefused(Words(N_(
@@ -328,11 +328,3 @@ def _write_private(path: Path, data: bytes) -> None:
     power cut just after pairing leaves the phone paired (:func:`~cardtable.files.write_whole`;
     the plain rename before could leave an empty file, every phone to pair again)."""
     write_whole(path, data, mode=0o600)  # even where a person had made it readable
-
-
-def _is_loopback(client: str) -> bool:
-    """Whether ``client`` is this very machine (a proxy's clients are named otherwise)."""
-    try:
-        return ipaddress.ip_address(client).is_loopback
-    except ValueError:
-        return False
