@@ -9,7 +9,7 @@ import errno
 from cardtable.i18n import Words
 from referee.errors import ConfigError, RefereeError
 
-__all__ = ["CommandError", "ConfigError", "EdgeError", "PERMANENT_ERRNOS", "Refused",
+__all__ = ["CommandError", "ConfigError", "EdgeError", "NotWritten", "PERMANENT_ERRNOS", "Refused",
            "TableBusyError", "TemporaryFailure", "startup_failure"]
 
 
@@ -58,6 +58,16 @@ class Refused(RefereeError, ValueError):
     def __init__(self, words: Words) -> None:
         super().__init__(str(words))
         self.words = words
+
+
+class NotWritten(RefereeError, OSError):
+    """A file the table could not write: :attr:`words` say which and why in any language
+    (the message is their English), :attr:`errno` is the system's."""
+
+    def __init__(self, words: Words, number: int | None = None) -> None:
+        super().__init__(str(words))
+        self.words = words
+        self.errno = number
 
 
 class TableBusyError(RefereeError, RuntimeError):

@@ -21,6 +21,7 @@ else English.
 
 from __future__ import annotations
 
+import errno
 import gettext
 import html.parser
 import os
@@ -190,11 +191,38 @@ class Words:
     values: Mapping[str, Any] = field(default_factory=dict)
 
     def say(self, tr: Translator = ENGLISH) -> str:
-        """The sentence in ``tr``'s language."""
-        return tr.gettext(self.message).format(**self.values)
+        """The sentence in ``tr``'s language (a value that is :class:`Words` said in it too)."""
+        return tr.gettext(self.message).format(**{
+            k: v.say(tr) if isinstance(v, Words) else v for k, v in self.values.items()})
 
     def __str__(self) -> str:
         return self.say()
+
+
+#: What the system's errors a person at the table meets say, in words of our own that the
+#: catalogs translate (the system says them in English whatever the table's language).
+OS_WORDS = {
+    errno.ENOSPC: N_("the disk is full"),
+    errno.EDQUOT: N_("the disk is full"),
+    errno.EACCES: N_("no permission"),
+    errno.EPERM: N_("no permission"),
+    errno.EROFS: N_("the file system is read-only"),
+    errno.ENOENT: N_("no such file or folder"),
+    errno.ENOTDIR: N_("a part of the path is not a folder"),
+    errno.EISDIR: N_("it is a folder"),
+    errno.EIO: N_("input/output error: the disk or the device failed"),
+    errno.ENODEV: N_("no such device"),
+    errno.ENXIO: N_("no such device"),
+    errno.EBUSY: N_("in use by another program"),
+}
+
+
+def os_words(exc: OSError) -> Words | str:
+    """Why the system refused, as :class:`Words` where it is one :data:`OS_WORDS` knows; else
+    the system's own words."""
+    if exc.errno in OS_WORDS:
+        return Words(OS_WORDS[exc.errno])
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def said(thing: object, tr: Translator = ENGLISH) -> str:

@@ -39,7 +39,7 @@ from cardtable.clock import TableClock
 from cardtable.config import TableConfig, parse_config
 from cardtable.errors import ConfigError, EdgeError, OtherGameError, Refused
 from cardtable.files import write_whole
-from cardtable.i18n import Words
+from cardtable.i18n import Words, os_words
 from cardtable.lock import FolderLock
 from referee.cards import parse_card
 from referee.deal import next_dealer, reshuffled
@@ -748,7 +748,7 @@ class RefereeService:
         except OSError as exc:  # a full disk: the journal as it was, the game goes on
             raise Refused(Words(N_("the correction could not be written ({why}); the game "
                                    "goes on as it was"),
-                                {"why": exc.strerror or type(exc).__name__})) from None
+                                {"why": os_words(exc)})) from None
         finally:
             self._resume()
         who = seat_name(list(journal.header.seats), old.seat)

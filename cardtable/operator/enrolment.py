@@ -20,7 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from cardtable.errors import NotWritten
 from cardtable.files import write_whole
+from cardtable.i18n import Words, os_words, said
+from referee.describe import ENGLISH, N_, Translator
 
 log = logging.getLogger("cardtable.operator")
 
@@ -30,6 +33,8 @@ DECKS = "decks"
 DECK_NAME = re.compile(DECKS + r"/[A-Za-z0-9][A-Za-z0-9._-]{0,63}\.npz")
 #: The states of :meth:`Enrolment.status`.
 STATES = ("idle", "running", "done", "stopped", "failed")
+#: Why an enrolment stopped from the page ended.
+STOPPED = Words(N_("stopped from the page"))
 
 
 class Enrolment:
@@ -68,18 +73,21 @@ class Enrolment:
         with self._lock:
             return bool(self._status["state"] == "running")
 
-    def status(self) -> dict[str, Any]:
+    def status(self, lang: Translator = ENGLISH) -> dict[str, Any]:
         """What the page shows: ``state`` (:data:`STATES`), the ``source``, the ``card`` asked
         for now, ``done`` of ``total`` taken, ``seeing`` (what the newest frame showed:
         ``no card``, ``the card before``, ``moving``, ``still``), ``no_colour`` (the camera
         gives none), ``checking`` (all taken, the self-check under way), and at the end the
         ``deck`` file (relative to the configuration's folder), the ``letters`` it prints for
         its courts and aces, the cards its self-check did not read (``unread``: the card,
-        what it was read as or null, why), or ``why`` it stopped (``can_write_again``: the
-        deck was enrolled but could not be written; :meth:`write_again`)."""
+        what it was read as or null, why), or ``why`` it stopped, in ``lang``'s words
+        (``can_write_again``: the deck was enrolled but could not be written;
+        :meth:`write_again`)."""
         with self._lock:
+            why = self._status["why"]
             return {**self._status, "letters": dict(self._status["letters"]),
-                    "unread": list(self._status["unread"])}
+                    "unread": list(self._status["unread"]),
+                    "why": None if why is None else said(why, lang)}
 
     def start(self, source: str) -> None:
         """Open ``source`` and start asking for the cards. Raises :class:`RuntimeError` when
@@ -123,7 +131,7 @@ class Enrolment:
             if self._status["state"] == "running":
                 self._run_number += 1  # its thread's last words are not heard
                 self._status.update(state="stopped", card=None, checking=False,
-                                    why="stopped from the page")
+                                    why=STOPPED)
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the enrolment's thread to end (tests, and a wizard shutting down)."""
@@ -197,15 +205,17 @@ class Enrolment:
 
     def _write(self, data: bytes) -> str:
         """The deck file written under ``decks/``, named by the time (and a number where a
-        deck of that second is there); its name. Raises :class:`OSError` naming it."""
+        deck of that second is there); its name. Raises
+        :class:`~cardtable.errors.NotWritten` naming it."""
         folder = self.folder / DECKS
         try:
             folder.mkdir(exist_ok=True)
         except FileExistsError:  # a file, or a link to nothing, where the folder goes
-            raise OSError(errno.ENOTDIR, f"{folder} is not a folder") from None
+            raise NotWritten(Words(N_("{folder} is not a folder"), {"folder": folder}),
+                             errno.ENOTDIR) from None
         except OSError as exc:  # a read-only system (the service's /etc), no permission
-            raise OSError(exc.errno, f"{folder} cannot be made ({exc.strerror or exc})") \
-                from None
+            raise NotWritten(Words(N_("{folder} cannot be made ({why})"), {
+                "folder": folder, "why": os_words(exc)}), exc.errno) from None
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self._clock()))
         name, n = f"deck-{stamp}.npz", 1
         while (folder / name).exists():
@@ -214,8 +224,8 @@ class Enrolment:
         try:
             write_whole(folder / name, data)
         except OSError as exc:
-            raise OSError(exc.errno, f"{folder / name} cannot be written "
-                          f"({exc.strerror or exc})") from None
+            raise NotWritten(Words(N_("{path} cannot be written ({why})"), {
+                "path": folder / name, "why": os_words(exc)}), exc.errno) from None
         return f"{DECKS}/{name}"
 
     def _written(self, number: int, data: bytes, learned: dict[str, Any]) -> dict[str, Any]:
@@ -224,12 +234,11 @@ class Enrolment:
         asked for again because the disk was full."""
         try:
             name = self._write(data)
-        except OSError as exc:
+        except NotWritten as exc:
             with self._lock:
                 if number == self._run_number:
                     self._unwritten = (data, learned)
-            return {"state": "failed", "why": exc.strerror or str(exc),
-                    "can_write_again": True}
+            return {"state": "failed", "why": exc.words, "can_write_again": True}
         log.warning("set-up: a deck was enrolled into %s", self.folder / name)
         with self._lock:
             self._unwritten = None
@@ -246,6 +255,7 @@ class Enrolment:
 
     def _run(self, camera: Any, number: int, stop: threading.Event) -> None:
         from hardware.camera.reader.enroll import (
+            CameraStopped,
             EnrollError,
             build,
             court_letters,
@@ -265,19 +275,28 @@ class Enrolment:
             deck = build(seen)
             unread = self_check(deck, seen)
             if stop.is_set():  # stopped while it checked: nothing is written
-                raise EnrollError("stopped from the page")
+                raise EnrollError(str(STOPPED))
             learned = {"letters": court_letters(deck),
                        "unread": [[str(card), None if got is None else str(got), why]
                                   for card, got, why in unread]}
             end = self._written(number, deck.to_bytes(), learned)
+        except CameraStopped as exc:
+            end = {"state": "stopped" if stop.is_set() else "failed",
+                   "why": STOPPED if stop.is_set() else Words(N_(
+                       "the camera stopped before {card} was taken"), {"card": exc.card})}
         except EnrollError as exc:
-            end = {"state": "stopped" if stop.is_set() else "failed", "why": str(exc)}
+            end = {"state": "stopped" if stop.is_set() else "failed",
+                   "why": STOPPED if stop.is_set() else str(exc)}
         except OSError as exc:  # the camera failed
-            end = {"state": "failed", "why": f"{exc.strerror or exc}" + (
-                f": {exc.filename}" if exc.filename else "")}
+            end = {"state": "failed", "why": Words(N_("the camera failed: {why}"), {
+                "why": os_words(exc)}) if not exc.filename else Words(N_(
+                    "the camera {device} failed: {why}"), {"device": exc.filename,
+                                                           "why": os_words(exc)})}
         except ValueError as exc:  # a frame no camera gives (FrameError), said in words
-            end = {"state": "failed", "why": str(exc)}
+            end = {"state": "failed", "why": Words(N_("the camera gave a frame that is no "
+                                                      "picture ({what})"), {"what": exc})}
         except Exception as exc:  # never a silent thread
             log.exception("set-up: the enrolment failed")
-            end = {"state": "failed", "why": f"{type(exc).__name__}: {exc}"}
+            end = {"state": "failed", "why": Words(N_("unexpected error ({what})"), {
+                "what": f"{type(exc).__name__}: {exc}"})}
         self._update(number, checking=False, card=None, **end)

@@ -34,7 +34,7 @@ from aiohttp import web
 from cardtable.config import load_config
 from cardtable.display.web import catalog, web_files
 from cardtable.errors import ConfigError
-from cardtable.i18n import Language, language_names
+from cardtable.i18n import Language, Words, language_names, os_words, said
 from cardtable.operator.enrolment import Enrolment
 from cardtable.operator.guard import SHOW_CODE_S, GuardedSite, refusal
 from cardtable.operator.setup import (
@@ -71,7 +71,7 @@ def _lines(taken: object) -> set[int] | None:
     return set(taken)
 
 
-def _not_a_deck(path: Path) -> str | None:
+def _not_a_deck(path: Path) -> Words | str | None:
     """Why ``path`` is not a deck file the table can read (None: it is one), checked as
     ``referee run`` loads it (:func:`cardtable.wiring.camera_edge`)."""
     try:
@@ -81,7 +81,7 @@ def _not_a_deck(path: Path) -> str | None:
     try:
         EnrolledDeck.load(path)
     except OSError as exc:
-        return exc.strerror or str(exc)
+        return os_words(exc)
     except ValueError as exc:
         return str(exc).removeprefix(f"{path} ")
     return None
@@ -171,7 +171,7 @@ class Wizard:
             "learn": self._why_no_learning(self.site.lang(request)), "mock": self._is_mock(),
             "languages": language_names(),
             "learn_s": LEARN_S, "cameras": cameras(),
-            "enrolment": self.enrolment.status(),
+            "enrolment": self.enrolment.status(self.site.lang(request)),
             "enrol": self._why_no_enrolment(self.site.lang(request)),
             "games": [{"name": g.name, "title": g.title, "min_seats": g.min_seats,
                        "max_seats": g.max_seats} for g in games.values()],
@@ -276,7 +276,7 @@ class Wizard:
     async def enrol_status(self, request: web.Request) -> web.StreamResponse:
         """How far the enrolment is (:meth:`.enrolment.Enrolment.status`)."""
         self.site.paired(request)
-        return web.json_response(self.enrolment.status())
+        return web.json_response(self.enrolment.status(self.site.lang(request)))
 
     async def enrol(self, request: web.Request) -> web.StreamResponse:
         """Start enrolling a deck from one of this machine's cameras."""
@@ -299,7 +299,7 @@ class Wizard:
                                              "pip install 'card-referee[camera]')"))
         except (OSError, ValueError) as exc:
             return refusal(503, f"{source}: {exc}")
-        return web.json_response({"ok": True, **self.enrolment.status()})
+        return web.json_response({"ok": True, **self.enrolment.status(lang)})
 
     async def enrol_stop(self, request: web.Request) -> web.StreamResponse:
         """Stop the enrolment: nothing is written."""
@@ -317,7 +317,7 @@ class Wizard:
         except RuntimeError:
             return refusal(409, self.site.lang(request).gettext(
                 "there is no enrolled deck waiting to be written"))
-        return web.json_response({"ok": True, **self.enrolment.status()})
+        return web.json_response({"ok": True, **self.enrolment.status(self.site.lang(request))})
 
     async def enrol_picture(self, request: web.Request) -> web.StreamResponse:
         """What the camera saw last while enrolling (404 before its first frame)."""
@@ -349,7 +349,7 @@ class Wizard:
                 if why is not None:
                     return refusal(400, lang.gettext(
                         "camera_deck: {deck} cannot be used ({why}): enrol the deck "
-                        "again").format(deck=deck, why=why))
+                        "again").format(deck=deck, why=said(why, lang)))
             kept = await asyncio.to_thread(write_table, self.path, answers)
         except ConfigError as exc:
             return refusal(400, f"{exc.key}: {exc.reason}" if exc.key else exc.reason)
@@ -357,7 +357,7 @@ class Wizard:
             return refusal(400, str(exc))
         except OSError as exc:
             return refusal(500, lang.gettext("cannot write {path}: {why}").format(
-                path=self.path, why=exc.strerror or exc))
+                path=self.path, why=said(os_words(exc), lang)))
         if kept is None:
             text = (lang.gettext("saved {name}: restart the referee to use it")
                     if self.service is not None else

@@ -24,7 +24,7 @@ cv2 = pytest.importorskip("cv2")
 
 import cardtable.operator.setup as setup  # noqa: E402
 from cardtable.config import load_config  # noqa: E402
-from cardtable.i18n import ENGLISH_LANGUAGE  # noqa: E402
+from cardtable.i18n import ENGLISH_LANGUAGE, language  # noqa: E402
 from cardtable.operator.enrolment import Enrolment  # noqa: E402
 from cardtable.operator.guard import GuardedSite  # noqa: E402
 from cardtable.operator.setup import Answers  # noqa: E402
@@ -140,6 +140,7 @@ def test_a_stopped_enrolment_writes_nothing_and_a_failing_camera_says_why(
     status = enrolment.status()  # over at once for the page
     assert status["state"] == "stopped" and status["deck"] is None, status
     assert status["why"] == "stopped from the page"
+    assert enrolment.status(language("sv"))["why"] == "stoppad från sidan"  # the page's words
     enrolment.join(10)
     assert enrolment.status() == status  # the thread's last words are not heard
     assert not (tmp_path / "decks").exists()
@@ -149,8 +150,10 @@ def test_a_stopped_enrolment_writes_nothing_and_a_failing_camera_says_why(
     failing.start(CAMERA)
     failing.join(60)
     status = failing.status()
-    assert status == {**status, "state": "failed",
-                      "why": f"Input/output error: {CAMERA}"}, status
+    assert status == {**status, "state": "failed", "why": f"the camera {CAMERA} failed: "
+                      "input/output error: the disk or the device failed"}, status
+    assert failing.status(language("sv"))["why"] == (
+        f"kameran {CAMERA} slutade fungera: in/ut-fel: disken eller enheten fungerar inte")
     assert not (tmp_path / "decks").exists()
     # a camera that cannot be opened is said at once, to the page's request
     broken = Enrolment(tmp_path, opener=lambda s: (_ for _ in ()).throw(
@@ -259,6 +262,8 @@ def test_stopped_while_it_checks_nothing_is_written_and_a_write_that_fails_is_ke
     enrolment.join(120)
     status = enrolment.status()
     assert status["state"] == "failed" and status["why"] == f"{tmp_path / 'decks'} is not a folder"
+    # and the page in Swedish says so in Swedish
+    assert enrolment.status(language("sv"))["why"] == f"{tmp_path / 'decks'} är inte en mapp"
     # the 52 cards are not asked for again: room made, the deck kept in memory is written
     assert status["can_write_again"] is True
     (tmp_path / "decks").unlink()
@@ -275,7 +280,7 @@ def test_stopped_while_it_checks_nothing_is_written_and_a_write_that_fails_is_ke
         raise OSError(30, "Read-only file system", str(self))
 
     monkeypatch.setattr(Path, "mkdir", read_only)
-    with pytest.raises(OSError, match=r"decks cannot be made \(Read-only file system\)"):
+    with pytest.raises(OSError, match=r"decks cannot be made \(the file system is read-only\)"):
         enrolment._write(b"deck")
 
 
@@ -384,8 +389,13 @@ def test_a_phone_enrols_the_deck_and_the_table_reads_with_it(
                            camera_deck="decks/none-such.npz")
             status, refused = await call(s, "POST", base + "save", {"answers": answers}, csrf)
             assert status == 400 and refused["text"] == (
-                "camera_deck: decks/none-such.npz cannot be used (No such file or directory): "
+                "camera_deck: decks/none-such.npz cannot be used (no such file or folder): "
                 "enrol the deck again"), refused
+            status, refused = await call(s, "POST", base + "save?lang=sv", {"answers": answers},
+                                         csrf)
+            assert status == 400 and refused["text"] == (
+                "camera_deck: decks/none-such.npz kan inte användas (filen eller mappen finns "
+                "inte): lär in kortleken igen"), refused
             (tmp_path / "decks" / "garbage.npz").write_bytes(b"PK\x03\x04 not a deck")
             status, refused = await call(s, "POST", base + "save", {
                 "answers": dict(answers, camera_deck="decks/garbage.npz")}, csrf)

@@ -220,6 +220,25 @@ def test_cards_seats_and_suits_in_swedish() -> None:
     assert describe({"verdict": "out", "seat": 5}, [], sv) == "plats 5 är ute ur spelet"
 
 
+def test_the_systems_refusals_in_the_tables_words() -> None:
+    """The system says why a file could not be written in English whatever the table's
+    language: the errors people meet are said in words the catalogs translate, inside the
+    sentence that names the file; any other keeps the system's words."""
+    import errno
+
+    from cardtable.i18n import Words, os_words
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+    said_ = Words("cannot write {path}: {why}", {"path": "table.toml", "why": os_words(full)})
+    assert said_.say() == "cannot write table.toml: the disk is full"
+    assert said_.say(language("sv")) == "kan inte skriva table.toml: disken är full"
+    for number in i18n.OS_WORDS:
+        assert isinstance(os_words(OSError(number, "x")), Words)
+    assert os_words(OSError(errno.ELOOP, "Too many levels of symbolic links")) == (
+        "Too many levels of symbolic links")
+    assert os_words(OSError("no errno")) == "no errno"
+
+
 def test_an_older_referees_refusal_is_still_said() -> None:
     """A verdict without ``why`` (a referee from before issue 35): English takes its reason,
     another language words its code."""

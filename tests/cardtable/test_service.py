@@ -1120,7 +1120,7 @@ def test_a_correction_that_cannot_be_written_leaves_the_game_as_it_was(
         assert [k.read_bytes() for k in kept] == [before]
         assert svc.state()["pile"] == ["2C", "8C"]
         return
-    assert "could not be written (No space left on device)" in out[-1], out
+    assert "could not be written (the disk is full)" in out[-1], out
     assert svc.current_path.read_bytes() == before
     assert not kept  # no copy of the journal beside it: nothing was corrected
     assert svc.state()["pile"] == ["7H", "8C"]

@@ -71,6 +71,14 @@ class EnrollError(RefereeError, ValueError):
     """A folder or a camera that does not give the 52 cards."""
 
 
+class CameraStopped(EnrollError):
+    """The camera gave no more frames before :attr:`card` was taken."""
+
+    def __init__(self, card: Card) -> None:
+        super().__init__(f"the camera stopped before {card} was taken")
+        self.card = card
+
+
 @dataclass(frozen=True)
 class Seen:
     """One card as enrollment keeps it: its descriptors and the glyphs it was read with."""
@@ -315,7 +323,7 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
                 show(card, "taken")
                 break
         else:
-            raise EnrollError(f"the camera stopped before {card} was taken")
+            raise CameraStopped(card)
     return seen
 
 
