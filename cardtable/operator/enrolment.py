@@ -262,6 +262,7 @@ class Enrolment:
             self_check,
             take_live,
         )
+        from hardware.camera.reader.recognise import FrameError
         from referee.cards import full_deck
 
         end: dict[str, Any]
@@ -280,21 +281,20 @@ class Enrolment:
                        "unread": [[str(card), None if got is None else str(got), why]
                                   for card, got, why in unread]}
             end = self._written(number, deck.to_bytes(), learned)
-        except CameraStopped as exc:
-            end = {"state": "stopped" if stop.is_set() else "failed",
-                   "why": STOPPED if stop.is_set() else Words(N_(
-                       "the camera stopped before {card} was taken"), {"card": exc.card})}
         except EnrollError as exc:
-            end = {"state": "stopped" if stop.is_set() else "failed",
-                   "why": STOPPED if stop.is_set() else str(exc)}
+            end = {"state": "failed", "why": Words(N_(
+                "the camera stopped before {card} was taken"), {"card": exc.card})
+                if isinstance(exc, CameraStopped) else str(exc)}
+            if stop.is_set():
+                end = {"state": "stopped", "why": STOPPED}
         except OSError as exc:  # the camera failed
             end = {"state": "failed", "why": Words(N_("the camera failed: {why}"), {
                 "why": os_words(exc)}) if not exc.filename else Words(N_(
                     "the camera {device} failed: {why}"), {"device": exc.filename,
                                                            "why": os_words(exc)})}
-        except ValueError as exc:  # a frame no camera gives (FrameError), said in words
-            end = {"state": "failed", "why": Words(N_("the camera gave a frame that is no "
-                                                      "picture ({what})"), {"what": exc})}
+        except FrameError as exc:  # a frame no camera gives, said in words
+            end = {"state": "failed", "why": Words(N_("the camera's frames cannot be read "
+                                                      "({what})"), {"what": exc})}
         except Exception as exc:  # never a silent thread
             log.exception("set-up: the enrolment failed")
             end = {"state": "failed", "why": Words(N_("unexpected error ({what})"), {

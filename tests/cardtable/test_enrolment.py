@@ -49,7 +49,7 @@ class FakeCamera:
         self.asked = asked  # () -> the card asked for now
         self.fail_after = fail_after
         self.pause = pause  # () -> seconds between frames
-        self.kind = kind  # "bgr", "grey" (a black-and-white camera) or "bgra"
+        self.kind = kind  # "bgr", "grey" (a black-and-white camera), "bgra" or "float"
         self.silent_after = silent_after  # frames before it sends no more, and hangs
         self.closed = threading.Event()
         self._pictures: dict[str | None, Any] = {}
@@ -75,6 +75,8 @@ class FakeCamera:
                 image = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
             elif self.kind == "bgra":
                 image = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
+            elif self.kind == "float":  # a program's frames, not a camera's
+                image = image.astype("float32")
             yield Frame(t * 33_000_000, image)
             time.sleep(self.pause())
 
@@ -229,6 +231,21 @@ def test_a_camera_that_sends_nothing_is_stopped_at_once_and_started_again(
     assert enrolment.status()["state"] == "running"
     enrolment.stop()
     enrolment.join(10)
+
+
+def test_frames_no_camera_gives_end_the_enrolment_in_words(tmp_path: Path) -> None:
+    need_artwork(DECK)
+    enrolment = Enrolment(tmp_path, opener=lambda s: FakeCamera(
+        lambda: enrolment.status()["card"], kind="float"))
+    enrolment.start(CAMERA)
+    enrolment.join(30)
+    status = enrolment.status()
+    assert status["state"] == "failed", status
+    assert status["why"] == ("the camera's frames cannot be read (a frame of float32: the "
+                             "camera's frames are 8-bit (uint8))")
+    assert enrolment.status(language("sv"))["why"].startswith(
+        "kamerans bildrutor kan inte läsas (a frame of float32")
+    assert not (tmp_path / "decks").exists()
 
 
 @pytest.mark.slow
