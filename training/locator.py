@@ -1,8 +1,8 @@
 """Train the locator network (:mod:`hardware.camera.reader.locate`) on scenes filmed here; writes
 ``hardware/camera/reader/locator.onnx``.
 
-``python3 -m training.locator [--fold K] [--scenes N] [--epochs N] [--jobs N] [--threads N]
-[--seed S] [--out PATH]``
+``python3 -m training.locator [--fold K] [--scenes N] [--zooms N] [--epochs N] [--jobs N]
+[--threads N] [--seed S] [--out PATH]``
 
 Needs PyTorch and onnx (``python3 -m pip install -e '.[train]'``; the recogniser runs what it
 writes with OpenCV alone). The scenes are piles filmed by the virtual camera
@@ -31,7 +31,16 @@ from typing import Any
 import cv2
 import numpy as np
 
-from hardware.camera.reader.locate import IN_H, IN_W, LOCATOR_PATH, Array
+from hardware.camera.reader.locate import (
+    IN_H,
+    IN_W,
+    LOCATOR_PATH,
+    ZOOM_BELOW,
+    Array,
+    input_size,
+    shrink,
+    zoom_part,
+)
 from hardware.camera.synthetic.artwork import FOLDS, REAL_DECKS, cache_dir, render_deck
 from hardware.camera.synthetic.scene import (
     PLAIN,
@@ -52,6 +61,10 @@ SCENES, EPOCHS, FIRST_SEED = 40_000, 6, 1_000_000
 CHECK = 500
 #: The kind of scenes the cache holds: change it when the filming changes.
 SCENES_KIND = "l1"
+#: Second looks at small cards (:func:`zoom_sample`) trained on beside the scenes (none for
+#: the shipped locator: tried with 8 000, docs/camera.md), their first seed, and the kind the
+#: cache holds.
+ZOOMS, ZOOM_FIRST_SEED, ZOOMS_KIND = 0, 3_000_000, "z1"
 ALL_DECKS = (*REAL_DECKS, *DRAWN)
 
 
@@ -60,15 +73,17 @@ def fold_path(k: int) -> Path:
     return cache_dir() / "models" / f"locator-fold-{k}.onnx"
 
 
-def train_scene(seed: int, decks: tuple[str, ...]) -> Scene:
-    """A random pile for training, drawn from ``seed``: a real deck in 3 scenes of 5."""
-    rng = random.Random(f"locator-{seed}")
+def train_scene(seed: int, decks: tuple[str, ...], size: tuple[int, int] | None = None,
+                longest: float | None = None) -> Scene:
+    """A random pile for training, drawn from ``seed``: a real deck in 3 scenes of 5 (a frame
+    of ``size``, the top card at most ``longest`` pixels long: else drawn)."""
+    rng = random.Random(f"locator-{seed}" if size is None else f"locator-{size}-{seed}")
     real = [d for d in decks if not d.startswith("drawn-")]
     drawn = [d for d in decks if d.startswith("drawn-")]
     deck = rng.choice(real if real and (rng.random() < 0.6 or not drawn) else drawn)
     if rng.random() < 0.3:
         deck += PLAIN
-    size = rng.choice(SIZES)
+    size = size or rng.choice(SIZES)
     scene = Scene(deck=deck, background=rng.randrange(100_000), seed=seed, size=size)
     random_look(scene, rng, tilt=32.0)
     if rng.random() < 0.15:
@@ -77,7 +92,7 @@ def train_scene(seed: int, decks: tuple[str, ...]) -> Scene:
         return scene  # an empty table
     cards = full_deck()
     rng.shuffle(cards)
-    length = math.exp(rng.uniform(math.log(100), math.log(size[1])))
+    length = math.exp(rng.uniform(math.log(100), math.log(longest or size[1])))
     below = rng.choice((0, 1, 1, 2, 2, 3, 4, 5))
     if not pile(scene, rng, cards[-1], length, below, cards[:-1], squared=0.2):
         scene.tilt = (0.0, 0.0)
@@ -94,12 +109,48 @@ def train_scene(seed: int, decks: tuple[str, ...]) -> Scene:
 def target(scene: Scene) -> Array:
     """The top card's outline, filled, at half the network's input size (0-255)."""
     w, h = scene.size
+    if not scene.cards:
+        return filled(None)
+    return filled(corners_in_frame(scene, scene.cards[-1]) * np.array([IN_W / w, IN_H / h]))
+
+
+def filled(quad: Array | None) -> Array:
+    """``quad`` (pixels of the network's input; None: no card) filled, at half the input's
+    size (0-255)."""
     full = np.zeros((IN_H, IN_W), np.uint8)
-    if scene.cards:
-        quad = corners_in_frame(scene, scene.cards[-1]) * np.array([IN_W / w, IN_H / h])
+    if quad is not None:
         pts = np.round((quad + 0.5) * 16 - 0.5 * 16).astype(np.int32).reshape(-1, 1, 2)
         cv2.fillConvexPoly(full, pts, 255, cv2.LINE_AA, 4)
     return np.asarray(cv2.resize(full, (IN_W // 2, IN_H // 2), interpolation=cv2.INTER_AREA))
+
+
+def zoom_sample(seed: int, decks: tuple[str, ...]) -> tuple[Array, Array, str]:
+    """One training pair as the locator's second look at a small card sees it
+    (:meth:`~hardware.camera.reader.locate.Locator._zoom`): a pile in a large frame, its top
+    card short enough to be looked at again, filmed at the frame's size; the part cut round an
+    outline as a first look finds it (the card's own, grown up to half again, as where it took
+    in a card beneath, and moved a little), shrunk to the frame's input size (160x128 for
+    4:3: the second look itself reads the part at its own, often 160x112, and was changed to
+    the frame's when these were tried); its target."""
+    rng = random.Random(f"zoom-{seed}")
+    size = rng.choice(SIZES[2:])  # where a card under ZOOM_BELOW is 200 to 350 pixels long
+    scene = train_scene(seed, decks, size, longest=ZOOM_BELOW * size[0] / IN_W)
+    frame = render(scene)
+    deck = scene.deck.removesuffix(PLAIN)
+    if not scene.cards:
+        part, _, _ = zoom_part(frame, np.array([[0, 0], [0, 200], [140, 200], [140, 0]],
+                                               np.float32) + rng.uniform(0, 600))
+        return shrink(part, input_size(*size)), filled(None), deck
+    true = corners_in_frame(scene, scene.cards[-1])
+    centre = true.mean(axis=0)
+    length = float(np.linalg.norm(true[0] - true[3]))
+    first = (centre + rng.uniform(0.9, 1.5) * (true - centre)
+             + rng.gauss(0, 0.12 * length) * np.array([rng.uniform(-1, 1), rng.uniform(-1, 1)]))
+    first = np.roll(first, rng.randrange(4), axis=0).astype(np.float32)  # either side first
+    part, x0, y0 = zoom_part(frame, first)
+    ph, pw = part.shape[:2]
+    quad = (true - (x0, y0)) * np.array([IN_W / pw, IN_H / ph])  # as target() scales
+    return shrink(part, input_size(*size)), filled(quad), deck
 
 
 def sample(seed: int, decks: tuple[str, ...]) -> tuple[Array, Array, str]:
@@ -109,24 +160,28 @@ def sample(seed: int, decks: tuple[str, ...]) -> tuple[Array, Array, str]:
     return render(scene, (IN_W, IN_H)), target(scene), scene.deck.removesuffix(PLAIN)
 
 
-def _chunk(args: tuple[int, int, tuple[str, ...]]) -> tuple[Array, Array, list[str]]:
+def _chunk(args: tuple[int, int, tuple[str, ...], bool]) -> tuple[Array, Array, list[str]]:
     cv2.setNumThreads(1)
-    first, count, decks = args
-    got = [sample(s, decks) for s in range(first, first + count)]
+    first, count, decks, zoomed = args
+    make = zoom_sample if zoomed else sample
+    got = [make(s, decks) for s in range(first, first + count)]
     return (np.stack([g[0] for g in got]), np.stack([g[1] for g in got]), [g[2] for g in got])
 
 
-def scenes(first: int, count: int, jobs: int) -> tuple[Array, Array, Array]:
-    """``count`` pairs (:func:`sample`) of every deck from seed ``first`` on, and each one's
-    deck (a fold leaves its decks' scenes out), from the cache or rendered by ``jobs``
-    processes (then cached)."""
+def scenes(first: int, count: int, jobs: int, *, zoomed: bool = False
+           ) -> tuple[Array, Array, Array]:
+    """``count`` pairs (:func:`sample`, or :func:`zoom_sample`: ``zoomed``) of every deck from
+    seed ``first`` on, and each one's deck (a fold leaves its decks' scenes out), from the
+    cache or rendered by ``jobs`` processes (then cached)."""
     decks = ALL_DECKS
-    path = cache_dir() / "locator" / f"scenes-{SCENES_KIND}-{first}-{count}.npz"
+    name = f"zooms-{ZOOMS_KIND}" if zoomed else f"scenes-{SCENES_KIND}"
+    path = cache_dir() / "locator" / f"{name}-{first}-{count}.npz"
     if path.exists():
         with np.load(path) as z:
             return np.asarray(z["x"]), np.asarray(z["y"]), np.asarray(z["deck"])
     step = 250
-    parts = [(s, min(step, first + count - s), decks) for s in range(first, first + count, step)]
+    parts = [(s, min(step, first + count - s), decks, zoomed)
+             for s in range(first, first + count, step)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(render_deck, decks))
         done = list(pool.map(_chunk, parts))
@@ -244,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="where to write (default: the shipped file, or "
                     "the fold's file in the cache)")
     ap.add_argument("--scenes", type=int, default=SCENES)
+    ap.add_argument("--zooms", type=int, default=ZOOMS,
+                    help="second looks at small cards trained on beside the scenes (default "
+                    "%(default)s; tried with 8000, not shipped: docs/camera.md)")
     ap.add_argument("--epochs", type=int, default=EPOCHS)
     ap.add_argument("--jobs", type=int, default=2, help="processes rendering")
     ap.add_argument("--threads", type=int, default=2, help="PyTorch's threads")
@@ -262,6 +320,10 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (fold_path(args.fold) if args.fold else LOCATOR_PATH)
     t0 = time.monotonic()
     x, y, names = scenes(FIRST_SEED, args.scenes, args.jobs)
+    if args.zooms:
+        zx, zy, znames = scenes(ZOOM_FIRST_SEED, args.zooms, args.jobs, zoomed=True)
+        x, y, names = np.concatenate([x, zx]), np.concatenate([y, zy]), np.concatenate(
+            [names, znames])
     keep = ~np.isin(names, sorted(left_out))
     x, y = x[keep], y[keep]
     check = [train_scene(s, decks) for s in range(FIRST_SEED - CHECK, FIRST_SEED)]

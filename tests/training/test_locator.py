@@ -15,7 +15,7 @@ from hardware.camera.reader.locate import IN_H, IN_W  # noqa: E402
 from hardware.camera.synthetic.artwork import DECKS, FOLDS  # noqa: E402
 from hardware.camera.synthetic.scene import PLAIN, corners_in_frame  # noqa: E402
 from tests.hardware.camera.conftest import need_artwork  # noqa: E402
-from training.locator import ALL_DECKS, main, target, train_scene  # noqa: E402
+from training.locator import ALL_DECKS, main, target, train_scene, zoom_sample  # noqa: E402
 
 
 def test_training_scenes_are_of_the_decks_given_and_a_fold_leaves_its_own_out() -> None:
@@ -49,6 +49,27 @@ def test_the_target_is_the_top_card_s_outline_filled() -> None:
         assert got[inner].min() > 0.5 and got[outer].max() < 0.5, seed  # not a card beneath
         checked += 1
     assert checked >= 10
+
+
+@pytest.mark.slow
+def test_a_second_look_sample_is_the_small_top_card_in_the_part_cut_round_it() -> None:
+    """``--zooms``: a large frame's part round a small card, shrunk to the input, its target
+    the card's outline there: a tenth to two fifths of the part (the part is 2.2 times an
+    outline's side, grown up to half again, the long side or the short), whole inside it."""
+    need_artwork("anglo", "touati")
+    decks = ("anglo", "touati")
+    for seed in range(8):
+        x, y, deck = zoom_sample(seed, decks)
+        assert x.shape == (IN_H, IN_W, 3) and x.dtype == np.uint8 and deck in decks
+        assert y.shape == (IN_H // 2, IN_W // 2)
+        mask = y > 127
+        share = mask.mean()
+        assert 0.05 < share < 0.4, (seed, share)
+        rows, cols = np.nonzero(mask)
+        assert rows.min() > 0 and cols.min() > 0, seed  # whole inside the part
+        assert rows.max() < y.shape[0] - 1 and cols.max() < y.shape[1] - 1, seed
+    again = zoom_sample(3, decks)
+    assert np.array_equal(again[0], zoom_sample(3, decks)[0])  # the same seed, the same view
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is not None,

@@ -109,13 +109,7 @@ class Locator:
 
     def chances(self, image: Array) -> Array:
         """The chance of each cell (half the network's input) lying on the top card."""
-        h, w = image.shape[:2]
-        size = input_size(w, h)
-        k = step(w)  # by area at a whole factor first: OpenCV's quick path
-        small = image if k == 1 else cv2.resize(image, (w // k, h // k),
-                                                interpolation=cv2.INTER_AREA)
-        small = cv2.resize(small, size, interpolation=cv2.INTER_AREA
-                           if small.shape[1] > 2 * IN_W else cv2.INTER_LINEAR)
+        small = shrink(image)
         blob = (small.astype(np.float32) * (1 / 255.0) - 0.5).transpose(2, 0, 1)[None]
         logits = self.net.run(blob)[0][0, 0]
         return np.asarray(1.0 / (1.0 + np.exp(-logits)), np.float32)
@@ -147,17 +141,13 @@ class Locator:
 
     def _zoom(self, frame: Array, quad: Array, score: float,
               top: float) -> tuple[Array, float, float]:
-        """A small card looked at again: the part of the frame round it (2.2 times as high as
-        its side from its first corner to its last, the frame's shape), shrunk to the
-        network's input."""
-        h, w = frame.shape[:2]
+        """A small card looked at again: the part of the frame round it (:func:`zoom_part`),
+        shrunk to the network's input."""
         centre = quad.mean(axis=0)
-        length = float(np.linalg.norm(quad[0] - quad[3]))
-        cw = min(w, max(2.2 * length * w / h, 2.2 * length))
-        ch = cw * h / w
-        x0 = int(np.clip(centre[0] - cw / 2, 0, w - cw))
-        y0 = int(np.clip(centre[1] - ch / 2, 0, h - ch))
-        part = whole(frame[y0:y0 + int(ch), x0:x0 + int(cw)])
+        part, x0, y0 = zoom_part(frame, quad)
+        # at the part's own input size: cut to whole pixels, a 4:3 frame's part is often
+        # 160x112, not 160x128 (its cards squashed by 7 %); read at 160x128, fold 1's
+        # calibration scenes read worse (docs/camera.md, "What stands in the way")
         chance = self.chances(part)
         near = [(q, s) for q, s in blobs(chance, 2)]
         if not near:
@@ -168,6 +158,31 @@ class Locator:
             ((qs[0] + 0.5) * k - 0.5).mean(axis=0) + (x0, y0) - centre)))
         return ((best[0] + 0.5) * k - 0.5 + np.array([x0, y0], np.float32), best[1],
                 inside(chance, best[0]))
+
+
+def shrink(image: Array, size: tuple[int, int] | None = None) -> Array:
+    """``image`` at the network's input ``size`` (else :func:`input_size`): by area at a whole
+    factor first (OpenCV's quick path), then the last small resize."""
+    h, w = image.shape[:2]
+    k = step(w)
+    small = image if k == 1 else cv2.resize(image, (w // k, h // k),
+                                            interpolation=cv2.INTER_AREA)
+    return np.asarray(cv2.resize(small, size or input_size(w, h), interpolation=cv2.INTER_AREA
+                                 if small.shape[1] > 2 * IN_W else cv2.INTER_LINEAR))
+
+
+def zoom_part(frame: Array, quad: Array) -> tuple[Array, int, int]:
+    """The part of ``frame`` a small card is looked at again in (:meth:`Locator._zoom`): 2.2
+    times as high as ``quad``'s side from its first corner to its last, the frame's shape,
+    round its centre and inside the frame; the part and its top left corner."""
+    h, w = frame.shape[:2]
+    centre = quad.mean(axis=0)
+    length = float(np.linalg.norm(quad[0] - quad[3]))
+    cw = min(w, max(2.2 * length * w / h, 2.2 * length))
+    ch = cw * h / w
+    x0 = int(np.clip(centre[0] - cw / 2, 0, w - cw))
+    y0 = int(np.clip(centre[1] - ch / 2, 0, h - ch))
+    return whole(frame[y0:y0 + int(ch), x0:x0 + int(cw)]), x0, y0
 
 
 def on_edges(frame: Array, quad: Array) -> Array:
