@@ -75,6 +75,8 @@ def test_vandatta_play_fields() -> None:
         ({"options": {"collect_grace_ms": -3}}, "collect_grace_ms"),
         ({"game": "poker"}, "'game'"),
         ({"seats": ["A"]}, "seats"),
+        ({"seats": ["Anna", " ", "Cia"]}, "seat 1's name must not be empty"),
+        ({"seats": ["Anna", "Bo", "anna "]}, "is already the name of seat 0"),
         ({"dealer": 3}, "dealer"),
         ({"journal": 2}, "version"),
         ({"deal": {"stacks": [["QH"], ["QH"], []], "pile": []}}, "more than once"),
