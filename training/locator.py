@@ -133,7 +133,7 @@ def zoom_sample(seed: int, decks: tuple[str, ...]) -> tuple[Array, Array, str]:
     4:3: the second look itself reads the part at its own, often 160x112, and was changed to
     the frame's when these were tried); its target."""
     rng = random.Random(f"zoom-{seed}")
-    size = rng.choice(SIZES[2:])  # where a card under ZOOM_BELOW is 200 to 350 pixels long
+    size = rng.choice(SIZES[2:])  # 1024x768, 1280x960: a card looked at again is under 358, 448 px
     scene = train_scene(seed, decks, size, longest=ZOOM_BELOW * size[0] / IN_W)
     frame = render(scene)
     deck = scene.deck.removesuffix(PLAIN)
