@@ -338,7 +338,7 @@ def test_a_display_elsewhere_shows_no_code_and_its_console_stays_clean(tmp_path:
         deadline = time.monotonic() + 10
         while not asked and time.monotonic() < deadline:
             page.wait_for_timeout(50)
-        assert asked == [200]
+        assert asked and set(asked) == {200}, asked  # once a pairing window, never a 404
         assert page.evaluate("document.getElementById('pairing').hidden") is True
         assert table.code not in page.inner_text("body")
         screen = chromium.new_context(**LAPTOP).new_page()
