@@ -87,6 +87,24 @@ def _not_a_deck(path: Path) -> Words | str | None:
     return None
 
 
+def camera_refused(source: str, exc: Exception, lang: Language) -> web.Response:
+    """Why a camera of this machine could not be opened for the page (503), in its words."""
+    if isinstance(exc, ImportError):
+        return refusal(503, lang.gettext("the camera extra is not installed (python3 -m pip "
+                                         "install 'card-referee[camera]')"))
+    from hardware.camera.reader.sources import CannotOpen  # the camera extra is there
+
+    if isinstance(exc, CannotOpen):
+        text = lang.gettext("the camera {source} cannot be opened: is it plugged in, and not "
+                            "in use by another program?").format(source=source)
+    elif isinstance(exc, OSError) and exc.errno is not None:
+        text = lang.gettext("the camera {source} cannot be opened ({why})").format(
+            source=source, why=said(os_words(exc), lang))
+    else:  # the camera layer's own words (picamera2 not installed, a frame no camera gives)
+        text = f"{source}: {exc}"
+    return refusal(503, text)
+
+
 class Wizard:
     """The wizard's routes on ``site``, writing ``path`` (None: nowhere to write: a table
     started without a file, as the full stack's). ``service``: the running table (pads are
@@ -254,14 +272,11 @@ class Wizard:
         self.site.paired(request)
         source = request.query.get("source", "")
         if not web_camera(source):  # never a file or an address, whatever the file says
-            return refusal(400, "not a camera of this machine")
+            return refusal(400, self.site.lang(request).gettext("not a camera of this machine"))
         try:
             jpeg = await asyncio.to_thread(camera_frame, source)
-        except ImportError:
-            return refusal(503, "the camera extra is not installed "
-                           "(python3 -m pip install 'card-referee[camera]')")
-        except (OSError, ValueError) as exc:
-            return refusal(503, f"{source}: {exc}")
+        except (ImportError, OSError, ValueError) as exc:
+            return camera_refused(source, exc, self.site.lang(request))
         return web.Response(body=jpeg, headers={"Content-Type": "image/jpeg"})
 
     def _why_no_enrolment(self, lang: Language) -> str | None:
@@ -294,11 +309,8 @@ class Wizard:
         except RuntimeError:
             return refusal(409, lang.gettext("a deck is being enrolled: finish or stop it "
                                              "first"))
-        except ImportError:
-            return refusal(503, lang.gettext("the camera extra is not installed (python3 -m "
-                                             "pip install 'card-referee[camera]')"))
-        except (OSError, ValueError) as exc:
-            return refusal(503, f"{source}: {exc}")
+        except (ImportError, OSError, ValueError) as exc:
+            return camera_refused(source, exc, lang)
         return web.json_response({"ok": True, **self.enrolment.status(lang)})
 
     async def enrol_stop(self, request: web.Request) -> web.StreamResponse:

@@ -323,6 +323,29 @@ def test_a_running_table_that_watches_the_camera_enrols_nothing(tmp_path: Path) 
         ENGLISH_LANGUAGE))
 
 
+def test_a_camera_that_cannot_be_opened_is_said_in_the_pages_words() -> None:
+    import errno
+
+    from cardtable.operator.wizard import camera_refused
+    from hardware.camera.reader.sources import CannotOpen, SourceError
+
+    def said(exc: Exception, lang: str = "en") -> tuple[int, str]:
+        answer = camera_refused(CAMERA, exc, language(lang))
+        return answer.status, json.loads(answer.text or "{}")["text"]
+
+    assert said(CannotOpen(CAMERA)) == (503, f"the camera {CAMERA} cannot be opened: is it "
+                                        "plugged in, and not in use by another program?")
+    assert said(CannotOpen(CAMERA), "sv")[1] == (
+        f"kameran {CAMERA} kan inte öppnas: är den inkopplad, och används den inte av ett "
+        "annat program?")
+    busy = OSError(errno.EBUSY, "Device or resource busy")
+    assert said(busy)[1] == f"the camera {CAMERA} cannot be opened (in use by another program)"
+    assert said(busy, "sv")[1] == f"kameran {CAMERA} kan inte öppnas (används av ett annat program)"
+    assert said(ImportError("cv2"), "sv")[1].startswith("kameratillägget är inte installerat")
+    missing = SourceError("picamera2 is not installed (on the Pi: apt install python3-picamera2)")
+    assert said(missing)[1] == f"{CAMERA}: {missing}"  # the camera layer's own words
+
+
 def test_a_page_names_only_a_deck_the_wizard_enrolled() -> None:
     assert Answers.from_json({"camera_deck": "decks/deck-20261207-061717.npz"}).camera_deck
     for name in ("../deck.npz", "/etc/passwd", "decks/../table.toml", "decks/.hidden.npz",

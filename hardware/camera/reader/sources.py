@@ -35,6 +35,15 @@ class SourceError(RefereeError, OSError):
     """A camera or video that cannot be opened or read."""
 
 
+class CannotOpen(SourceError):
+    """A camera, video or stream that OpenCV could not open: :attr:`source` (not there, in use
+    by another program, or not a video)."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(f"cannot open {source}")
+        self.source = source
+
+
 @dataclass(frozen=True)
 class Frame:
     """One picture and its capture time (ns on CLOCK_MONOTONIC, or in the video)."""
@@ -64,7 +73,7 @@ class OpenCvSource:
                 raise SourceError(f"{source}: no such file")
             self.cap = cv2.VideoCapture(source)
         if not self.cap.isOpened():
-            raise SourceError(f"cannot open {source}")
+            raise CannotOpen(source)
         self.fps = float(self.cap.get(cv2.CAP_PROP_FPS) or 0.0) or 30.0
         self._n = 0
 

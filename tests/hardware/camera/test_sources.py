@@ -15,6 +15,7 @@ cv2 = pytest.importorskip("cv2")
 np = pytest.importorskip("numpy")
 
 from hardware.camera.reader.sources import (  # noqa: E402
+    CannotOpen,
     OpenCvSource,
     PicameraSource,
     SourceError,
@@ -153,5 +154,7 @@ def test_a_missing_or_unreadable_video_is_a_clear_error(tmp_path: Path) -> None:
         OpenCvSource(str(tmp_path / "none.mp4"))
     junk = tmp_path / "junk.mp4"
     junk.write_bytes(b"not a video at all")
-    with pytest.raises(SourceError, match="cannot open"):
+    with pytest.raises(SourceError, match="cannot open") as info:
         OpenCvSource(str(junk))
+    assert isinstance(info.value, CannotOpen) and info.value.source == str(junk)  # the wizard
+    # says it in the page's words
