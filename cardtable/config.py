@@ -38,7 +38,7 @@ from cardtable.speech import ENGINES, SAYS, SpeechConfig
 from hardware.camera.config import CAMERA_SETTLE_MS
 from referee.errors import ConfigError, OptionError, shown
 from referee.games import games
-from referee.model import name_problem
+from referee.model import name_problem, seats_problem
 from referee.options import TableOptions
 
 CARD_SOURCES = ("virtual", "console", "board", "camera")
@@ -169,23 +169,16 @@ def _check_seat_names(seats: list[Any], path: str) -> None:
     """Each seat needs a name of its own that a display can show: text, not blank, without
     control characters, at most :data:`MAX_SEAT_NAME` characters, unlike every other seat's
     (ignoring case and spaces around it: two players called "Anna" cannot be told apart)."""
-    seen: dict[str, int] = {}
     for k, name in enumerate(seats):
-        where = f"table.seats[{k}]"
         if not isinstance(name, str):
-            raise ConfigError(path, where, f"must be a name in quotes, got {shown(name)}")
-        if not name.strip():
-            raise ConfigError(path, where, "must not be empty: every seat needs a name")
-        if (problem := name_problem(name)) is not None:
-            raise ConfigError(path, where, f"{shown(name)} {problem}")
+            raise ConfigError(path, f"table.seats[{k}]",
+                              f"must be a name in quotes, got {shown(name)}")
+    if (wrong := seats_problem(seats)) is not None:
+        raise ConfigError(path, f"table.seats[{wrong[0]}]", wrong[1])
+    for k, name in enumerate(seats):
         if len(name) > MAX_SEAT_NAME:
-            raise ConfigError(path, where, f"{shown(name)} is {len(name)} characters long; "
-                              f"at most {MAX_SEAT_NAME}")
-        key = name.strip().casefold()
-        if key in seen:
-            raise ConfigError(path, where, f"{shown(name)} is already the name of seat "
-                              f"{seen[key]}: each seat needs a name of its own")
-        seen[key] = k
+            raise ConfigError(path, f"table.seats[{k}]", f"{shown(name)} is {len(name)} "
+                              f"characters long; at most {MAX_SEAT_NAME}")
 
 
 def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:

@@ -39,7 +39,7 @@ from referee.errors import (
 )
 from referee.games import game as game_named
 from referee.games import games
-from referee.model import Input, name_problem
+from referee.model import Input, seats_problem
 from referee.options import TableOptions, options_to_json
 
 __all__ = [
@@ -137,19 +137,8 @@ class JournalHeader:
         seats = obj.get("seats")
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
             raise InputError("'seats' must be a list of names")
-        seen: dict[str, int] = {}
-        for k, seat in enumerate(seats):
-            if (problem := name_problem(seat)) is not None:
-                raise InputError(f"seat {k}'s name {shown(seat)} {problem}")
-            # as the table's configuration asks: a blank name, or two a person cannot tell
-            # apart ("Anna", "anna "), would be told of as one player
-            key = seat.strip().casefold()
-            if not key:
-                raise InputError(f"seat {k}'s name must not be empty: every seat needs a name")
-            if key in seen:
-                raise InputError(f"seat {k}'s name {shown(seat)} is already the name of seat "
-                                 f"{seen[key]}: each seat needs a name of its own")
-            seen[key] = k
+        if (wrong := seats_problem(seats)) is not None:
+            raise InputError(f"seat {wrong[0]}'s name {wrong[1]}")
         if len(seats) not in game.seat_range:
             raise GameError(f"{name} takes {game.min_seats} to {game.max_seats} seats, "
                             f"the header has {len(seats)}")

@@ -273,6 +273,25 @@ def name_problem(name: str) -> str | None:
     return None
 
 
+def seats_problem(seats: Sequence[str]) -> tuple[int, str] | None:
+    """The first seat whose name cannot be its name, and why (the words after "seat K's
+    name"), or None: a name is not blank, passes :func:`name_problem`, and is not another
+    seat's, case and spaces around it aside (two players called "Anna" cannot be told
+    apart). The journal's header and the table's configuration ask the same."""
+    seen: dict[str, int] = {}
+    for k, name in enumerate(seats):
+        key = name.strip().casefold()
+        if not key:
+            return k, "must not be empty: every seat needs a name"
+        if (problem := name_problem(name)) is not None:
+            return k, f"{shown(name)} {problem}"
+        if key in seen:
+            return k, (f"{shown(name)} is already the name of seat {seen[key]}: each seat "
+                       "needs a name of its own")
+        seen[key] = k
+    return None
+
+
 def visible(text: str) -> str:
     """``text`` with every character :func:`name_problem` refuses shown as U+FFFD: for text
     from outside (a broker, a file) that is printed or drawn."""
