@@ -7,27 +7,25 @@
 2. Warp it upright and take its four corner views (:mod:`hardware.camera.reader.warp`).
 3. The classifier network reads each view (:mod:`hardware.camera.reader.classify`): the rank
    glyph it shows upright, if any, and the card's suit.
-4. Decide. Out of the box, the glyphs mean what the table's index sets say
-   (``[camera] index_letters``); the confidence is the chance of the rank times that of the
-   suit, and a read below :data:`THRESHOLD` is *unclear* (``card`` None), never a guess. With
-   an enrolled deck (:mod:`hardware.camera.reader.templates`), :func:`decide_enrolled`: the
-   deck's nearest card when the classifier (reading the deck's own glyphs) names the same
-   card; never the deck's features alone, however clear (on real photos they were wrong more
-   often than right), but with the deck's clear whole-card picture of the same card; where
-   the deck's features are unsure, its nearest whole-card picture, if clear and not denied by
-   a sure classifier; what the features only just agree on with an unsure classifier is
-   unclear where the card's picture is like no enrolled card (:data:`UNLIKE`). Out of the
-   box, a number card or an ace
+4. Decide. Out of the box, the glyphs mean what the table's index sets say (``[camera]
+   index_letters``); the confidence is the chance of the rank times that of the suit, and a
+   read below :data:`THRESHOLD` is *unclear* (``card`` None), never a guess. With an enrolled
+   deck (:mod:`hardware.camera.reader.templates`), :func:`decide_enrolled`: the deck's nearest
+   card when the classifier (reading the deck's own glyphs) names the same card; never the
+   deck's features alone, however clear (on real photos they were wrong more often than right),
+   but with the deck's clear whole-card picture of the same card; where the deck's features are
+   unsure, its nearest whole-card picture, if clear and not denied by a sure classifier; what
+   the features only just agree on with an unsure classifier is unclear where the card's
+   picture is like no enrolled card (:data:`UNLIKE`). Out of the box, a number card or an ace
    whose pips the classifier surely sees as the other suit of its colour is left unclear
-   (:data:`PIPS`): a club read as a spade in its small index; an unclear read is named by
-   the pips counted on the card where the index holds that rank likely enough
-   (:data:`COUNTED`; as a last resort, where no look named a card, :data:`COUNTED_LAST`).
-   Where an enrolled deck leaves
-   a read unclear, the out-of-the-box decision names the card unless the deck's own faces
-   hold another nearest (:func:`or_out_of_box`). A read left "index misplaced" in a nearly
-   square outline (:data:`SQUARE`) is read again with the outline turned a quarter
-   (:meth:`Recogniser.read_quad`). Where no place named a card and the first saw no index
-   (an outline round a court's picture or an ace's pip), outlines grown from it are read
+   (:data:`PIPS`): a club read as a spade in its small index; an unclear read is named by the
+   pips counted on the card where the index holds that rank likely enough (:data:`COUNTED`; as
+   a last resort, where no look named a card, :data:`COUNTED_LAST`). Where an enrolled deck
+   leaves a read unclear, the out-of-the-box decision names the card unless the deck's own
+   faces hold another nearest (:func:`or_out_of_box`). A read left "index misplaced" in a
+   nearly square outline (:data:`SQUARE`) is read again with the outline turned a quarter
+   (:meth:`Recogniser.read_quad`). Where no place named a card and the first saw no index (an
+   outline round a court's picture or an ace's pip), outlines grown from it are read
    (:meth:`Recogniser.read_grown`).
 
 The thresholds were calibrated on decks the networks had not seen (the leave-decks-out folds of
@@ -512,13 +510,12 @@ def enrolled_verdict(seen: bool, card: Card, chance: float, m: Match,
     A card is named where the features and the classifier agree (or, where the features are
     unsure, where the classifier reads the deck's nearest card as surely as out of the box),
     never by the features alone, however clear, but by clear features and a clear picture of
-    the same card where the classifier is not sure of another. Where the features are
-    unsure, the picture
-    names the card when it is near and clear enough and the classifier does not surely name
-    another; and a clear picture of another card leaves unclear what the features only just
-    agree on with the classifier, or names its own card where it is at least :data:`OVERRULE`
-    alike; what they just agree on, the classifier unsure out of the box, is unclear where
-    the nearest picture is less alike than :data:`UNLIKE` ("picture unlike")."""
+    the same card where the classifier is not sure of another. Where the features are unsure,
+    the picture names the card when it is near and clear enough and the classifier does not
+    surely name another; and a clear picture of another card leaves unclear what the features
+    only just agree on with the classifier, or names its own card where it is at least
+    :data:`OVERRULE` alike; what they just agree on, the classifier unsure out of the box, is
+    unclear where the nearest picture is less alike than :data:`UNLIKE` ("picture unlike")."""
 
     def clear_picture() -> Match | None:
         """The deck's nearest picture where it is clear (else it takes no part)."""
