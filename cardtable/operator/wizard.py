@@ -92,15 +92,18 @@ def camera_refused(source: str, exc: Exception, lang: Language) -> web.Response:
     if isinstance(exc, ImportError):
         return refusal(503, lang.gettext("the camera extra is not installed (python3 -m pip "
                                          "install 'card-referee[camera]')"))
-    from hardware.camera.reader.sources import CannotOpen  # the camera extra is there
+    from hardware.camera.reader.sources import CannotOpen, NoPicamera  # the extra is there
 
-    if isinstance(exc, CannotOpen):
+    if isinstance(exc, NoPicamera):
+        text = lang.gettext("picamera2 is not installed (on the Pi: apt install "
+                            "python3-picamera2, and a venv with --system-site-packages)")
+    elif isinstance(exc, CannotOpen):
         text = lang.gettext("the camera {source} cannot be opened: is it plugged in, and not "
                             "in use by another program?").format(source=source)
     elif isinstance(exc, OSError) and exc.errno is not None:
         text = lang.gettext("the camera {source} cannot be opened ({why})").format(
             source=source, why=said(os_words(exc), lang))
-    else:  # the camera layer's own words (picamera2 not installed, a frame no camera gives)
+    else:  # the camera layer's own words (a video file that is not there)
         text = f"{source}: {exc}"
     return refusal(503, text)
 

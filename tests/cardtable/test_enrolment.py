@@ -327,7 +327,7 @@ def test_a_camera_that_cannot_be_opened_is_said_in_the_pages_words() -> None:
     import errno
 
     from cardtable.operator.wizard import camera_refused
-    from hardware.camera.reader.sources import CannotOpen, SourceError
+    from hardware.camera.reader.sources import CannotOpen, NoPicamera, SourceError
 
     def said(exc: Exception, lang: str = "en") -> tuple[int, str]:
         answer = camera_refused(CAMERA, exc, language(lang))
@@ -342,8 +342,11 @@ def test_a_camera_that_cannot_be_opened_is_said_in_the_pages_words() -> None:
     assert said(busy)[1] == f"the camera {CAMERA} cannot be opened (in use by another program)"
     assert said(busy, "sv")[1] == f"kameran {CAMERA} kan inte öppnas (används av ett annat program)"
     assert said(ImportError("cv2"), "sv")[1].startswith("kameratillägget är inte installerat")
-    missing = SourceError("picamera2 is not installed (on the Pi: apt install python3-picamera2)")
-    assert said(missing)[1] == f"{CAMERA}: {missing}"  # the camera layer's own words
+    assert said(NoPicamera()) == (503, str(NoPicamera()))
+    assert said(NoPicamera(), "sv")[1].startswith("picamera2 är inte installerat (på Pi:n: apt "
+                                                  "install python3-picamera2")
+    gone = SourceError("clip.mp4: no such file")
+    assert said(gone)[1] == f"{CAMERA}: {gone}"  # the camera layer's own words
 
 
 def test_a_page_names_only_a_deck_the_wizard_enrolled() -> None:

@@ -44,6 +44,14 @@ class CannotOpen(SourceError):
         self.source = source
 
 
+class NoPicamera(SourceError):
+    """The Pi camera was asked for, and picamera2 cannot be imported."""
+
+    def __init__(self) -> None:
+        super().__init__("picamera2 is not installed (on the Pi: apt install python3-picamera2, "
+                         "and a venv with --system-site-packages)")
+
+
 @dataclass(frozen=True)
 class Frame:
     """One picture and its capture time (ns on CLOCK_MONOTONIC, or in the video)."""
@@ -109,9 +117,7 @@ class PicameraSource:
         try:
             from picamera2 import Picamera2  # type: ignore[import-not-found]
         except ImportError as exc:
-            raise SourceError("picamera2 is not installed (on the Pi: apt install "
-                              "python3-picamera2, and a venv with --system-site-packages)"
-                              ) from exc
+            raise NoPicamera() from exc
         self.cam = Picamera2()
         self.cam.configure(self.cam.create_video_configuration(
             main={"size": (width, height), "format": "BGR888"}))
