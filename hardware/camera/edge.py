@@ -47,6 +47,8 @@ class CameraEdge:
 
     #: Seconds between attempts to open a camera that failed or cannot be opened.
     retry_s = 1.0
+    #: Seconds :meth:`stop` waits for the reading thread to let the camera go.
+    stop_s = 5.0
 
     def __init__(self, open_source: Callable[[], FrameSource], recogniser: Recogniser, *,
                  frames: int = FRAMES, unclear_s: float = 1.5,
@@ -83,7 +85,10 @@ class CameraEdge:
         """Stop reading and release the camera."""
         self._stop.set()
         if self._thread is not None:
-            await asyncio.to_thread(self._thread.join, 5)
+            await asyncio.to_thread(self._thread.join, self.stop_s)
+            if self._thread.is_alive():  # a driver that hangs in a read or a close
+                log.warning("the camera did not let go within %g s (its driver does not "
+                            "answer): the table stops without waiting for it", self.stop_s)
 
     # -- the reading thread -------------------------------------------------------------------
     def _run(self) -> None:

@@ -121,3 +121,44 @@ def test_a_card_the_camera_cannot_read_is_said_once_with_why(reason: str, said: 
         edge.process(Frame(i * 33_000_000, IMAGE), Read(None, 0.4, quad, reason))
     asked = [f["reason"] for kind, f in notices if kind == "ignored"]
     assert len(asked) == 1 and asked[0].startswith(said), asked
+
+
+def test_a_camera_whose_driver_hangs_does_not_hold_the_table_up(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A read that never returns (a driver gone silent) keeps its thread, but the table stops
+    after :attr:`CameraEdge.stop_s` and the log says why it did not wait."""
+    import asyncio
+
+    release = threading.Event()
+    reading = threading.Event()
+
+    class Hung:
+        def frames(self) -> Iterator[Frame]:
+            reading.set()
+            release.wait(30)
+            return iter(())
+
+        def close(self) -> None:
+            pass
+
+    class Service:
+        def notice(self, kind: str, **fields: Any) -> None:
+            pass
+
+    async def main() -> float:
+        edge = CameraEdge(Hung, None)  # type: ignore[arg-type]
+        edge.stop_s = 0.2
+        await edge.start(Service())
+        await asyncio.to_thread(reading.wait, 10)
+        t0 = time.monotonic()
+        await edge.stop()
+        return time.monotonic() - t0
+
+    try:
+        with caplog.at_level("WARNING", logger="hardware.camera.edge"):
+            waited = asyncio.run(main())
+    finally:
+        release.set()
+    assert waited < 5
+    assert any("the camera did not let go within 0.2 s" in r.getMessage()
+               for r in caplog.records), [r.getMessage() for r in caplog.records]
