@@ -4,7 +4,7 @@ Every error names the file and the key. Sections:
 
 ``[table]``  ``id``, ``game``, ``seats`` (names, clockwise), ``dealer``, ``card_source``
 (``virtual``, ``console``, ``board`` or ``camera``), ``journal_dir``, ``settle_ms`` (default 20, a
-camera table 450), ``seed`` (virtual deck), ``console_socket`` (a Unix socket for ``referee
+camera table 1000), ``seed`` (virtual deck), ``console_socket`` (a Unix socket for ``referee
 console`` when the referee runs as a service), ``language`` (``sv``, ``en``: the words of its
 displays and pages; default the system locale's, docs/i18n.md).
 ``[options]`` table options by the names of docs/rules.md (``language`` is also taken here, as
@@ -380,6 +380,27 @@ def _web(raw: dict[str, Any], path: str) -> WebConfig:
         raise ConfigError(path, "web.hosts", "must list host names in quotes")
     return WebConfig(bind, port, tuple(h.lower() for h in hosts),
                      _get(w, "enabled", bool, path, "web", True))
+
+
+def set_up_place(path: Path) -> tuple[WebConfig, Path, str | None]:
+    """Where the set-up wizard serves a configuration file that may not be whole yet, and
+    keeps the phones paired to it: the file's ``[web]`` and journal folder where it gives
+    them, else the defaults (this machine, port 8080, ``journals`` beside the file); and why
+    a ``[web]`` it gives was passed over (None: it was not)."""
+    folder = path.parent.absolute() / "journals"
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except (OSError, ValueError):  # not there yet, or not TOML: the wizard writes it whole
+        return WebConfig(), folder, None
+    table = raw.get("table")
+    if isinstance(table, dict) and isinstance(table.get("journal_dir"), str) \
+            and table["journal_dir"].strip():
+        folder = path.parent.absolute() / table["journal_dir"]
+    try:
+        return _web(raw, str(path)), folder, None
+    except ConfigError as exc:
+        return WebConfig(), folder, str(exc)
 
 
 def load_config(path: str | Path) -> TableConfig:

@@ -15,7 +15,7 @@ from cardtable.config import TableConfig
 from cardtable.console import ConsoleEdge, SocketConsole
 from cardtable.errors import ConfigError
 from cardtable.extras import extra_message
-from cardtable.feed import TableFeed
+from cardtable.feed import TableFeed, parse_broker_url
 from cardtable.history import HistoryPublisher
 from cardtable.service import Edge, Output, RefereeService
 from cardtable.speech import speaker_for
@@ -48,10 +48,12 @@ def board_edge(config: TableConfig, deck: Deck | None = None) -> BoardEdge:
             deck = Deck.load(config.deck_file)
         except (DeckError, OSError) as exc:
             hint = ""
+            written = (config.raw.get("board") or {}).get("deck")
             if not config.deck_file.exists():  # a copied configuration left its deck behind
-                hint = (f" (a relative path is taken from the configuration's folder, "
-                        f"{config.deck_file.parent}; give the deck file's whole path, or write "
-                        f"the board emulator's deck there: referee deck synthetic "
+                hint = (" (" + (f"a relative path is taken from the configuration's folder, "
+                                f"{config.deck_file.parent}; give the deck file's whole path, "
+                                "or write" if not Path(str(written)).is_absolute() else "write")
+                        + f" the board emulator's deck there: referee deck synthetic "
                         f"{config.deck_file})")
             raise ConfigError(config.path, "board.deck", f"{exc}{hint}") from exc
     assert config.board_port is not None
@@ -105,6 +107,31 @@ def pad_config(config: TableConfig) -> hwconfig.HardwareConfig | None:
                           f"{len(hw.seats)} [[seats]] pin entries for "
                           f"{len(config.seats)} seats in table.seats")
     return hw
+
+
+def check_config(config: TableConfig) -> list[str]:
+    """What ``referee run`` would start with (a line for each part), checked as it checks
+    before it touches a device: the pin map, the board's deck file, the camera's deck and
+    extra. Opens no GPIO chip, port, camera, broker or journal; a :class:`ConfigError` names
+    what is wrong."""
+    hw = pad_config(config)
+    lines = [f"table {config.table_id}: {config.game}, seats {', '.join(config.seats)}",
+             f"cards: {config.card_source}"]
+    if config.card_source == "board" or config.board_port is not None:
+        board = board_edge(config)
+        lines.append(f"board: {config.board_port}" + (
+            f", deck {config.deck_file} ({len(board.deck)} tags)"
+            if board.deck is not None and config.deck_file is not None else ""))
+    if config.card_source == "camera":
+        camera_edge(config)
+    if hw is not None:
+        lines.append(f"pads: {len(hw.seats)}, pin factory {hw.factory_name()}")
+    lines.append(f"journal: {config.journal_dir}")
+    if config.broker is not None:
+        lines.append(f"feed: {parse_broker_url(config.broker.url).url()}")
+    if config.web.enabled:
+        lines.append(f"pages: {config.web.bind}:{config.web.port}")
+    return lines
 
 
 def build_service(config: TableConfig, *, console: bool = True, pin_factory: Any = None,

@@ -28,7 +28,7 @@ def _setup(args: argparse.Namespace) -> int | None:
     """The set-up wizard (``--setup``, or no configuration file yet): served until the page
     saves the file (None), or the exit status when it could not be served (said already):
     75 where the address is in use (that may pass: the systemd unit restarts), else 2."""
-    from cardtable.config import DEFAULT_BIND, DEFAULT_PORT
+    from cardtable.config import set_up_place
     from cardtable.operator.wizard import SetupSite
 
     path = Path(args.config)
@@ -43,9 +43,15 @@ def _setup(args: argparse.Namespace) -> int | None:
     if not path.exists():
         print(f"referee run: {path} does not exist yet: set the table up from a browser "
               "(or write the file by hand: docs/install.md)", flush=True)
-    site = SetupSite(path, host=args.bind or DEFAULT_BIND,
-                     port=DEFAULT_PORT if args.port is None else args.port,
-                     announce=lambda text: print(text, flush=True))
+    # the file's [web] and journal folder, where it has them: a table set up again serves
+    # where it always does, and its paired phones stay paired
+    web, journal_dir, passed_over = set_up_place(path)
+    if passed_over is not None:
+        print(f"referee run: {passed_over}: the set-up wizard serves on {web.bind}:{web.port}",
+              flush=True)
+    site = SetupSite(path, host=args.bind or web.bind,
+                     port=web.port if args.port is None else args.port, hosts=web.hosts,
+                     journal_dir=journal_dir, announce=lambda text: print(text, flush=True))
     try:
         saved = asyncio.run(site.run())
     finally:
@@ -57,7 +63,30 @@ def _setup(args: argparse.Namespace) -> int | None:
     return None
 
 
+def _check(args: argparse.Namespace) -> int:
+    """``--check``: the file read as ``referee run`` reads it, no device touched."""
+    from cardtable.wiring import check_config
+
+    if args.setup:
+        raise CommandError("--check and --setup cannot be given together")
+    try:
+        lines = check_config(load_config(args.config))
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"{printable(str(args.config))}: fine")
+    for line in lines:  # paths are the file's own, escapes and all: shown, not obeyed
+        print(f"  {printable(line)}")
+    return 0
+
+
+def printable(text: str) -> str:
+    """``text`` with each character a terminal would obey (escapes, newlines) spelt out."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.check:
+        return _check(args)
     if args.setup or not Path(args.config).exists():
         try:
             failed = _setup(args)
@@ -173,6 +202,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "served when the configuration file does not exist yet): the table's name, "
                    "players, pads learned by pressing them, the card source; writes the file "
                    "(the one before is kept as FILE.previous) and starts the table")
+    p.add_argument("--check", action="store_true",
+                   help="check the configuration as the table would read it (the pin map, the "
+                   "deck files, the camera's extra), say what it would start with, and exit: "
+                   "0 fine, 2 with what is wrong; opens no GPIO chip, port, camera, broker or "
+                   "journal")
     p.add_argument("--no-web", action="store_true",
                    help="do not serve the table's web pages (its display at / and the operator "
                    "page at /operator/; [web] in the configuration, docs/operator.md)")

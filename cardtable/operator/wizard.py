@@ -394,13 +394,16 @@ class SetupSite(GuardedSite):
     ``/operator/`` lead to ``/setup/``; :meth:`run` serves until the file is saved."""
 
     def __init__(self, path: Path, *, host: str = "127.0.0.1", port: int = 0,
+                 hosts: tuple[str, ...] = (), journal_dir: Path | None = None,
                  announce: Callable[[str], None] | None = None, pin_factory: Any = None,
                  ports: tuple[str, ...] = (), clock: Callable[[], float] = time.time,
                  camera_opener: Callable[[str], Any] | None = None) -> None:
-        # The paired phones are kept where the table's journals will be (the default folder),
-        # so the phone that set the table up stays paired once it runs.
-        super().__init__(host=host, port=port, pairing_folder=path.parent / "journals",
-                         clock=clock, announce=announce)
+        # The paired phones are kept where the table's journals will be (``journal_dir``,
+        # default the folder the wizard offers), so the phone that set the table up stays
+        # paired once it runs.
+        super().__init__(host=host, port=port, hosts=hosts,
+                         pairing_folder=journal_dir or path.parent / "journals", clock=clock,
+                         announce=announce)
         self.saved: asyncio.Future[Path] | None = None
         self.wizard = Wizard(self, path, pin_factory=pin_factory, ports=ports,
                              on_saved=self._saved, camera_opener=camera_opener)

@@ -260,3 +260,31 @@ def test_an_output_that_cannot_spell_a_seat_s_name_shows_it_escaped(tmp_path: Pa
                           env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert done.returncode == 0, done.stderr
     assert b"\\xc5sa" in done.stdout and b"unexpected" not in done.stderr
+
+
+def test_run_check_reads_the_file_as_the_table_would_and_touches_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``referee run --check``: install.md's check had been ``load_config``, which passed a
+    pin map the table then refused (``slap = 99``)."""
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "deploy" / "table.full-mock.toml").read_text()
+    text = text.replace('journal_dir = "/tmp/card-referee-mock/journals"',
+                        f'journal_dir = "{tmp_path / "journals"}"')
+    text = text.replace('deck = "synthetic-deck.json"',
+                        f'deck = "{root / "deploy" / "synthetic-deck.json"}"')
+    text = text.replace('url = "mqtt://127.0.0.1:1883"', 'url = "mqtt://anna:secret@broker:1883"')
+    path = tmp_path / "table.toml"
+    path.write_text(text)
+    assert main(["run", "--config", str(path), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: fine\n"), out
+    assert "pads: 4" in out and "52 tags" in out and "feed: mqtt://anna@broker:1883" in out
+    assert "secret" not in out
+    assert not (tmp_path / "journals").exists()  # no journal folder made
+    path.write_text(text.replace("slap = 17", "slap = 99", 1))
+    assert main(["run", "--config", str(path), "--check"]) == 2
+    assert "seats[0].slap: GPIO99 is not on the Raspberry Pi 40-pin header" in (
+        capsys.readouterr().err)
+    assert main(["run", "--config", str(path), "--check", "--setup"]) == 2
+    assert main(["run", "--config", str(tmp_path / "none.toml"), "--check"]) == 2
+    assert "none.toml: cannot read the file" in capsys.readouterr().err

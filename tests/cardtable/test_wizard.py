@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from cardtable.config import load_config
+from cardtable.config import load_config, set_up_place
 from cardtable.errors import ConfigError
 from cardtable.operator.setup import (
     CANDIDATE_LINES,
@@ -306,3 +306,57 @@ def test_the_wizard_s_address_in_use_is_said_once_and_may_pass(tmp_path: Path) -
     finally:
         proc2.terminate()
         proc2.wait(15)
+
+
+def test_a_table_set_up_again_is_served_where_its_file_says(tmp_path: Path) -> None:
+    """``--setup`` on a file that names its ``[web]`` address and journal folder serves the
+    wizard there and keeps the paired phones in that folder (found by reading install.md
+    against the code: the wizard served on 127.0.0.1:8080 whatever ``[web]`` said, and kept
+    its phones in ``journals`` beside the file, where the service cannot write)."""
+    path = tmp_path / "table.toml"
+    web, folder, why = set_up_place(path)  # no file yet
+    assert (web.bind, web.port, folder, why) == ("127.0.0.1", 8080, tmp_path / "journals", None)
+    path.write_text('[table]\njournal_dir = "/var/lib/card-referee/journals"\n\n'
+                    '[web]\nbind = "0.0.0.0"\nport = 8443\nhosts = ["Kitchen.local"]\n')
+    web, folder, why = set_up_place(path)
+    assert (web.bind, web.port, web.hosts) == ("0.0.0.0", 8443, ("kitchen.local",))
+    assert folder == Path("/var/lib/card-referee/journals") and why is None
+    path.write_text('[table]\njournal_dir = "spel"\n[web]\nport = "eighty"\n')
+    web, folder, why = set_up_place(path)
+    assert (web.bind, web.port, folder) == ("127.0.0.1", 8080, tmp_path / "spel")
+    assert why is not None and "web.port" in why
+    path.write_text("[table\n")  # not TOML: the wizard writes it whole
+    assert set_up_place(path) == (set_up_place(tmp_path / "none.toml")[0],
+                                  tmp_path / "journals", None)
+    site = SetupSite(path, journal_dir=tmp_path / "spel", hosts=("kitchen.local",))
+    assert site.pairing.folder == tmp_path / "spel" and "kitchen.local" in site.allowed_hosts
+
+
+def test_the_wizard_serves_on_the_files_web_port(tmp_path: Path) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from tests.web_pages import ROOT
+
+    with socket.socket() as probe:  # a port free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = tmp_path / "table.toml"
+    path.write_text(f'[table]\nid = "t"\njournal_dir = "spel"\n\n[web]\nport = {port}\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cardtable.cli", "run", "--config", str(path), "--setup",
+         "--no-console"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"})
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        while line and "set-up wizard:" not in line:
+            line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/setup/" in line, line
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    assert (tmp_path / "spel").is_dir() and not (tmp_path / "journals").exists()
+
