@@ -271,7 +271,13 @@ def _write_table(path: Path, answers: Answers) -> Path | None:
     kept = None
     if existing is not None:
         kept = path.with_name(path.name + ".previous")
-        write_whole(kept, existing)
+        # as private as the file it was (it may name the broker's password): a .previous
+        # had been readable by all beside a table.toml of mode 0640
+        try:
+            mode: int | None = os.stat(path).st_mode & 0o777
+        except OSError:
+            mode = None
+        write_whole(kept, existing, mode=mode)
     write_whole(path, text)
     return kept
 

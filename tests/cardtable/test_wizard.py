@@ -360,3 +360,19 @@ def test_the_wizard_serves_on_the_files_web_port(tmp_path: Path) -> None:
         proc.wait(15)
     assert (tmp_path / "spel").is_dir() and not (tmp_path / "journals").exists()
 
+
+def test_the_file_kept_as_previous_is_as_private_as_it_was(tmp_path: Path) -> None:
+    """Found walking install.md's wizard route for the service: ``table.toml.previous`` was
+    written readable by all (0644) beside a ``table.toml`` of mode 0640, and it may name the
+    broker's password."""
+    import os
+
+    path = tmp_path / "table.toml"
+    path.write_text('[table]\njournal_dir = "spel"\n')
+    os.chmod(path, 0o640)
+    kept = write_table(path, Answers(table_id="t", seats=["A", "B"], journal_dir="spel"))
+    assert kept is not None and os.stat(kept).st_mode & 0o777 == 0o640
+    assert os.stat(path).st_mode & 0o777 == 0o640
+    os.chmod(path, 0o600)  # a .previous there already takes the file's mode too
+    write_table(path, Answers(table_id="t", seats=["A", "B", "C"], journal_dir="spel"))
+    assert os.stat(kept).st_mode & 0o777 == 0o600
