@@ -25,12 +25,14 @@ the page draws cards; ``totals`` of the seats).
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cardtable.display.check import Unreadable, check_event, check_state
 from cardtable.display.race import RaceWatch, race_scene, timing_scene
-from cardtable.i18n import ENGLISH_LANGUAGE, Language, language_names
+from cardtable.i18n import ENGLISH_LANGUAGE, OS_WORDS, Language, language_names
 from cardtable.speech import announcement
 from referee.cards import RANK_TEXT
 from referee.describe import (
@@ -64,14 +66,15 @@ def table_alerts(state: Mapping[str, Any] | None,
                  lang: Language = ENGLISH_LANGUAGE) -> list[str]:
     """What is wrong at the table right now, in words: the journal, the board and its serial
     link, a pause, stuck and chattering buttons (a checked state's ``alerts`` and ``paused``).
-    The service's own alert texts (the journal's) are English: their words are its errors'."""
+    The service's own alert texts (the journal's) are English (its errors' words); the one a
+    full or failing disk makes is said in ``lang`` (:func:`journal_alert`)."""
     if not state:
         return []
     names = seat_names(state, lang)
     alerts = state.get("alerts") or {}
     out = []
     if alerts.get("journal"):
-        out.append(_sentence(alerts["journal"]))
+        out.append(journal_alert(alerts["journal"], lang))
     if alerts.get("board") == "offline":
         out.append(lang.gettext("TABLE BOARD OFFLINE: the game waits for it"))
     if alerts.get("board_link"):
@@ -94,6 +97,29 @@ def table_alerts(state: Mapping[str, Any] | None,
         out.append(_sentence(alerts["journal_damaged"]))
     return out
 
+
+
+#: The alert the service sets while its journal cannot be written (``cardtable.service``,
+#: ``_journal_failed``): English, the system's reason and the folder inside.
+_JOURNAL_PAUSED = re.compile(r"the journal cannot be written \((?P<why>.+) at (?P<folder>.+)\): "
+                             r"the game is paused until it can", re.DOTALL)
+#: The system's texts of the errors :data:`~cardtable.i18n.OS_WORDS` says in words.
+_SYSTEM_TEXTS = {os.strerror(number): words for number, words in OS_WORDS.items()}
+
+
+def journal_alert(text: str, lang: Language = ENGLISH_LANGUAGE) -> str:
+    """The journal's alert in ``lang``: a Swedish table paused by a full disk had shown "The
+    journal cannot be written (No space left on device at …)" on every display. The system's
+    reason is said in ``lang`` where it is one the catalogs know; any other text as it is."""
+    found = _JOURNAL_PAUSED.fullmatch(text)
+    if found is None or lang.code == ENGLISH_LANGUAGE.code:
+        return _sentence(text)
+    why = found["why"]
+    reason = lang.gettext("{why} in {folder}").format(
+        why=lang.gettext(_SYSTEM_TEXTS[why]) if why in _SYSTEM_TEXTS else why,
+        folder=found["folder"])
+    return lang.gettext("The journal cannot be written ({reason}): the game is paused until "
+                        "it can").format(reason=reason)
 
 
 def _sentence(text: str) -> str:

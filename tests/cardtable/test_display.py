@@ -142,6 +142,33 @@ def test_render_says_every_table_alert() -> None:
         assert words in text
 
 
+def test_a_full_disk_is_said_in_the_display_s_language() -> None:
+    """A Swedish table paused by a full disk had said so in English on every display: the
+    service's alert carries the system's English words, which the display now says in its
+    own, the folder as it is."""
+    import errno
+    import os
+
+    from cardtable.display.scene import journal_alert, table_alerts
+    from cardtable.i18n import language
+
+    def alert(why: str) -> dict[str, Any]:
+        return {"game": "banka-bever", "seats": ["Anna", "Bo"], "alerts": {
+            "journal": f"the journal cannot be written ({why} at /var/lib/j): the game is "
+                       "paused until it can"}}
+
+    full = os.strerror(errno.ENOSPC)
+    sv = language("sv")
+    assert table_alerts(alert(full), sv) == [
+        "Journalen kan inte skrivas (disken är full i /var/lib/j): spelet står still tills den "
+        "kan det"]
+    assert table_alerts(alert(full)) == [  # English as the service wrote it
+        f"The journal cannot be written ({full} at /var/lib/j): the game is paused until it can"]
+    odd = os.strerror(errno.ENOLCK)  # a reason no catalog knows: the system's words
+    assert f"({odd} i /var/lib/j)" in table_alerts(alert(odd), sv)[0]
+    assert journal_alert("the journal cannot be written", sv) == "The journal cannot be written"
+
+
 def test_render_vandatta_round_scores_and_winner() -> None:
     state = {
         "game": "vandatta", "seats": NAMES, "counts": [0, 4, 2], "pile": ["7H", "7C"],
