@@ -52,6 +52,9 @@ EPOCHS, BATCH = 6, 256
 RECOLOUR = 0.0
 #: The share of views turned on their side and labelled "no glyph" (:func:`sideways`).
 SIDEWAYS = 0.0
+#: The share of views blurred further (:func:`blurred`), and the most blur (Gaussian sigma,
+#: pixels of the view).
+BLUR, MOST_BLUR = 0.0, 3.0
 
 
 def fold_path(k: int) -> Path:
@@ -128,6 +131,35 @@ def recolour(xb: Any, share: float, gen: Any) -> Any:
     return torch.where(pick, ink + (paper - ink) * g, xb)
 
 
+def blurred(xb: Any, share: float, gen: Any) -> Any:
+    """Views (N x 3 x H x W) of which about ``share`` are blurred by a Gaussian of sigma 0.5 to
+    :data:`MOST_BLUR` pixels, labels kept: blurred past 1.5-2 pixels, a club's lobes merge and
+    the network had read clubs of decks it never saw as spades at 0.99 or more; shown blurred
+    clubs as clubs, it is to be as unsure of them as they are alike."""
+    import torch
+    from torch.nn import functional as F
+
+    if share <= 0:
+        return xb  # no draws either: the other changes' draws stay those of before
+    n, c, h, w = xb.shape
+    pick = torch.rand(n, generator=gen) < share
+    sigma = torch.empty(n).uniform_(0.5, MOST_BLUR, generator=gen)
+    if not bool(pick.any()):
+        return xb
+    radius = int(np.ceil(3 * MOST_BLUR))
+    t = torch.arange(-radius, radius + 1, dtype=torch.float32)
+    k = torch.exp(-0.5 * (t[None] / sigma[pick][:, None]) ** 2)
+    k = (k / k.sum(dim=1, keepdim=True)).repeat_interleave(c, dim=0)  # (m*c) x taps
+    m = int(pick.sum())
+    flat = F.pad(xb[pick].reshape(1, m * c, h, w), (radius, radius, radius, radius),
+                 mode="replicate")
+    flat = F.conv2d(flat, k[:, None, None, :], groups=m * c)
+    flat = F.conv2d(flat, k[:, None, :, None], groups=m * c)
+    out = xb.clone()
+    out[pick] = flat.reshape(m, c, h, w)
+    return out
+
+
 def sideways(xb: Any, yb: Any, share: float, gen: Any) -> tuple[Any, Any]:
     """Views (N x 3 x H x W) of which about ``share`` are turned a quarter either way (drawn
     back to H x W) and labelled as showing no glyph upright: an outline that makes a card
@@ -152,11 +184,12 @@ def sideways(xb: Any, yb: Any, share: float, gen: Any) -> tuple[Any, Any]:
 
 
 def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any = None,
-          recolour_share: float = RECOLOUR, sideways_share: float = SIDEWAYS) -> Any:
+          recolour_share: float = RECOLOUR, sideways_share: float = SIDEWAYS,
+          blur_share: float = BLUR) -> Any:
     """Fit the network to the samples (each card's four views, each a sample of its own),
     with the views' light, contrast and colour changed at random, ``recolour_share`` of
-    them printed in one ink (:func:`recolour`) and ``sideways_share`` turned on their side
-    (:func:`sideways`)."""
+    them printed in one ink (:func:`recolour`), ``sideways_share`` turned on their side
+    (:func:`sideways`) and ``blur_share`` blurred (:func:`blurred`)."""
     import torch
     from torch.nn import functional as F
 
@@ -179,6 +212,7 @@ def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any 
             xb = torch.from_numpy(x[idx]).float().permute(0, 3, 1, 2) / 255.0
             xb = recolour(xb, recolour_share, gen)
             xb, gb = sideways(xb, torch.from_numpy(yg[idx]), sideways_share, gen)
+            xb = blurred(xb, blur_share, gen)
             gain = torch.empty(BATCH, 3, 1, 1).uniform_(0.85, 1.15, generator=gen)
             contrast = torch.empty(BATCH, 1, 1, 1).uniform_(0.6, 1.3, generator=gen)
             mean = xb.mean(dim=(1, 2, 3), keepdim=True)
@@ -229,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sideways", type=float, default=SIDEWAYS, metavar="SHARE",
                     help="the share of views turned on their side and labelled as showing "
                     f"no glyph (default {SIDEWAYS}; 0: none)")
+    ap.add_argument("--blur", type=float, default=BLUR, metavar="SHARE",
+                    help="the share of views blurred further, by a Gaussian of sigma 0.5 to "
+                    f"{MOST_BLUR} pixels (default {BLUR}; 0: none)")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -244,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(views)} cards ({len(real)} real decks, {len(DRAWN)} drawn) in "
           f"{time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     net = train(views, glyphs, suits, args.epochs, args.seed, log=sys.stderr,
-                recolour_share=args.recolour, sideways_share=args.sideways)
+                recolour_share=args.recolour, sideways_share=args.sideways,
+                blur_share=args.blur)
     export(net, out)
     record(out, "python3 -m training.classifier", REPRODUCIBLE)
     print(f"wrote {out} ({time.monotonic() - t0:.0f} s in all)", file=sys.stderr)

@@ -1,7 +1,7 @@
 """The classifier's training (training/classifier.py): some views printed anew in one ink of a
 random colour, so that a suit is learnt from its shape and not from its colour alone; some
-turned on their side and labelled as showing no glyph. Needs PyTorch (the train extra);
-skipped without it."""
+turned on their side and labelled as showing no glyph; some blurred. Needs PyTorch (the train
+extra); skipped without it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hardware.camera.reader.classify import GLYPHS  # noqa: E402
-from training.classifier import recolour, sideways  # noqa: E402
+from training.classifier import MOST_BLUR, blurred, recolour, sideways  # noqa: E402
 
 
 def _view(ink: tuple[float, float, float]) -> np.ndarray:
@@ -64,3 +64,24 @@ def test_a_view_turned_on_its_side_shows_no_glyph_and_keeps_its_size() -> None:
                        torch.rand(3, generator=torch.Generator().manual_seed(1)))
     _, some = sideways(xb, yb, 0.3, torch.Generator().manual_seed(3))
     assert 30 < int((some == len(GLYPHS)).sum()) < 90
+
+
+def test_a_blurred_view_keeps_its_ink_and_spreads_it_and_none_is_drawn_at_zero() -> None:
+    v = _view((0.05, 0.05, 0.05))
+    xb = torch.from_numpy(np.stack([v] * 300))
+    out = blurred(xb, 1.0, torch.Generator().manual_seed(4))
+    assert out.shape == xb.shape
+    # the paper's edge is repeated, so the ink is kept, only spread: the blot's corner lighter,
+    # the paper just beyond it darker, and its middle by as much as each view's own sigma
+    assert torch.allclose(out.mean(dim=(2, 3)), xb.mean(dim=(2, 3)), atol=0.02)
+    corner, beyond, middle = out[:, 0, 6, 4], out[:, 0, 5, 3], out[:, 0, 10, 8]
+    assert bool((corner > float(xb[0, 0, 6, 4]) + 0.1).all())
+    assert bool((beyond < float(xb[0, 0, 5, 3]) - 0.005).all())
+    assert float(middle.max() - middle.min()) > 0.1  # sigmas from 0.5 to MOST_BLUR
+    assert MOST_BLUR >= 2.0  # past 1.5-2 px a club's lobes merge (docs/camera.md)
+    gen = torch.Generator().manual_seed(1)
+    assert blurred(xb, 0.0, gen) is xb
+    assert torch.equal(torch.rand(3, generator=gen),
+                       torch.rand(3, generator=torch.Generator().manual_seed(1)))
+    some = (blurred(xb, 0.3, torch.Generator().manual_seed(3)) != xb).flatten(1).any(1)
+    assert 60 < int(some.sum()) < 120
