@@ -29,6 +29,7 @@ from cardtable.errors import CommandError, TemporaryFailure
 from cardtable.extras import extra_message, missing_extra
 from cardtable.logs import error_line
 from referee import __version__
+from referee.errors import JournalWriteError
 
 #: The subcommands, in the order ``referee --help`` lists them.
 COMMANDS = (replay, history, beggar, simulate, analyse, display, run, deck, camera)
@@ -68,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words[:1] == ["beggar"]:
         words = beggar.beggar_argv(words)
     if words[:1] == ["--version"]:
-        print(f"referee {__version__}")
+        try:
+            print(f"referee {__version__}", flush=True)
+        except OSError as exc:  # > /dev/full: said as every command says it, not a traceback
+            print(error_line(f"referee: cannot write ({exc.strerror})"), file=sys.stderr)
+            return TemporaryFailure.exit_status
         return 0
     args, unknown = parser.parse_known_args(words)
     if unknown:  # said by the subcommand that was given them, with the nearest option
@@ -101,6 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(error_line(f"referee: {extra_message(extra, f'referee {args.command}')}"),
               file=sys.stderr)
         return CommandError.exit_status
+    except JournalWriteError as exc:  # the disk refused the journal mid-game: not a bug
+        print(error_line(f"referee: {exc}"), file=sys.stderr)
+        cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+        return (TemporaryFailure.exit_status if cause.errno in (
+            errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS) else CommandError.exit_status)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS):
             return _bug(exc)

@@ -288,3 +288,33 @@ def test_run_check_reads_the_file_as_the_table_would_and_touches_nothing(
     assert main(["run", "--config", str(path), "--check", "--setup"]) == 2
     assert main(["run", "--config", str(tmp_path / "none.toml"), "--check"]) == 2
     assert "none.toml: cannot read the file" in capsys.readouterr().err
+
+
+def test_a_journal_the_disk_refuses_mid_game_is_said_not_reported_as_a_bug(
+        tmp_path: Path) -> None:
+    """Found by the CLI audit: ``simulate --journal`` on a file the disk stopped taking (a
+    5 KiB file size limit standing in for a full disk) ended in "unexpected error … please
+    report it", exit 70; and ``--version`` into a full output in a traceback."""
+    import resource
+    import subprocess
+    import sys
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (5120, 5120))
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from cardtable.cli import main; sys.exit(main())",
+         "simulate", "--game", "banka-bever", "--players", "3", "--fast", "--journal",
+         str(tmp_path / "j.jsonl")], cwd=root, capture_output=True, text=True, timeout=120,
+        preexec_fn=small_files)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().endswith(f"cannot write the journal {tmp_path / 'j.jsonl'}: "
+                                        "File too large"), proc.stderr
+    assert "unexpected" not in proc.stderr
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-c", "import sys; from cardtable.cli import "
+                               "main; sys.exit(main())", "--version"], cwd=root, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    assert proc.returncode == 75 and "Traceback" not in proc.stderr, proc.stderr
+    assert "cannot write (No space left on device)" in proc.stderr
