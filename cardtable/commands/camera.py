@@ -77,10 +77,9 @@ def _cmd_read(args: argparse.Namespace) -> int:
     from hardware.camera.reader.draw import annotated
     from hardware.camera.reader.sources import SourceError, read_image
 
-    recogniser = _recogniser(args.deck, args.index_letters)
     show = Path(args.show) if args.show else None
-    if show is not None and len(args.images) > 1 and not show.is_dir():
-        raise CommandError(f"--show {show}: give a folder to draw several images into")
+    targets = _drawings(show, args.images)
+    recogniser = _recogniser(args.deck, args.index_letters)
     status = 0
     for path in args.images:
         try:
@@ -97,13 +96,49 @@ def _cmd_read(args: argparse.Namespace) -> int:
                 "no card" if read.quad is None else f"unclear: {read.reason}"
                 if read.reason not in ("", "unclear") else "unclear")
             print(f"{path}: {what} ({read.confidence:.2f})")
-        if show is not None:
+        if path in targets:
             import cv2
 
-            target = show / f"{Path(path).stem}.png" if show.is_dir() else show
-            if not cv2.imwrite(str(target), annotated(image, read)):
+            target = targets[path]
+            try:
+                written = cv2.imwrite(str(target), annotated(image, read))
+            except cv2.error:
+                written = False
+            if not written:
                 raise CommandError(f"--show: cannot write {target}")
     return status
+
+
+def _drawings(show: Path | None, images: list[str]) -> dict[str, Path]:
+    """Where ``--show`` draws each image's read: ``show`` itself for one image, else
+    ``<show>/<name>.png``, ``<name>-2.png``, … (never one drawing over another, nor over one of
+    the images read). Checked before anything is read."""
+    if show is None:
+        return {}
+    import cv2
+
+    if not show.is_dir():
+        if len(images) > 1:
+            raise CommandError(f"--show {show}: give a folder to draw several images into")
+        if not cv2.haveImageWriter(str(show)):
+            raise CommandError(f"--show {show}: give a picture's name (.png or .jpg), or a "
+                               "folder")
+        if not show.parent.is_dir():
+            raise CommandError(f"--show {show}: the folder {show.parent} does not exist")
+    inputs = {Path(p).resolve() for p in images}
+    taken: set[Path] = set()
+    out = {}
+    for path in images:
+        stem, n = Path(path).stem, 1
+        target = show if not show.is_dir() else show / f"{stem}.png"
+        while show.is_dir() and (target.resolve() in inputs or target in taken):
+            n += 1
+            target = show / f"{stem}-{n}.png"
+        if target.resolve() in inputs:
+            raise CommandError(f"--show {show}: that is the image read; give another name")
+        taken.add(target)
+        out[path] = target
+    return out
 
 
 def _say(text: str) -> None:
@@ -267,7 +302,9 @@ def register(sub: Any) -> None:
                    '"card": "QH" or null, "confidence": 0.0-1.0}')
     r.add_argument("--show", metavar="PNG|DIR", type=path_name,
                    help="also draw what the camera saw: the "
-                   "outline found and the card read, on the image (a folder for several)")
+                   "outline found and the card read, on the image (a folder for several: "
+                   "NAME.png each, NAME-2.png where two images share a name; never over an "
+                   "image read)")
     r.set_defaults(func=_cmd_read)
     e = csub.add_parser("enroll", help="learn a particular deck",
                         description="Learn a deck's 52 cards: from a folder of photos named by "

@@ -79,6 +79,31 @@ def test_read_shows_what_the_camera_saw(decks: None, tmp_path: Path,
     assert green.sum() > 200
 
 
+def test_show_never_draws_over_an_image_read_or_another_drawing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the CLI audit: ``--show keep.jpg`` replaced the photo read with its drawing,
+    ``--show`` into the photos' own folder drew over a .png read, two images of one name drew
+    over each other, and ``--show out.txt`` ended in OpenCV's error (exit 70)."""
+    table = np.full((480, 640, 3), 40, np.uint8)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for name in ("keep.jpg", "a/x.png", "b/x.png"):
+        cv2.imwrite(str(tmp_path / name), table)
+    before = {n: (tmp_path / n).read_bytes() for n in ("keep.jpg", "a/x.png", "b/x.png")}
+    keep = str(tmp_path / "keep.jpg")
+    assert main(["camera", "read", keep, "--show", keep]) == 2
+    assert "that is the image read" in capsys.readouterr().err
+    assert main(["camera", "read", str(tmp_path / "a/x.png"), str(tmp_path / "b/x.png"),
+                 "--show", str(tmp_path / "a")]) == 0
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["x-2.png", "x-3.png", "x.png"]
+    assert {n: (tmp_path / n).read_bytes() for n in before} == before  # no image read touched
+    for show, said in (("out.txt", "give a picture's name (.png or .jpg), or a folder"),
+                       ("none/out.png", "the folder")):
+        capsys.readouterr()
+        assert main(["camera", "read", keep, "--show", str(tmp_path / show)]) == 2
+        assert said in capsys.readouterr().err
+
+
 def test_index_letters_must_be_known_sets(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     image = tmp_path / "x.png"
