@@ -159,9 +159,14 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
     )
     from hardware.camera.reader.recognise import FrameError
     from hardware.camera.reader.sources import SourceError, open_source
+    from hardware.camera.reader.templates import check_deck_path
     from referee.cards import full_deck
 
     out = Path(args.out)
+    try:  # before the cards are laid, not after
+        check_deck_path(out)
+    except OSError as exc:
+        raise CommandError(f"--out {out}: {exc.strerror}") from None
     if out.exists() and not args.overwrite:
         raise CommandError(f"--out {out}: the file already exists; add --overwrite to replace it")
     if (args.images is None) == (args.device is None):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import secrets
 import stat
 import zipfile
 from dataclasses import dataclass
@@ -90,6 +91,21 @@ class Match:
     runner_up: Card
 
 
+def check_deck_path(path: Path) -> None:
+    """Whether a deck file may be written at ``path``: its folder is there and nothing but a
+    file lies at it (checked before an enrolment, whose cards a person has laid by hand, and
+    again as it is written); ``OSError`` saying what is in the way."""
+    if not path.parent.is_dir():
+        raise OSError(errno.ENOENT, f"the folder {path.parent} does not exist", str(path))
+    try:
+        mode = path.stat().st_mode  # through a symlink: what it points at is what counts
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EEXIST, "not a file (a folder, a device or a FIFO): nothing is "
+                      "written over it", str(path))
+
+
 @dataclass(frozen=True)
 class EnrolledDeck:
     """A deck's cards as descriptors (several each), and what its glyphs mean."""
@@ -109,9 +125,25 @@ class EnrolledDeck:
     other_corners: bool = False
 
     def save(self, path: str | Path) -> None:
-        """Write the deck file (npz)."""
-        with open(path, "wb") as fh:
-            fh.write(self.to_bytes())
+        """Write the deck file (npz) whole: a spare file beside it renamed over it, so a write
+        that fails (a full disk) leaves the deck that was there. Something other than a file at
+        ``path`` (a FIFO, a device, a folder) is refused (``OSError``), never written into."""
+        path = Path(path)
+        data = self.to_bytes()
+        check_deck_path(path)
+        spare = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:  # the folder's fault, not the file's (/proc, a missing folder)
+            raise OSError(exc.errno, f"no file can be made in {path.parent} "
+                          f"({exc.strerror})", str(path)) from None
+        try:
+            with open(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(spare, path)
+        except BaseException:
+            spare.unlink(missing_ok=True)
+            raise
 
     def to_bytes(self) -> bytes:
         """The deck file's bytes (what :meth:`save` writes)."""

@@ -267,6 +267,43 @@ def test_enroll_refuses_a_folder_short_of_cards_and_an_existing_file(
     assert "--overwrite" in capsys.readouterr().err and out.read_bytes() == b"keep me"
 
 
+def test_an_enrolled_deck_is_written_whole_and_only_where_a_file_may_be(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the CLI audit: ``--out`` was written in place (a write the disk refused left
+    the deck before it cut short), a FIFO hung the command, ``/dev/null`` "held" 52 cards, and
+    a folder that is not there was found after all 52 cards were laid."""
+    import subprocess
+    import sys
+
+    empty = tmp_path / "photos"
+    empty.mkdir()
+    fifo = tmp_path / "deck.fifo"
+    os.mkfifo(fifo)
+    for out, said in ((fifo, "not a file (a folder, a device or a FIFO)"),
+                      (Path("/dev/null"), "not a file"),
+                      (tmp_path / "none" / "d.npz", "the folder")):
+        assert main(["camera", "enroll", "--images", str(empty), "--out", str(out),
+                     "--overwrite"]) == 2
+        err = capsys.readouterr().err
+        assert f"--out {out}: {said}" in err, err  # said before any photo is looked at
+    deck = tmp_path / "d.npz"
+    root = Path(__file__).resolve().parents[3]
+    script = ("import numpy as np, resource, sys\n"
+              "from hardware.camera.reader.templates import EnrolledDeck\n"
+              "from hardware.camera.reader.classify import glyph_ranks\n"
+              "from referee.cards import full_deck\n"
+              "d = np.random.default_rng(3).normal(size=(52, 4 * 96)).astype(np.float32)\n"
+              "deck = EnrolledDeck(tuple(full_deck()), d, glyph_ranks(('english',)))\n"
+              "deck.save(sys.argv[1])\n"
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (40000, 40000))\n"
+              "try:\n    deck.save(sys.argv[1])\nexcept OSError as exc:\n    print(exc.errno)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(deck)], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "27", proc.stdout + proc.stderr  # EFBIG: the second write
+    assert len(EnrolledDeck.load(deck).cards) == 52  # the first deck, whole
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
 def test_read_an_image_that_is_not_one(tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.png"
