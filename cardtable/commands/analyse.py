@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cardtable.analyse import CONFIDENCE, GameRecord, analysis, lengths, play_game
-from cardtable.commands.argtypes import path_name, whole_number
+from cardtable.commands.argtypes import path_name, seed_number, whole_number
 from cardtable.errors import CommandError
 from cardtable.extras import require
 from referee.games import GAME_NAMES, games
@@ -473,7 +473,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--jobs", "-j", type=whole_number, metavar="J",
                    help="worker processes (default: every core, here "
                    f"{default_jobs()})")
-    p.add_argument("--seed", type=whole_number, default=1,
+    p.add_argument("--seed", type=seed_number, default=1,
                    help="the first game's seed (default 1); game i of option value j has seed "
                    "SEED + j*K + i")
     p.add_argument("--out", metavar="DIR", type=path_name,

@@ -18,6 +18,35 @@ def positive_number(text: str) -> float:
     return value
 
 
+def pace(text: str) -> float:
+    """A pace from 0.01 to 10 000 times real time (``--speed``: 1e-320 had overflowed, and
+    1e-300 had promised a game of 300 digits of minutes)."""
+    value = positive_number(text)
+    if not 0.01 <= value <= 10_000:
+        raise argparse.ArgumentTypeError(f"must be from 0.01 to 10000, not {text}")
+    return value
+
+
+def settle_window(text: str) -> float:
+    """A settle window in ms, 0 to 1 000 (``--settle-ms``; as ``[table] settle_ms``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_quoted(text)} is not a number") from None
+    if not math.isfinite(value) or not 0 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"must be 0 to 1000 ms, not {text}")
+    return value
+
+
+def seed_number(text: str) -> int:
+    """A seed of at most 4 000 digits (``analyse --seed``: the games' seeds count on from it,
+    and one of 4 300 digits had failed after the games were played)."""
+    value = whole_number(text)
+    if len(str(abs(value))) > 4000:
+        raise argparse.ArgumentTypeError(f"{_quoted(text)} has more than 4 000 digits")
+    return value
+
+
 def seconds_to_wait(text: str) -> float:
     """A wait above zero and at most an hour (``--timeout``: ``1e308`` waited for ever)."""
     value = positive_number(text)
@@ -50,6 +79,15 @@ def count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{_quoted(text)} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def lay_frames(text: str) -> int:
+    """Reads of one card that make a lay: 1..30, as ``[camera] frames`` (``--frames -5`` had
+    been taken)."""
+    value = whole_number(text)
+    if not 1 <= value <= 30:
+        raise argparse.ArgumentTypeError(f"must be 1..30, as [camera] frames, not {value}")
     return value
 
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cardtable.commands.argtypes import path_name, whole_number
+from cardtable.commands.argtypes import lay_frames, path_name
 from cardtable.errors import CommandError
 from cardtable.extras import require
 
@@ -268,11 +268,14 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     tracker = LayTracker(args.frames)
     t0: int | None = None
+    read = laid = 0
     try:
         for frame in source.frames():
+            read += 1
             lay = tracker.feed(frame.t, recogniser.read(frame.image).card)
             if lay is None:
                 continue
+            laid += 1
             if args.json:
                 print(json.dumps({"t": lay.t, "card": str(lay.card)}))
             else:
@@ -284,6 +287,12 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.source}: {exc}") from None
     finally:
         source.close()
+    if read == 0:  # OpenCV opens many a file it then gives nothing of
+        raise CommandError(f"{args.source}: no frame could be read (not a video OpenCV can "
+                           "read, or an empty one)")
+    if laid == 0:  # said, so that silence is not taken for a reader that did not run
+        print(f"referee camera watch: {args.source}: {read} frame{'s' * (read != 1)} read, "
+              "no card laid", file=sys.stderr)
     return 0
 
 
@@ -335,6 +344,6 @@ def register(sub: Any) -> None:
     w.add_argument("--index-letters", metavar="SETS", help=_LETTERS_HELP)
     w.add_argument("--json", action="store_true",
                    help='one line per lay: {"t": ns, "card": "QH"}')
-    w.add_argument("--frames", type=whole_number, default=3,
+    w.add_argument("--frames", type=lay_frames, default=3,
                    help="reads of the same new card that make a lay (default 3)")
     w.set_defaults(func=_cmd_watch)

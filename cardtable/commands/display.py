@@ -7,7 +7,12 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from cardtable.commands.argtypes import add_language_option, port_number
+from cardtable.commands.argtypes import (
+    add_language_option,
+    ip_address,
+    port_number,
+    seconds_to_wait,
+)
 from cardtable.display.follow import follow, show_live, show_once
 from cardtable.display.hall import run_hall
 from cardtable.display.view import TableView
@@ -28,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--password", help="broker password (overrides the URL's)")
     p.add_argument("--once", action="store_true",
                    help="print the table once, as soon as the state arrives, and exit")
-    p.add_argument("--timeout", type=float, default=5.0,
+    p.add_argument("--timeout", type=seconds_to_wait, default=5.0,
                    help="with --once: seconds to wait for the state (default 5)")
     p.add_argument("--web", action="store_true",
                    help="serve the browser display (large type, for a TV or tablet): this "
@@ -36,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "no broker access")
     p.add_argument("--port", type=port_number, default=8080,
                    help="with --web: HTTP port (default 8080)")
-    p.add_argument("--bind", default="127.0.0.1",
+    p.add_argument("--bind", default="127.0.0.1", type=ip_address,
                    help="with --web: address to listen on (default 127.0.0.1; 0.0.0.0 for "
                    "screens on the network)")
     add_language_option(p)

@@ -12,13 +12,15 @@ import os
 import shutil
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cardtable.commands.argtypes import (
     add_language_option,
     add_web_options,
+    pace,
     path_name,
-    positive_number,
+    settle_window,
     whole_number,
 )
 from cardtable.config import table_id_problem
@@ -58,6 +60,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                            "`referee run`'s service")
     if args.camera:
         require("camera", "referee simulate --camera")
+    if args.settle_ms is not None and not args.full_stack:
+        raise CommandError("--settle-ms goes with --full-stack: the settle window is the "
+                           "service's")
     if args.journal_dir and not args.full_stack:
         raise CommandError("--journal-dir goes with --full-stack (use --journal PATH otherwise)")
     if args.operator and not args.full_stack:
@@ -165,7 +170,8 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any], lang: Lan
         raise TemporaryFailure(f"the game stopped: {exc}; the journal so far is in "
                                f"{journal_dir}") from None
     except OSError as exc:  # what is in the journal folder: as referee run says it
-        inside = str(exc.filename or "").startswith(str(journal_dir))
+        inside = bool(exc.filename) and Path(str(exc.filename)).resolve().is_relative_to(
+            Path(journal_dir).resolve())  # a relative --journal-dir too
         raise startup_failure(exc, f"--journal-dir {journal_dir}: cannot use it" if inside
                               else "") from None
     finally:
@@ -411,9 +417,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_language_option(p)
     p.add_argument("--fast", action="store_true",
                    help="run as fast as possible, printing verdicts as text")
-    p.add_argument("--speed", type=positive_number, default=1.0,
-                   help="live view pace, above 0: 1 is real time, 4 four times faster, 0.5 "
-                   "half as fast (default 1)")
+    p.add_argument("--speed", type=pace, default=1.0,
+                   help="live view pace, 0.01 to 10000: 1 is real time, 4 four times faster, "
+                   "0.5 half as fast (default 1; with --full-stack the players' pace, which "
+                   "--fast sets to 100)")
     p.add_argument("--journal", metavar="PATH", type=path_name,
                    help="write the game's journal to PATH (a new file: an existing one is "
                    "refused, see --overwrite)")
@@ -443,7 +450,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--journal-dir", metavar="DIR", type=path_name,
                    help="with --full-stack: the service's journal folder (default: a new "
                    "temporary folder)")
-    p.add_argument("--settle-ms", type=float, default=None,
+    p.add_argument("--settle-ms", type=settle_window, default=None,
                    help="with --full-stack: the arbiter's settle window in ms (default 20; 2 "
                    "with --fast or --json; with --camera 1000)")
     p.add_argument("--camera", metavar="DECK", choices=("touati", "anglo", "gnomangelo"),

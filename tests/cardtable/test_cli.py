@@ -318,3 +318,16 @@ def test_a_journal_the_disk_refuses_mid_game_is_said_not_reported_as_a_bug(
                               stderr=subprocess.PIPE, text=True, timeout=60)
     assert proc.returncode == 75 and "Traceback" not in proc.stderr, proc.stderr
     assert "cannot write (No space left on device)" in proc.stderr
+
+
+@pytest.mark.parametrize("words", [["--once", "--timeout", "inf"], ["--once", "--timeout", "nan"],
+                                   ["--once", "--timeout", "-1"],
+                                   ["--web", "--bind", "999.1.1.1"]])
+def test_display_checks_its_wait_and_its_address(
+        words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the CLI audit: ``--timeout inf`` waited for ever and ``nan`` said "within nan
+    s" (as ``deck check`` had before it was mended); ``--bind`` was taken unchecked, exit 1."""
+    with pytest.raises(SystemExit) as stop:
+        main(["display", "--broker", "mqtt://127.0.0.1:1", "--table", "t", *words])
+    assert stop.value.code == 2
+    assert f"argument {words[1]}:" in capsys.readouterr().err

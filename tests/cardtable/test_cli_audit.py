@@ -59,6 +59,39 @@ def test_a_full_stack_journal_folder_holding_a_folder_where_a_file_goes(
                                     f"{tmp_path / 'j' / inside}: Is a directory")
 
 
+def test_a_relative_full_stack_journal_folder_is_named_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # found by the 2026-12-07 CLI audit: given relative, it said only "Is a directory"
+    (tmp_path / "j" / ".lock").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "--game", "banka-bever", "--fast", "--full-stack",
+                 "--journal-dir", "j"]) == 2
+    assert said(capsys).strip() == (f"referee: --journal-dir j: cannot use it: "
+                                    f"{tmp_path / 'j' / '.lock'}: Is a directory")
+
+
+@pytest.mark.parametrize(("words", "why"), [
+    (["simulate", "--game", "banka-bever", "--speed", "1e-320"], "--speed: must be from 0.01"),
+    (["simulate", "--game", "banka-bever", "--full-stack", "--settle-ms", "nan"],
+     "--settle-ms: must be 0 to 1000 ms"),
+    (["analyse", "--game", "banka-bever", "--seed", "9" * 4300], "more than 4 000 digits"),
+])
+def test_numbers_that_had_failed_after_they_were_taken(
+        words: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the 2026-12-07 CLI audit: ``--speed 1e-320`` overflowed (exit 70), a seed of
+    4 300 digits failed once the games were played, ``--settle-ms nan`` was said of an
+    internal ``<full-stack>: table.settle_ms``."""
+    with pytest.raises(SystemExit) as info:
+        main(words)
+    assert info.value.code == 2 and why in said(capsys)
+
+
+def test_settle_ms_goes_with_the_full_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--game", "banka-bever", "--fast", "--settle-ms", "5"]) == 2
+    assert "--settle-ms goes with --full-stack" in said(capsys)
+
+
 def test_display_ports_are_ascii_numbers_in_range(capsys: pytest.CaptureFixture[str]) -> None:
     for port in ("99999", "-1", "\u0663\u0663"):  # the last: Arabic-Indic 33
         with pytest.raises(SystemExit) as info:

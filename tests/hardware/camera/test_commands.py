@@ -304,6 +304,24 @@ def test_an_enrolled_deck_is_written_whole_and_only_where_a_file_may_be(
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_watch_says_when_no_card_was_laid_and_checks_its_frames(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the CLI audit: a video in which no card was laid (or a file OpenCV reads as
+    one frame of noise) printed nothing at all, and ``--frames -5`` was taken."""
+    video = tmp_path / "table.avi"
+    out = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (640, 480))
+    for _ in range(6):
+        out.write(np.full((480, 640, 3), 40, np.uint8))
+    out.release()
+    assert main(["camera", "watch", str(video)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"{video}: 6 frames read, no card laid" in captured.err
+    with pytest.raises(SystemExit):
+        main(["camera", "watch", str(video), "--frames", "-5"])
+    assert "argument --frames: must be 1..30" in capsys.readouterr().err
+
+
 def test_read_an_image_that_is_not_one(tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.png"
