@@ -16,6 +16,7 @@ module defines the rules library's, and imports no other.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = [
@@ -30,10 +31,22 @@ __all__ = [
     "OptionError",
     "RefereeError",
     "shown",
+    "visible",
 ]
 
 #: How much of a value an error message shows.
 _SHOWN_MAX = 60
+#: What no name may hold, nor a message print from a file: C0 and C1 controls, DEL, the line
+#: and paragraph separators, and the marks that embed, override or isolate text's direction,
+#: or mark it (LRM, RLM, ALM).
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                    "\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every character :data:`UNSAFE` holds shown as U+FFFD: for text from
+    outside (a broker, a file, a file's name) that is printed or drawn."""
+    return UNSAFE.sub("\ufffd", text)
 
 
 def shown(value: Any) -> str:
@@ -105,7 +118,8 @@ class ConfigError(RefereeError, ValueError):
 
     def __init__(self, path: str | None, key: str | None, reason: str) -> None:
         where = "".join(f"{part}: " for part in (path, key) if part)
-        super().__init__(f"{where}{reason}")
+        # a key is the file's own, escapes and all (``"\u001b[2J" = 1``): shown, not obeyed
+        super().__init__(visible(f"{where}{reason}"))
         self.path = path
         self.key = key
         self.reason = reason

@@ -7,12 +7,13 @@ one line of ``referee replay --json``. Both convert to and from those JSON objec
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
 from referee.cards import Card, cards_text, parse_card
-from referee.errors import CardError, InputError, shown
+from referee.errors import UNSAFE, CardError, InputError, shown
 
 #: Every act of the journal contract (docs/journal.md); which game knows which is in
 #: :data:`referee.games.games` (``Game.acts``).
@@ -259,9 +260,10 @@ def illegal(t: int, seat: int, code: RefusalCode, reason: str, why: str | None =
     return Verdict(t, "illegal", data)
 
 
-#: What no name may hold: C0 and C1 controls, DEL, the line and paragraph separators, and the
-#: marks that embed, override or isolate text's direction.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: What no name may hold (:data:`referee.errors.UNSAFE`).
+_UNSAFE = UNSAFE
+#: Characters that show as nothing: two names that differ only by them are one name.
+_UNSEEN = re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 
 
 def name_problem(name: str) -> str | None:
@@ -277,10 +279,12 @@ def seats_problem(seats: Sequence[str]) -> tuple[int, str] | None:
     """The first seat whose name cannot be its name, and why (the words after "seat K's
     name"), or None: a name is not blank, passes :func:`name_problem`, and is not another
     seat's, case and spaces around it aside (two players called "Anna" cannot be told
-    apart). The journal's header and the table's configuration ask the same."""
+    apart, nor two spelt with other code points or invisible ones that look the same). The
+    journal's header and the table's configuration ask the same."""
     seen: dict[str, int] = {}
     for k, name in enumerate(seats):
-        key = name.strip().casefold()
+        # as a person reads it: "Björn" typed two ways, or with a zero-width space, is one name
+        key = unicodedata.normalize("NFKC", _UNSEEN.sub("", name)).strip().casefold()
         if not key:
             return k, "must not be empty: every seat needs a name"
         if (problem := name_problem(name)) is not None:
@@ -290,9 +294,3 @@ def seats_problem(seats: Sequence[str]) -> tuple[int, str] | None:
                        "needs a name of its own")
         seen[key] = k
     return None
-
-
-def visible(text: str) -> str:
-    """``text`` with every character :func:`name_problem` refuses shown as U+FFFD: for text
-    from outside (a broker, a file) that is printed or drawn."""
-    return _UNSAFE.sub("\ufffd", text)

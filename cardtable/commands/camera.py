@@ -16,6 +16,7 @@ from typing import Any
 from cardtable.commands.argtypes import lay_frames, path_name
 from cardtable.errors import CommandError
 from cardtable.extras import require
+from referee.errors import visible
 
 #: How long live enrolment waits, with no card seen or the card before still there, before it
 #: says so (once a card).
@@ -95,7 +96,7 @@ def _cmd_read(args: argparse.Namespace) -> int:
             what = str(read.card) if read.card is not None else (
                 "no card" if read.quad is None else f"unclear: {read.reason}"
                 if read.reason not in ("", "unclear") else "unclear")
-            print(f"{path}: {what} ({read.confidence:.2f})")
+            print(f"{visible(path)}: {what} ({read.confidence:.2f})")
         if path in targets:
             import cv2
 

@@ -17,6 +17,7 @@ from cardtable.commands.argtypes import (
 )
 from firmware_bridge.deck import Deck, DeckError, synthetic_deck, tag_text
 from firmware_bridge.enroll import run_check, run_enroll
+from referee.errors import visible
 
 
 def _cmd_enroll(args: argparse.Namespace) -> int:
@@ -44,7 +45,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     except DeckError as exc:
         print(f"referee deck: {exc}", file=sys.stderr)
         return 2
-    print(f"{deck.name or args.file}: {len(deck)} of 52 cards enrolled")
+    print(f"{visible(deck.name or args.file)}: {len(deck)} of 52 cards enrolled")
     for tag, card in deck.items():
         print(f"  {str(card):>3}  {tag_text(tag)}")
     missing = deck.missing()

@@ -14,6 +14,7 @@ from cardtable.config import load_config
 from cardtable.errors import CommandError, ConfigError
 from cardtable.history import GameRecord, History, read_history, standings
 from referee.describe import counted
+from referee.errors import visible
 from referee.games import games
 from referee.options import options_to_json
 
@@ -72,9 +73,9 @@ def history_text(history: History, now: float | None = None) -> str:
             lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     for g in history.games:
         if g.problem:
-            lines.append(f"! {g.file}: {g.problem}")
+            lines.append(visible(f"! {g.file}: {g.problem}"))
     for aside in history.set_aside:
-        lines.append(f"  {aside['file']}: {aside['why']}")
+        lines.append(visible(f"  {aside['file']}: {aside['why']}"))
     lines += standings_text(standings(history.evening(now)))
     return "\n".join(lines)
 

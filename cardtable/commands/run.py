@@ -22,6 +22,7 @@ from cardtable.errors import CommandError, ConfigError, TemporaryFailure, startu
 from cardtable.feed import resolve_broker
 from cardtable.logs import setup_logging
 from cardtable.wiring import build_service
+from referee.errors import visible
 
 
 def _setup(args: argparse.Namespace) -> int | None:
@@ -73,15 +74,10 @@ def _check(args: argparse.Namespace) -> int:
         lines = check_config(load_config(args.config))
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
-    print(f"{printable(str(args.config))}: fine")
+    print(f"{visible(str(args.config))}: fine")
     for line in lines:  # paths are the file's own, escapes and all: shown, not obeyed
-        print(f"  {printable(line)}")
+        print(f"  {visible(line)}")
     return 0
-
-
-def printable(text: str) -> str:
-    """``text`` with each character a terminal would obey (escapes, newlines) spelt out."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

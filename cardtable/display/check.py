@@ -14,8 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from referee.cards import parse_card
-from referee.errors import CardError, RefereeError
-from referee.model import visible
+from referee.errors import CardError, RefereeError, visible
 
 #: The largest ``state`` or ``events`` payload a display reads (bytes). A real state is a few
 #: kilobytes (eight seats, the whole deck on the pile and eight recent verdicts stay under 8 KB);
@@ -185,7 +184,7 @@ def read_json(payload: bytes, limit: int = MAX_PAYLOAD) -> Any:
 
 
 def _visible_all(value: Any) -> Any:
-    """Every text in a JSON value made :func:`~referee.model.visible`: what a display prints
+    """Every text in a JSON value made :func:`~referee.errors.visible`: what a display prints
     or draws from the broker never holds a control character or a direction mark (a seat
     named ``ESC [2J`` cleared a terminal display's screen)."""
     if isinstance(value, str):

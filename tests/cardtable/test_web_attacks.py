@@ -16,7 +16,7 @@ import pytest
 import cardtable.webserver as webserver
 from cardtable.display.view import TableView
 from cardtable.display.web import WebDisplay
-from referee.model import visible
+from referee.errors import visible
 
 HOSTILE = ['<img src=x onerror="document.title=1">', "</script><script>alert(2)</script>",
            'x"}\n\ndata: {"table":"forged"}\n\n', "\u2028\u2029", "../../etc/passwd"]
