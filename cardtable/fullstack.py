@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import random
 import tempfile
 import time
@@ -42,6 +43,7 @@ from cardtable.wiring import add_site, build_service
 from firmware_bridge.deck import Deck, synthetic_deck
 from firmware_bridge.edge import BoardEdge
 from firmware_bridge.emulator import VirtualBoard
+from hardware.config import DEFAULT_MAX_PRESSES_PER_S, MOST_PRESSES_PER_S
 from hardware.mock import MonotonicClock, VirtualMockFactory
 from referee.deal import reshuffled
 from referee.errors import JournalWriteError
@@ -210,6 +212,17 @@ class VirtualPlayers:
         svc.submit(next_deal(svc.state(), self.rng.getrandbits(32), svc.clock.now()))
 
 
+def paced(doc: dict[str, Any], speed: float) -> dict[str, Any]:
+    """``doc`` for players ``speed`` times a person's pace: the pads' chatter guard lets them
+    press that many times as often (at most :data:`~hardware.config.MOST_PRESSES_PER_S` a
+    second), unless the document says otherwise. At a hundred times a person's pace, 9
+    presses came within a second, and the guard ignored a seat's slaps for a second at a time."""
+    if speed > 1 and "hardware" in doc:
+        doc["hardware"].setdefault("max_presses_per_s", min(
+            MOST_PRESSES_PER_S, math.ceil(DEFAULT_MAX_PRESSES_PER_S * speed)))
+    return doc
+
+
 async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
                          outputs: list[Any] | None = None,
                          on_ready: Callable[[RefereeService], None] | None = None,
@@ -236,7 +249,7 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     port = await board.start()
     doc = json.loads(json.dumps(doc))
     doc["board"]["port"] = port
-    config: TableConfig = parse_config(doc, "<full-stack>")
+    config: TableConfig = parse_config(paced(doc, speed), "<full-stack>")
     factory = VirtualMockFactory(MonotonicClock())
     camera = None
     if config.card_source == "camera":  # the virtual camera films a table of camera_deck

@@ -62,6 +62,8 @@ DEFAULT_DELIVERY_BOUND_MS = 2.0
 #: More presses or raw edges than these within one second are no person: the line chatters.
 DEFAULT_MAX_PRESSES_PER_S = 8
 DEFAULT_MAX_EDGES_PER_S = 500
+#: The most ``max_presses_per_s`` may be.
+MOST_PRESSES_PER_S = 100
 MAX_SEATS = 8
 
 _HARDWARE_KEYS = {
@@ -269,7 +271,8 @@ def parse_config(doc: dict[str, Any]) -> HardwareConfig:
             "hardware.stuck_ms",
             f"must be longer than bounce_lockout_ms ({lockout:g}), got {stuck:g}",
         )
-    max_presses = _count(raw, "max_presses_per_s", DEFAULT_MAX_PRESSES_PER_S, 1, 100)
+    max_presses = _count(raw, "max_presses_per_s", DEFAULT_MAX_PRESSES_PER_S, 1,
+                         MOST_PRESSES_PER_S)
     max_edges = _count(raw, "max_edges_per_s", DEFAULT_MAX_EDGES_PER_S, 2, 1_000_000)
     if max_edges < 2 * max_presses:
         raise ConfigError(None, "hardware.max_edges_per_s",

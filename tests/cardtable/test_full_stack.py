@@ -147,3 +147,21 @@ def test_again_deals_a_new_game_whenever_one_ends_until_the_time_is_up(tmp_path)
     assert sorted(seeds)[:2] == [3, 4]  # each deal the next seed
     assert all(replay(read_journal(p)).state["over"] for p in archived)
     assert service.journal_fault is None
+
+
+
+def test_players_a_hundred_times_faster_are_not_taken_for_chattering_buttons(tmp_path) -> None:
+    """Found by the 2026-12-07 CLI audit: ``simulate --fast --full-stack`` set off the table's
+    chatter guard (9 presses within a second at a hundred times a person's pace), which then
+    ignored a seat's slaps for a second: the game played was not the game the players made."""
+    from cardtable.fullstack import paced
+    from hardware.config import DEFAULT_MAX_PRESSES_PER_S, parse_config
+
+    def presses(speed: float, **hardware: int) -> int:
+        doc = full_stack_config("banka-bever", 2, 1, journal_dir=str(tmp_path))
+        doc["hardware"].update(hardware)
+        return parse_config(paced(doc, speed)).max_presses_per_s
+
+    assert presses(1) == DEFAULT_MAX_PRESSES_PER_S == 8  # a person's pace: the table's own
+    assert presses(4) == 32 and presses(100) == 100  # at most 100 a second
+    assert presses(100, max_presses_per_s=5) == 5  # what the document says stands
