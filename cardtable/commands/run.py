@@ -11,6 +11,7 @@ import errno
 import logging
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,16 @@ def _setup(args: argparse.Namespace) -> int | None:
     path = Path(args.config)
     if not path.parent.is_dir():
         raise CommandError(f"{path}: its folder {path.parent} does not exist")
+    if args.no_web:
+        raise CommandError("the set-up wizard is a web page: leave out --no-web (or write "
+                           f"{path} by hand: docs/install.md)")
+    try:  # a wizard that could never save is not served (/proc/table.toml)
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
+    except OSError as exc:
+        raise CommandError(f"{path}: no file can be made in {path.parent} "
+                           f"({exc.strerror or exc}), so the set-up wizard could not save "
+                           "it") from None
     # The wizard's own lines; the table's logging is set up once it runs.
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(message)s"))
@@ -42,8 +53,11 @@ def _setup(args: argparse.Namespace) -> int | None:
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     if not path.exists():
+        others = sorted(p.name for p in path.parent.glob("*.toml"))[:3]
         print(f"referee run: {path} does not exist yet: set the table up from a browser "
-              "(or write the file by hand: docs/install.md)", flush=True)
+              "(or write the file by hand: docs/install.md)"
+              + (f"; beside it: {', '.join(others)} (--config one of them, if it was meant)"
+                 if others else ""), flush=True)
     # the file's [web] and journal folder, where it has them: a table set up again serves
     # where it always does, and its paired phones stay paired
     web, journal_dir, passed_over = set_up_place(path)

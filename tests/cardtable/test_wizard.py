@@ -376,3 +376,33 @@ def test_the_file_kept_as_previous_is_as_private_as_it_was(tmp_path: Path) -> No
     os.chmod(path, 0o600)  # a .previous there already takes the file's mode too
     write_table(path, Answers(table_id="t", seats=["A", "B", "C"], journal_dir="spel"))
     assert os.stat(kept).st_mode & 0o777 == 0o600
+
+
+def test_a_wizard_that_could_never_save_is_not_served(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the 2026-12-07 CLI audit: ``run --config /proc/table.toml`` served a wizard
+    that could never save, ``--setup --no-web`` served it anyway, and a misspelt file name
+    served a wizard beside the file that was meant without a word."""
+    import os
+    import subprocess
+    import sys
+
+    from cardtable.cli import main
+    from tests.web_pages import ROOT
+
+    assert main(["run", "--config", "/proc/table.toml", "--no-console"]) == 2
+    assert "no file can be made in /proc" in capsys.readouterr().err
+    (tmp_path / "table.toml").write_text('[table]\nid = "t"\n')
+    assert main(["run", "--config", str(tmp_path / "table.toml"), "--setup", "--no-web"]) == 2
+    assert "the set-up wizard is a web page: leave out --no-web" in capsys.readouterr().err
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cardtable.cli", "run", "--config", str(tmp_path / "tabel.toml"),
+         "--port", "0", "--no-console"], cwd=ROOT, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"})
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    assert "does not exist yet" in first and "beside it: table.toml" in first, first
