@@ -240,7 +240,10 @@ def parse_config(raw: dict[str, Any], path: str = "<config>") -> TableConfig:
     # Absolute now: lgpio makes LG_WD the working directory when it is imported (after this),
     # and a relative journal would then land on /run's tmpfs, emptied at every stop.
     base = (Path(path).parent if path != "<config>" else Path(".")).absolute()
-    journal_dir = base / _get(table, "journal_dir", str, path, "table", "journals")
+    folder = _get(table, "journal_dir", str, path, "table", "journals")
+    if not folder.strip():  # "" had put the journal among the configuration files
+        raise ConfigError(path, "table.journal_dir", "must name a folder, not be empty")
+    journal_dir = base / folder
     language = _language(table, raw.get("options"), path)
     game_options = raw.get("options", {})
     if isinstance(game_options, dict):

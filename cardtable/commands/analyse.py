@@ -120,7 +120,10 @@ def _compare_values(text: str, options_class: Any) -> tuple[str, list[Any]]:
     key, raw = text.split("=", 1)
     key = key.strip()
     words = [w.strip() for w in raw.split(",")]
-    if len(words) < 2 or not all(words):
+    if not all(words):
+        raise CommandError(f"--compare {text!r}: a value is empty (two commas in a row, or one "
+                           "at an end)")
+    if len(words) < 2:
         raise CommandError(f"--compare {text!r}: give two values or more, separated by commas")
     values = []
     for word in words:
@@ -128,6 +131,10 @@ def _compare_values(text: str, options_class: Any) -> tuple[str, list[Any]]:
             values.append(parse_option_assignment(f"{key}={word}", options_class)[1])
         except OptionError as exc:
             raise CommandError(f"--compare: {exc}") from None
+    twice = [w for k, w in enumerate(words) if values[k] in values[:k]]
+    if twice:  # true,true had compared a value with itself
+        raise CommandError(f"--compare {text!r}: {twice[0]!r} is given twice: give other "
+                           "values")
     return key, values
 
 
@@ -137,14 +144,18 @@ def _variants(args: argparse.Namespace) -> tuple[list[dict[str, Any]], str | Non
     try:
         for text in args.option or []:
             key, value = parse_option_assignment(text, spec.options)
+            if key in base:  # the last had won without a word
+                raise CommandError(f"-o {key!r} is given twice: give it once")
             base[key] = value
         spec.check_seats(args.players)
         spec.parse_options(base)
     except (OptionError, ValueError) as exc:
         raise CommandError(str(exc)) from None
+    if args.compare and len(args.compare) > 1:  # the first had been dropped without a word
+        raise CommandError("--compare is given twice: one option is compared at a time")
     if not args.compare:
         return [base], None
-    key, values = _compare_values(args.compare, spec.options)
+    key, values = _compare_values(args.compare[0], spec.options)
     if key in base:
         raise CommandError(f"--compare {key}: the option is also given with -o; give it once")
     variants = [{**base, key: v} for v in values]
@@ -467,7 +478,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
                    help="a table option for every game, e.g. -o collect_grace_ms=800 "
                    "(repeatable)")
-    p.add_argument("--compare", metavar="KEY=V1,V2",
+    p.add_argument("--compare", metavar="KEY=V1,V2", action="append",
                    help="play K games for each value of one option and compare them, e.g. "
                    "--compare false_slap_penalty=none,burn")
     p.add_argument("--jobs", "-j", type=whole_number, metavar="J",

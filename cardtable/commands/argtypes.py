@@ -91,6 +91,15 @@ def lay_frames(text: str) -> int:
     return value
 
 
+def reader_number(text: str) -> int:
+    """A card reader of the board, 0..254 (255 means all of them; ``--reader -1`` had been
+    taken, and every read then left out without a word)."""
+    value = whole_number(text)
+    if not 0 <= value <= 254:
+        raise argparse.ArgumentTypeError(f"must be a reader 0..254, not {value}")
+    return value
+
+
 def path_name(text: str) -> str:
     """A file or folder's name, not empty (``''`` had been taken as the current folder, ".")."""
     if not text:

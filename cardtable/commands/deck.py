@@ -12,6 +12,7 @@ from cardtable.commands.argtypes import (
     MAX_BAUD,
     baud_rate,
     path_name,
+    reader_number,
     seconds_to_wait,
     whole_number,
 )
@@ -101,8 +102,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     e.add_argument("file", type=path_name,
                    help="the deck file (.json, or .toml); resumed if it exists")
     _port_args(e)
-    e.add_argument("--reader", type=whole_number, default=None,
-                   help="only take reads from this reader (default: any)")
+    e.add_argument("--reader", type=reader_number, default=None,
+                   help="only take reads from this reader, 0..254 (default: any)")
     e.add_argument("--name", default=None, help="the deck's name (default: the file's stem)")
     e.set_defaults(func=_cmd_enroll)
     c = sub.add_parser("check", help="say which card each read tag is",

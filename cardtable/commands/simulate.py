@@ -76,6 +76,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         given, lang = table_language(args.option or [], args.lang)
         for text in given:
             key, value = parse_option_assignment(text, games[args.game].options)
+            if key in options:  # the last had won without a word
+                raise CommandError(f"-o {shown(key)} is given twice: give it once")
             options[key] = value
         # A bad option or seat count reads the same with --full-stack as without it.
         sim = Simulation(args.game, args.players, args.seed, options=options,

@@ -186,3 +186,40 @@ def test_a_closed_output_is_said_not_printed_into_nothing() -> None:
     assert "the output is closed" in done.stderr and "Traceback" not in done.stderr
     done = _referee_with(f"replay {shlex.quote(str(JOURNAL))}", "<&-")  # input closed: fine
     assert done.returncode == 0 and "Cia" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(("words", "why"), [
+    (["analyse", "--game", "banka-bever", "--games", "4", "--compare",
+      "bottom_match=true,false", "--compare", "slap_back_in=true,false"],
+     "--compare is given twice"),
+    (["analyse", "--game", "banka-bever", "--games", "4", "--compare", "bottom_match=true,true"],
+     "'true' is given twice"),
+    (["analyse", "--game", "banka-bever", "--games", "4", "--compare",
+      "bottom_match=true,,false"], "a value is empty"),
+    (["analyse", "--game", "banka-bever", "--games", "4", "-o", "bottom_match=true", "-o",
+      "bottom_match=false"], "-o 'bottom_match' is given twice"),
+    (["simulate", "--game", "banka-bever", "--fast", "-o", "bottom_match=true", "-o",
+      "bottom_match=false"], '-o "bottom_match" is given twice'),
+])
+def test_options_given_twice_are_refused_not_half_taken(
+        words: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the 2026-12-07 CLI audit: the first ``--compare`` and the first ``-o`` of a
+    key given twice were dropped without a word, and ``true,true`` compared a value with
+    itself."""
+    assert main(words) == 2
+    assert why in said(capsys)
+
+
+def test_a_reader_and_a_journal_folder_that_cannot_be(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # found by the 2026-12-07 CLI audit: --reader -1 left every read out without a word, and
+    # journal_dir = "" put the journal among the configuration files
+    with pytest.raises(SystemExit):
+        main(["deck", "enroll", str(tmp_path / "d.json"), "--port", "/dev/null",
+              "--reader", "-1"])
+    assert "must be a reader 0..254" in said(capsys)
+    toml = tmp_path / "table.toml"
+    toml.write_text('[table]\nid = "t"\ngame = "banka-bever"\nseats = ["A", "B"]\n'
+                    'card_source = "virtual"\njournal_dir = ""\n')
+    assert main(["run", "--config", str(toml), "--check"]) == 2
+    assert "table.journal_dir: must name a folder, not be empty" in said(capsys)
