@@ -162,7 +162,8 @@ class Deck:
         try:
             obj = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
         except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-            raise DeckError(f"{path}: {exc}") from None
+            kind = "TOML" if path.suffix == ".toml" else "JSON"
+            raise DeckError(f"{path}: not a deck file (not {kind}: {exc})") from None
         return cls.from_json(obj, str(path))
 
     def dumps(self, toml: bool = False) -> str:

@@ -123,8 +123,9 @@ def _cmd_history(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             raise CommandError(str(exc)) from None
     if not folder.is_dir():
-        raise CommandError(f"no journal folder {folder} (give the table's journal_dir with "
-                           "--journal-dir, or its configuration with --config)")
+        raise CommandError((f"{folder} is a file, not a journal folder" if folder.exists() else
+                            f"no journal folder {folder}") + " (give the table's journal_dir "
+                           "with --journal-dir, or its configuration with --config)")
     try:
         history = read_history(folder)
     except OSError as exc:

@@ -236,6 +236,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _cmd_console(args: argparse.Namespace) -> int:
+    where = Path(args.socket)
+    if where.exists() and not where.is_socket():  # "Connection refused" had said nothing
+        raise CommandError(f"{args.socket} is not the referee's console socket (a "
+                           f"{'folder' if where.is_dir() else 'file'}): [table] console_socket "
+                           "names it") from None
     try:
         return console_client(args.socket, [" ".join(args.command)] if args.command else [])
     except OSError as exc:

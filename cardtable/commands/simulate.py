@@ -85,6 +85,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                          journal_path=None if args.full_stack else args.journal,
                          overwrite=args.overwrite)
     except JournalExistsError:
+        if Path(args.journal).is_dir():  # "add --overwrite" would not do
+            raise CommandError(f"--journal {args.journal}: a folder; give a file's path (a "
+                               "journal holds one game)") from None
         raise CommandError(f"--journal {args.journal}: the file already exists (a journal holds "
                            "one game); give another path, or add --overwrite to replace "
                            "it") from None

@@ -223,3 +223,21 @@ def test_a_reader_and_a_journal_folder_that_cannot_be(
                     'card_source = "virtual"\njournal_dir = ""\n')
     assert main(["run", "--config", str(toml), "--check"]) == 2
     assert "table.journal_dir: must name a folder, not be empty" in said(capsys)
+
+
+def test_a_path_of_the_wrong_kind_is_named_for_what_it_is(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # found by the 2026-12-07 CLI audit: a folder was "the file already exists … add
+    # --overwrite", a file "no journal folder", a file "Connection refused", a missing folder
+    # "not a folder", and an empty deck file JSON's own "Expecting value"
+    folder, a_file = tmp_path / "adir", tmp_path / "afile"
+    folder.mkdir()
+    a_file.write_text("")
+    assert main(["simulate", "--game", "banka-bever", "--fast", "--journal", str(folder)]) == 2
+    assert f"--journal {folder}: a folder; give a file's path" in said(capsys)
+    assert main(["history", "--journal-dir", str(a_file)]) == 2
+    assert f"{a_file} is a file, not a journal folder" in said(capsys)
+    assert main(["console", "--socket", str(a_file), "pause"]) == 2
+    assert f"{a_file} is not the referee's console socket (a file)" in said(capsys)
+    assert main(["deck", "show", str(a_file)]) == 2
+    assert f"{a_file}: not a deck file (not JSON:" in said(capsys)

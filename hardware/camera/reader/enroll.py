@@ -228,7 +228,7 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
     also what could not be used. Raises :class:`EnrollError` where a card is missing."""
     root = Path(folder)
     if not root.is_dir():
-        raise EnrollError(f"{root}: not a folder")
+        raise EnrollError(f"{root}: " + ("not a folder" if root.exists() else "no such folder"))
     enroller = enroller or Enroller()
     seen: dict[Card, Seen] = {}
     problems: list[str] = []
