@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import html
+import io
 import json
 import multiprocessing
 import multiprocessing.pool
@@ -24,8 +26,9 @@ from typing import Any
 
 from cardtable.analyse import CONFIDENCE, GameRecord, analysis, lengths, play_game
 from cardtable.commands.argtypes import path_name, seed_number, whole_number
-from cardtable.errors import CommandError
+from cardtable.errors import CommandError, TemporaryFailure
 from cardtable.extras import require
+from cardtable.files import write_whole
 from referee.games import GAME_NAMES, games
 from referee.options import OptionError, parse_option_assignment
 
@@ -246,7 +249,17 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
     else:
         Console().print(terminal_report(results))
     if out is not None:
-        write_report(out, results, records)
+        try:
+            write_report(out, results, records)
+        except OSError as exc:
+            why = f"cannot write the report in {out} ({exc.strerror or exc})"
+            raise (TemporaryFailure(why) if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO,
+                                                          errno.EROFS) else CommandError(why)
+                   ) from None
+        except KeyboardInterrupt:  # a second Ctrl-C: say so rather than leave it unsaid
+            err.print(f"stopped while the report was written: {out} may lack some of its "
+                      "files (each there is whole)")
+            return 130
         print(f"report: {out / 'report.html'} (and results.json)")
     return 130 if interrupted else 0
 
@@ -328,9 +341,17 @@ def write_report(folder: Path, results: dict[str, Any], records: Sequence[GameRe
                                    "ns", "inputs", "ended", "never_ending"],
                        "rows": [r.to_json() for r in sorted(records,
                                                             key=lambda r: (r.variant, r.seed))]}
-    (folder / "results.json").write_text(json.dumps(full, ensure_ascii=False, indent=1) + "\n")
+    # each file whole or not at all (a full disk had left results.json cut short)
+    write_whole(folder / "results.json", json.dumps(full, ensure_ascii=False, indent=1) + "\n")
     images = plots(folder, results, records)
-    (folder / "report.html").write_text(report_html(results, images), encoding="utf-8")
+    write_whole(folder / "report.html", report_html(results, images))
+
+
+def _save(fig: Any, path: Path) -> None:
+    """A plot written whole (:func:`~cardtable.files.write_whole`)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
+    write_whole(path, buf.getvalue())
 
 
 def plots(folder: Path, results: dict[str, Any], records: Sequence[GameRecord]) -> list[
@@ -358,7 +379,7 @@ def plots(folder: Path, results: dict[str, Any], records: Sequence[GameRecord]) 
     ax.set_title(f"{results['title']}, {n} seats: win rate per seat, "
                  f"{CONFIDENCE:.0%} Wilson intervals")
     ax.legend(fontsize="small")
-    fig.savefig(folder / "winrates.png", dpi=100)
+    _save(fig, folder / "winrates.png")
     out.append(("winrates.png", "each seat's win rate with its 95 % interval"))
 
     fig = Figure(figsize=(10, 3.4), layout="constrained")
@@ -377,7 +398,7 @@ def plots(folder: Path, results: dict[str, Any], records: Sequence[GameRecord]) 
         ax.set_ylabel("games")
     axes[0].legend(fontsize="small")
     fig.suptitle("How long games last (games that ended)")
-    fig.savefig(folder / "lengths.png", dpi=100)
+    _save(fig, folder / "lengths.png")
     out.append(("lengths.png", "histograms of the game lengths"))
 
     if len(variants) > 1:
@@ -401,7 +422,7 @@ def plots(folder: Path, results: dict[str, Any], records: Sequence[GameRecord]) 
         right.set_xticks(xs, names)
         right.set_ylabel("mean cards laid (95 % interval)")
         fig.suptitle(f"Per option value: {results['compare']}")
-        fig.savefig(folder / "compare.png", dpi=100)
+        _save(fig, folder / "compare.png")
         out.append(("compare.png", "the first player's win rate and the mean length per "
                                    "option value"))
     return out

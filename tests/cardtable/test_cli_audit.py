@@ -241,3 +241,24 @@ def test_a_path_of_the_wrong_kind_is_named_for_what_it_is(
     assert f"{a_file} is not the referee's console socket (a file)" in said(capsys)
     assert main(["deck", "show", str(a_file)]) == 2
     assert f"{a_file}: not a deck file (not JSON:" in said(capsys)
+
+
+def test_an_analyse_report_the_disk_refuses_is_said_and_no_file_is_left_cut_short(
+        tmp_path: Path) -> None:
+    # found by the 2026-12-07 CLI audit: results.json was left cut at 5 KiB (not JSON), and
+    # the command ended in "unexpected error", exit 70
+    import resource
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (5120, 5120))
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from cardtable.cli import main; sys.exit(main())",
+         "analyse", "--game", "banka-bever", "--players", "2", "--games", "50", "--jobs", "1",
+         "--out", str(tmp_path / "rep")], cwd=root, capture_output=True, text=True,
+        timeout=300, preexec_fn=small_files)
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot write the report in {tmp_path / 'rep'} (File too large)" in proc.stderr
+    assert not (tmp_path / "rep" / "results.json").exists()
+    assert list((tmp_path / "rep").iterdir()) == []  # no spare file left either
