@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cardtable.config import TableConfig, parse_config
+from cardtable.errors import TemporaryFailure
 from cardtable.players import (
     DEFAULT_NAMES,
     TURN_MS,
@@ -259,7 +260,7 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
     service = build_service(config, console=False, pin_factory=factory, deck=deck,
                             camera_source=None if camera is None else camera.source)
     if site is not None:
-        add_site(service, announce=announce, host=site[0], port=site[1])
+        pages = add_site(service, announce=announce, host=site[0], port=site[1])
     board_edge = next(e for e in service.edges if isinstance(e, BoardEdge))
     service.fsync = True
     # The game's time starts near 0:01, not at the machine's uptime (a resumed game goes on
@@ -292,6 +293,12 @@ async def run_full_stack(doc: dict[str, Any], *, seed: int, speed: float = 1.0,
             on_ready(service)
         players.update([], service.state())
         if site is not None:  # the operator deals: play on until told to stop
+            async with asyncio.timeout(10):
+                while pages.listening is None and not task.done():
+                    await asyncio.sleep(0.01)
+            if pages.listening is False:  # no page: nobody could deal (it had waited for ever)
+                raise TemporaryFailure("no operator page, so nobody could deal: the table stops"
+                                       + ("" if announce is not None else f" ({pages.error})"))
             done = asyncio.ensure_future((stop or asyncio.Event()).wait())
             await asyncio.wait({done, task}, timeout=timeout_s,
                                return_when=asyncio.FIRST_COMPLETED)

@@ -177,6 +177,8 @@ class GuardedSite:
         #: Why the pages are not served (None: they are, or not started yet).
         self.error: str | None = None
         self.error_errno: int | None = None  # why the address could not be used
+        #: Whether :meth:`listen` could listen (None: it has not tried yet).
+        self.listening: bool | None = None
         #: The table's language (its pages' words, unless a page asks for another).
         self.language: str | None = None
 
@@ -194,13 +196,15 @@ class GuardedSite:
         except OSError as exc:
             self.error = (f"cannot serve the table's pages on {self.server.host}:"
                           f"{self.server.port} ({exc.strerror or exc}); [web] bind and port "
-                          "say where")
+                          "(or --bind and --port) say where")
             self.error_errno = exc.errno
+            self.listening = False
             # said once: an announce is the terminal (its line had been logged there too)
             log.log(logging.DEBUG if self.announce else logging.ERROR, "%s", self.error)
             if self.announce is not None:
                 self.announce(self.error)
             return False
+        self.listening = True
         code = self.pairing.current(self.clock())
         code.logged = True
         lines = [what.format(base=self.public_base()),

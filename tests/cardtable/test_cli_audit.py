@@ -262,3 +262,23 @@ def test_an_analyse_report_the_disk_refuses_is_said_and_no_file_is_left_cut_shor
     assert f"cannot write the report in {tmp_path / 'rep'} (File too large)" in proc.stderr
     assert not (tmp_path / "rep" / "results.json").exists()
     assert list((tmp_path / "rep").iterdir()) == []  # no spare file left either
+
+
+def test_an_operator_table_whose_page_cannot_be_served_stops(tmp_path: Path) -> None:
+    # found by the 2026-12-07 CLI audit: it played one game, then waited for ever for a
+    # page that was never served, and the hint named [web], which --port had replaced
+    import socket
+
+    root = Path(__file__).resolve().parents[2]
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-c", "import sys; from cardtable.cli import main; "
+             "sys.exit(main())", "simulate", "--game", "banka-bever", "--players", "2",
+             "--full-stack", "--fast", "--operator", "--port", str(port)],
+            cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 75, proc.stdout + proc.stderr
+    assert "(or --bind and --port) say where" in proc.stdout
+    assert "no operator page, so nobody could deal" in proc.stderr
