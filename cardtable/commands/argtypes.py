@@ -157,8 +157,9 @@ def language_code(text: str) -> str:
         raise argparse.ArgumentTypeError(str(getattr(exc, "reason", exc))) from None
 
 
-def add_language_option(p: argparse.ArgumentParser) -> None:
-    """``--lang``: the language of the words shown (default: the system locale's)."""
+def add_language_option(p: argparse.ArgumentParser, default: str = "the system locale's"
+                        ) -> None:
+    """``--lang``: the language of the words shown (``default``: what is shown without it)."""
     p.add_argument("--lang", metavar="CODE", type=language_code,
-                   help="the language of the words shown: en or sv (default: the table's "
-                   "language, else the system locale's; docs/i18n.md)")
+                   help=f"the language of the words shown: en or sv (default: {default}; "
+                   "docs/i18n.md)")

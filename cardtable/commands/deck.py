@@ -88,7 +88,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "deck", help="card identity: enroll a tagged deck, check cards, show a deck file",
         description="Deck files map the tag ids of a physical deck's cards (NFC tags, "
         "barcodes) to cards. 'enroll' walks you through reading all 52 cards on the board's "
-        "reader; 'check' says which card each read tag is; 'show' lists a deck file.",
+        "reader; 'check' says which card each read tag is; 'show' lists a deck file; 'synthetic' "
+        "writes the made-up deck the board emulator reads.",
     )
     sub = p.add_subparsers(dest="deck_command", metavar="ACTION")
     sub.required = True

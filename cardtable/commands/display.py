@@ -23,8 +23,8 @@ from cardtable.feed import BrokerAddress, Topics, resolve_broker
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``referee display``."""
     p.add_argument("--broker", metavar="URL",
-                   help="broker URL: mqtt://user:pass@host:1883, mqtts://…, ws://…, wss://… "
-                   "(password also from $CARDTABLE_MQTT_PASSWORD)")
+                   help="broker URL, required: mqtt://user:pass@host:1883, mqtts://…, ws://…, "
+                   "wss://… (password also from $CARDTABLE_MQTT_PASSWORD)")
     p.add_argument("--table", metavar="ID", help="the table id (not with --hall)")
     p.add_argument("--hall", action="store_true",
                    help="every table on the broker, one tile each (with --web, a tile opens "
@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bind", default="127.0.0.1", type=ip_address,
                    help="with --web: address to listen on (default 127.0.0.1; 0.0.0.0 for "
                    "screens on the network)")
-    add_language_option(p)
+    add_language_option(p, "the table's language, else the system locale's")
     # Gone: the page no longer connects to the broker (see run()).
     p.add_argument("--ws-url", help=argparse.SUPPRESS)
 

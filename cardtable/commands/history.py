@@ -159,7 +159,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     where = p.add_mutually_exclusive_group()  # both had been taken, --config silently
     where.add_argument("--journal-dir", default="journals", metavar="DIR", type=path_name,
-                       help="the table's journal folder (default: journals, as in table.toml)")
+                       help="the table's journal folder (default: journals, in the current folder; "
+                       "table.toml's journal_dir is taken from the file's folder: --config "
+                       "reads it)")
     where.add_argument("--config", metavar="TOML", type=path_name,
                        help="take the journal folder from this table configuration instead")
     p.add_argument("--json", action="store_true",
