@@ -71,6 +71,11 @@ SET_ASIDE = (
      "kept aside: the journal before an operator's correction"),
 )
 
+#: Why a ``.jsonl`` file named otherwise is left out (a journal copied in under another name
+#: had been left out without a word).
+OTHER_NAME = ("left out: not named as the table names its journals "
+              "(YYYYmmdd-HHMMSS-GAME.jsonl, or current.jsonl)")
+
 #: The longest pause (seconds) between two games of one evening.
 EVENING_GAP_S = 6 * 3600.0
 
@@ -373,6 +378,9 @@ def journal_files(journal_dir: Path) -> tuple[list[Path], list[dict[str, str]]]:
             if pattern.match(name):
                 aside.append({"file": name, "why": why})
                 break
+        else:
+            if name.endswith(".jsonl") and not name.startswith("."):  # said, not left unsaid
+                aside.append({"file": name, "why": OTHER_NAME})
     return found, aside
 
 

@@ -118,6 +118,9 @@ def test_damaged_and_unreadable_journals_are_listed_with_the_reason(evening: Pat
     (evening / "damaged-20261201-190500.jsonl").write_text("whatever\n")
     (evening / "current.broken-1764600000.jsonl").write_text("whatever\n")
     (evening / "referee.log").write_text("not a journal\n")
+    # found by the 2026-12-07 CLI audit: a journal copied in under another name was left out
+    # without a word
+    (evening / "anna-s-game.jsonl").write_text(lines[0])
     history = read_history(evening)
     problems = {g.file: g.problem for g in history.games if g.problem}
     assert problems == {
@@ -129,8 +132,9 @@ def test_damaged_and_unreadable_journals_are_listed_with_the_reason(evening: Pat
         "20261201-195000-banka-bever.jsonl":
             "unreadable: line 1: the journal is empty: the first line must be the header",
     }
-    assert [a["file"] for a in history.set_aside] == ["current.broken-1764600000.jsonl",
-                                                      "damaged-20261201-190500.jsonl"]
+    assert [a["file"] for a in history.set_aside] == [
+        "anna-s-game.jsonl", "current.broken-1764600000.jsonl", "damaged-20261201-190500.jsonl"]
+    assert history.set_aside[0]["why"].startswith("left out: not named as the table names")
     # Neither the damaged games nor the files kept aside count in the standings.
     assert standings(history.games)["games"] == 4
     out = summary(history, "kitchen", now=NOW)
