@@ -451,6 +451,12 @@ def describe(verdict: Mapping[str, Any], seats: Sequence[str], tr: Translator = 
         return round_words(verdict, seats, tr)
     if kind == "game_over":
         winners = [seat_name(seats, w, tr) for w in verdict.get("winners") or []]
+        if verdict.get("reason") == "time_limit":  # why it ended is said (the most cards win)
+            if not winners:
+                return tr.gettext("Time is up: game over")
+            return tr.ngettext("Time is up: {names} holds the most cards and wins",
+                               "Time is up: {names} hold the most cards and win",
+                               len(winners)).format(names=join_names(winners, tr))
         if not winners:
             return tr.gettext("Game over")
         return tr.ngettext("Game over: {names} wins", "Game over: {names} win",

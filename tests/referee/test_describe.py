@@ -104,3 +104,20 @@ def test_a_desync_does_not_show_the_hidden_card_the_referee_expected() -> None:
     assert text == ("Anna: the table and the referee disagree — the 5 of spades is not the "
                     "card the referee expected")
     assert "queen" not in text.lower()
+
+
+def test_a_game_the_time_limit_ended_says_why_and_who_holds_the_most() -> None:
+    """Found by the 2026-12-07 CLI audit: "Game over: Anna wins" dropped the verdict's
+    ``"reason": "time_limit"``, so the game seemed to stop for no reason."""
+    from cardtable.i18n import language
+
+    seats = ["Anna", "Bo", "Cia"]
+    ended = {"t": 5, "verdict": "game_over", "winners": [0], "reason": "time_limit"}
+    assert describe(ended, seats) == "Time is up: Anna holds the most cards and wins"
+    assert describe({**ended, "winners": [0, 2]}, seats) == (
+        "Time is up: Anna and Cia hold the most cards and win")
+    assert describe(ended, seats, language("sv")) == (
+        "Tiden är ute: Anna har flest kort och vinner")
+    assert describe({**ended, "winners": []}, seats) == "Time is up: game over"
+    assert describe({"t": 5, "verdict": "game_over", "winners": [1]}, seats) == (
+        "Game over: Bo wins")
