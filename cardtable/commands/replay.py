@@ -11,8 +11,9 @@ from typing import Any
 
 from cardtable.commands.argtypes import add_language_option, path_name
 from cardtable.errors import CommandError
-from cardtable.i18n import Language, language
+from cardtable.i18n import ENGLISH_LANGUAGE, Language, language
 from referee.describe import (
+    N_,
     describe,
     format_time,
     join_names,
@@ -44,7 +45,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot read {args.journal}: {exc.strerror}") from None
     if args.slaps or args.stats:
-        _timing(args, journal, finish=error is None)
+        _timing(args, journal, finish=error is None, lang=language(args.lang))
         if error is not None:
             print(f"{args.journal}: {error}", file=sys.stderr)
             return 1
@@ -67,9 +68,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _timing(args: argparse.Namespace, journal: Journal, *, finish: bool) -> None:
+def _timing(args: argparse.Namespace, journal: Journal, *, finish: bool,
+            lang: Language = ENGLISH_LANGUAGE) -> None:
     """``--slaps`` and ``--stats``: the races, then the statistics (``finish``: the journal is
-    whole, so pending graces run out at its end, as the plain replay does)."""
+    whole, so pending graces run out at its end, as the plain replay does), in ``lang``."""
     seats = journal.header.seats
     title = games[journal.header.game].title
     if args.slaps:
@@ -78,72 +80,82 @@ def _timing(args: argparse.Namespace, journal: Journal, *, finish: bool) -> None
             if args.json:
                 print(json.dumps(race.to_json(seats), ensure_ascii=False))
             else:
-                print(race_text(race, seats, number))
+                print(race_text(race, seats, number, lang))
         if not found and not args.json:
-            print(f"No slap races: {title} has no slaps." if journal.header.game != "banka-bever"
-                  else "No slap races in this journal.")
+            print(lang.gettext("No slap races: {title} has no slaps.").format(title=title)
+                  if journal.header.game != "banka-bever"
+                  else lang.gettext("No slap races in this journal."))
     if args.stats:
         state = replay(journal, finish=finish).state
         rows = seat_statistics(state)
         if args.json:
             print(json.dumps({"over": state.get("over"), "seats": rows}, ensure_ascii=False))
         elif not rows:
-            print(f"No slap statistics: {title} has no slaps.")
+            print(lang.gettext("No slap statistics: {title} has no slaps.").format(title=title))
         else:
-            print(stats_text(rows, over=bool(state.get("over"))))
+            print(stats_text(rows, over=bool(state.get("over")), lang=lang))
 
 
-def race_text(race: Race, seats: tuple[str, ...] | list[str], number: int | None = None) -> str:
+def race_text(race: Race, seats: tuple[str, ...] | list[str], number: int | None = None,
+              lang: Language = ENGLISH_LANGUAGE) -> str:
     """One race as a readable timeline: the card that opened it, each slap relative to it (ms
-    with µs precision) with its margin to the winner, the ruling and its reason."""
-    head = f"Race {number}" if number else "Race"
+    with µs precision) with its margin to the winner, the ruling and its reason (in
+    ``lang``)."""
+    names = seat_names({"seats": list(seats)}, lang)
+    head = lang.gettext("Race {number}").format(number=number) if number else lang.gettext("Race")
     o = race.opening
     if o is None:
-        head += ", before the first lay"
+        head += lang.gettext(", before the first lay")
     else:
-        card = o.card or "a card"
-        who = seat_name(seats, o.seat) if o.seat is not None else ""
-        what = {"lay": f"{who} laid {card}", "burn": f"{who} burned {card} under the pile"}.get(
-            o.how, f"{card} laid")
-        head += f" at {format_time(o.t)}: {what}"
+        card = o.card or lang.gettext("a card")
+        who = seat_name(names, o.seat) if o.seat is not None else ""
+        what = {"lay": lang.gettext("{who} laid {card}"),
+                "burn": lang.gettext("{who} burned {card} under the pile")}.get(
+            o.how, lang.gettext("{card} laid")).format(who=who, card=card)
+        head += lang.gettext(" at {time}: {what}").format(time=format_time(o.t), what=what)
     lines = [head]
-    width = max((len(seat_name(seats, s.seat)) for s in race.slaps), default=4)
+    width = max((len(seat_name(names, s.seat)) for s in race.slaps), default=4)
     for s in race.slaps:
         when = ms_text(s.offset_ns) if s.offset_ns is not None else format_time(s.t)
-        what = {"won": "WON", "lost": "lost", "false": "false slap",
-                "refused": f"refused ({str(s.code).replace('_', ' ')})"}[s.kind]
-        line = f"  {when:>13}  {seat_name(seats, s.seat):<{width}}  {what}"
+        what = {"won": lang.gettext("WON"), "lost": lang.gettext("lost"),
+                "false": lang.gettext("false slap"),
+                "refused": lang.gettext("refused ({why})").format(
+                    why=str(s.code).replace("_", " "))}[s.kind]
+        line = f"  {when:>13}  {seat_name(names, s.seat):<{width}}  {what}"
         if s.kind == "lost" and s.margin_ns is not None:
-            line += f"  {lost_text(s.margin_ns, seat_name(seats, race.winner))}"
+            line += f"  {lost_text(s.margin_ns, seat_name(names, race.winner), lang)}"
         if s.burned:
-            line += f", burned {s.burned}"
+            line += lang.gettext(", burned {n}").format(n=s.burned)
         lines.append(line)
-    lines.append(f"  Ruling: {race.explanation(seats)}")
+    lines.append("  " + lang.gettext("Ruling: {why}").format(why=race.explanation(names, lang)))
     if race.photo_finish and race.deciding_margin_ns is not None:
         by = margin_text(race.deciding_margin_ns, sign=False)
-        lines.append(f"  PHOTO FINISH: decided by {by}")
+        lines.append("  " + lang.gettext("PHOTO FINISH: decided by {margin}").format(margin=by))
     return "\n".join(lines) + "\n"
 
 
-def lost_text(margin_ns: int, winner: str) -> str:
+def lost_text(margin_ns: int, winner: str, lang: Language = ENGLISH_LANGUAGE) -> str:
     """How a lost slap stands to the winner's: ``+500 µs after Cia``, or (the tie rule) ``3 µs
     before Cia, same instant``."""
     if margin_ns > 0:
-        return f"{margin_text(margin_ns)} after {winner}"
+        return lang.gettext("{margin} after {winner}").format(margin=margin_text(margin_ns),
+                                                              winner=winner)
     if margin_ns == 0:
-        return f"at the same nanosecond as {winner} (tie rule)"
-    return f"{margin_text(-margin_ns, sign=False)} before {winner}, same instant (tie rule)"
+        return lang.gettext("at the same nanosecond as {winner} (tie rule)").format(
+            winner=winner)
+    return lang.gettext("{margin} before {winner}, same instant (tie rule)").format(
+        margin=margin_text(-margin_ns, sign=False), winner=winner)
 
 
-def stats_text(rows: list[dict[str, Any]], *, over: bool) -> str:
-    """The per-seat slap statistics as a table."""
+def stats_text(rows: list[dict[str, Any]], *, over: bool,
+               lang: Language = ENGLISH_LANGUAGE) -> str:
+    """The per-seat slap statistics as a table (in ``lang``)."""
     def ms(ns: Any) -> str:
         return "-" if ns is None else ms_text(ns, sign=False)
 
-    head = ("Slap statistics at the end of the game" if over
-            else "Slap statistics so far (the game is not over)")
-    cols = ("seat", "slaps", "wins", "false", "lost", "missed", "median reaction",
-            "best reaction")
+    head = (lang.gettext("Slap statistics at the end of the game") if over
+            else lang.gettext("Slap statistics so far (the game is not over)"))
+    cols = tuple(lang.gettext(c) for c in STATS_COLUMNS)
     table = [cols] + [(r["name"], *(str(r[k]) for k in ("slaps", "wins", "false_slaps",
                                                           "races_lost", "missed")),
                        ms(r["median_reaction_ns"]), ms(r["best_reaction_ns"])) for r in rows]
@@ -153,6 +165,11 @@ def stats_text(rows: list[dict[str, Any]], *, over: bool) -> str:
         out.append("  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
                                     for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
     return "\n".join(out)
+
+
+#: ``--stats``' columns.
+STATS_COLUMNS = (N_("seat"), N_("slaps"), N_("wins"), N_("false"), N_("lost"), N_("missed"),
+                 N_("median reaction"), N_("best reaction"))
 
 
 def _state_text(state: dict[str, Any], lang: Language) -> str:

@@ -331,3 +331,20 @@ def test_display_checks_its_wait_and_its_address(
         main(["display", "--broker", "mqtt://127.0.0.1:1", "--table", "t", *words])
     assert stop.value.code == 2
     assert f"argument {words[1]}:" in capsys.readouterr().err
+
+
+def test_replay_slaps_and_stats_speak_the_language_asked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the 2026-12-07 CLI audit: ``--lang sv`` left ``--slaps`` and ``--stats``
+    English ("Ruling: …", "Slap statistics at the end of the game")."""
+    journal = tmp_path / "j.jsonl"
+    assert main(["simulate", "--game", "banka-bever", "--players", "3", "--seed", "7",
+                 "--fast", "--journal", str(journal)]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(journal), "--slaps", "--stats", "--lang", "sv"]) == 0
+    out = capsys.readouterr().out
+    assert "Utslag: " in out and "Bankningar i siffror när spelet tog slut:" in out
+    assert "Ruling" not in out and "Slap statistics" not in out
+    assert main(["replay", str(journal), "--slaps", "--stats"]) == 0
+    out = capsys.readouterr().out
+    assert "  Ruling: " in out and "Slap statistics at the end of the game:" in out
