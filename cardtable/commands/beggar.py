@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 from cardtable.commands.argtypes import count
 from cardtable.errors import CommandError
@@ -55,9 +56,16 @@ def beggar_argv(argv: list[str]) -> list[str]:
             value = next(words, None) if "=" not in word else None
             if value is not None:  # none: argparse says the option needs a value
                 out.append(value)
+        elif (not separated and word.startswith("--") and word[2:3].isalpha()
+              and not _HAND.fullmatch(word)):
+            out.append(word)  # no hand: a mistyped option, which argparse names (--josn)
         else:
             out.append(" " + word if word.startswith("-") else word)
     return out
+
+
+#: What a hand in record notation may hold (``referee.games.beggar_my_neighbour``).
+_HAND = re.compile(r"[AKQJTakqjt2-9\s-]*(?:10[AKQJTakqjt2-9\s-]*)*")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -348,3 +348,16 @@ def test_replay_slaps_and_stats_speak_the_language_asked(
     assert main(["replay", str(journal), "--slaps", "--stats"]) == 0
     out = capsys.readouterr().out
     assert "  Ruling: " in out and "Slap statistics at the end of the game:" in out
+
+
+def test_beggar_names_a_mistyped_option_rather_than_a_hand(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the 2026-12-07 CLI audit: ``--josn`` was taken as a hand, and the error then
+    blamed another word ("unrecognized arguments: QJ")."""
+    with pytest.raises(SystemExit):
+        main(["beggar", "--josn", "AK", "QJ"])
+    assert "unrecognized arguments: --josn (did you mean --json?)" in capsys.readouterr().err
+    assert main(["beggar", "--js", "AK", "QJ"]) == 0  # argparse's prefix of --json
+    assert json.loads(capsys.readouterr().out)["winner"] == 1
+    assert main(["beggar", "--JQ", "--A-"]) == 0  # hands may start with --
+    assert "wins after" in capsys.readouterr().out
