@@ -64,9 +64,12 @@ def whole_number(text: str) -> int:
     """A whole number (``--seed``, ``--players``): any that Python reads, the value quoted cut
     short when it is not one (argparse quoted all 5 000 digits of one too long to read)."""
     try:
+        if not text.isascii():  # int() reads Arabic-Indic digits too: --players ٤ had played 4
+            raise ValueError(text)
         return int(text)
     except ValueError:
-        long = text.strip().lstrip("+-").isdigit()  # Python reads at most 4 300 digits
+        digits = text.strip().lstrip("+-")
+        long = digits.isascii() and digits.isdigit()  # Python reads at most 4 300 digits
         raise argparse.ArgumentTypeError(f"{_quoted(text)} is not a whole number"
                                          + (" of at most 4 300 digits" if long else "")) from None
 

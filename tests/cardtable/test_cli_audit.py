@@ -282,3 +282,11 @@ def test_an_operator_table_whose_page_cannot_be_served_stops(tmp_path: Path) -> 
     assert proc.returncode == 75, proc.stdout + proc.stderr
     assert "(or --bind and --port) say where" in proc.stdout
     assert "no operator page, so nobody could deal" in proc.stderr
+
+
+def test_whole_numbers_are_written_in_ascii_digits(capsys: pytest.CaptureFixture[str]) -> None:
+    # found by the 2026-12-07 CLI audit: --players ٤ (Arabic-Indic four) played four seats,
+    # while --port ٣٣ was refused
+    with pytest.raises(SystemExit) as info:
+        main(["simulate", "--game", "banka-bever", "--players", "\u0664"])
+    assert info.value.code == 2 and "is not a whole number" in said(capsys)
