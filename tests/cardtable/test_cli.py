@@ -290,6 +290,7 @@ def test_run_check_reads_the_file_as_the_table_would_and_touches_nothing(
     assert "none.toml: cannot read the file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_journal_the_disk_refuses_mid_game_is_said_not_reported_as_a_bug(
         tmp_path: Path) -> None:
     """Found by the CLI audit: ``simulate --journal`` on a file the disk stopped taking (a
