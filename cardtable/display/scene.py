@@ -101,8 +101,8 @@ def table_alerts(state: Mapping[str, Any] | None,
 
 #: The alert the service sets while its journal cannot be written (``cardtable.service``,
 #: ``_journal_failed``): English, the system's reason and the folder inside.
-_JOURNAL_PAUSED = re.compile(r"the journal cannot be written \((?P<why>.+) at (?P<folder>.+)\): "
-                             r"the game is paused until it can", re.DOTALL)
+_JOURNAL_PAUSED = re.compile(r"the journal cannot be written \((?P<why>.+?) at (?P<folder>.+)\): "
+                             r"the game is paused until it can", re.DOTALL)  # a folder "… at …"
 #: The system's texts of the errors :data:`~cardtable.i18n.OS_WORDS` says in words.
 _SYSTEM_TEXTS = {os.strerror(number): words for number, words in OS_WORDS.items()}
 

@@ -167,6 +167,8 @@ def test_a_full_disk_is_said_in_the_display_s_language() -> None:
     odd = os.strerror(errno.ENOLCK)  # a reason no catalog knows: the system's words
     assert f"({odd} i /var/lib/j)" in table_alerts(alert(odd), sv)[0]
     assert journal_alert("the journal cannot be written", sv) == "The journal cannot be written"
+    at_home = alert(full)["alerts"]["journal"].replace("/var/lib/j", "/home/cards at home")
+    assert "(disken är full i /home/cards at home)" in journal_alert(at_home, sv)
 
 
 def test_render_vandatta_round_scores_and_winner() -> None:
