@@ -33,15 +33,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--password", help="broker password (overrides the URL's)")
     p.add_argument("--once", action="store_true",
                    help="print the table once, as soon as the state arrives, and exit")
-    p.add_argument("--timeout", type=seconds_to_wait, default=5.0,
+    p.add_argument("--timeout", type=seconds_to_wait, default=None,
                    help="with --once: seconds to wait for the state (default 5)")
     p.add_argument("--web", action="store_true",
                    help="serve the browser display (large type, for a TV or tablet): this "
                    "command follows the broker and streams the table to the page, which needs "
                    "no broker access")
-    p.add_argument("--port", type=port_number, default=8080,
+    p.add_argument("--port", type=port_number, default=None,
                    help="with --web: HTTP port (default 8080)")
-    p.add_argument("--bind", default="127.0.0.1", type=ip_address,
+    p.add_argument("--bind", default=None, type=ip_address,
                    help="with --web: address to listen on (default 127.0.0.1; 0.0.0.0 for "
                    "screens on the network)")
     add_language_option(p, "the table's language, else the system locale's")
@@ -82,6 +82,14 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--broker is required")
         if args.web and args.once:
             raise ValueError("--once is for the terminal display, not with --web")
+        # taken and then ignored, they had been said nothing of
+        if (args.port is not None or args.bind is not None) and not args.web:
+            raise ValueError("--port and --bind go with --web")
+        if args.timeout is not None and not args.once:
+            raise ValueError("--timeout goes with --once")
+        args.port = 8080 if args.port is None else args.port
+        args.bind = "127.0.0.1" if args.bind is None else args.bind
+        args.timeout = 5.0 if args.timeout is None else args.timeout
         broker = resolve_broker(args.broker, args.username, args.password)
     except ValueError as exc:
         print(f"referee display: {exc}", file=sys.stderr)

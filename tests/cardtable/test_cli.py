@@ -362,3 +362,15 @@ def test_beggar_names_a_mistyped_option_rather_than_a_hand(
     assert json.loads(capsys.readouterr().out)["winner"] == 1
     assert main(["beggar", "--JQ", "--A-"]) == 0  # hands may start with --
     assert "wins after" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("words", "why"), [
+    (["--port", "8099"], "--port and --bind go with --web"),
+    (["--bind", "0.0.0.0"], "--port and --bind go with --web"),
+    (["--timeout", "2"], "--timeout goes with --once"),
+])
+def test_display_options_that_would_be_ignored_are_refused(
+        words: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # found by the 2026-12-07 CLI audit: taken, then ignored without --web or --once
+    assert main(["display", "--broker", "mqtt://127.0.0.1:1", "--table", "t", *words]) == 2
+    assert why in capsys.readouterr().err
