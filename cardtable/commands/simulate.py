@@ -49,6 +49,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     with contextlib.suppress(AttributeError, ValueError):
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a pipe too
     options: dict[str, Any] = {}
+    if args.broker is not None and not args.broker.strip():  # it had been taken as no broker
+        raise CommandError("--broker is empty: give the broker's URL, or leave --broker out")
     if args.table and not args.broker:
         raise CommandError("--table names the feed's table id: give --broker too")
     if args.overwrite and not args.journal:

@@ -290,3 +290,9 @@ def test_whole_numbers_are_written_in_ascii_digits(capsys: pytest.CaptureFixture
     with pytest.raises(SystemExit) as info:
         main(["simulate", "--game", "banka-bever", "--players", "\u0664"])
     assert info.value.code == 2 and "is not a whole number" in said(capsys)
+
+
+def test_an_empty_broker_is_refused_not_taken_as_none(capsys: pytest.CaptureFixture[str]) -> None:
+    # found by the 2026-12-07 CLI audit: --broker '' played without a feed, without a word
+    assert main(["simulate", "--game", "banka-bever", "--fast", "--broker", ""]) == 2
+    assert "--broker is empty" in said(capsys)
