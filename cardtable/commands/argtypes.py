@@ -76,10 +76,7 @@ def whole_number(text: str) -> int:
 
 def count(text: str) -> int:
     """A whole number, 0 or more (``--max-cards``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{_quoted(text)} is not a whole number") from None
+    value = whole_number(text)  # ASCII digits, as every number here
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value

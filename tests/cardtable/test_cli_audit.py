@@ -287,9 +287,11 @@ def test_an_operator_table_whose_page_cannot_be_served_stops(tmp_path: Path) -> 
 def test_whole_numbers_are_written_in_ascii_digits(capsys: pytest.CaptureFixture[str]) -> None:
     # found by the 2026-12-07 CLI audit: --players ٤ (Arabic-Indic four) played four seats,
     # while --port ٣٣ was refused
-    with pytest.raises(SystemExit) as info:
-        main(["simulate", "--game", "banka-bever", "--players", "\u0664"])
-    assert info.value.code == 2 and "is not a whole number" in said(capsys)
+    for words in (["simulate", "--game", "banka-bever", "--players", "\u0664"],
+                  ["beggar", "--max-cards", "\u0663", "AK", "QJ"]):  # every whole number
+        with pytest.raises(SystemExit) as info:
+            main(words)
+        assert info.value.code == 2 and "is not a whole number" in said(capsys)
 
 
 def test_an_empty_broker_is_refused_not_taken_as_none(capsys: pytest.CaptureFixture[str]) -> None:
