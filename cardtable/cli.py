@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -25,7 +24,7 @@ from cardtable.commands import (
     run,
     simulate,
 )
-from cardtable.errors import CommandError, TemporaryFailure
+from cardtable.errors import DISK_ERRNOS, CommandError, TemporaryFailure, refused_write
 from cardtable.extras import extra_message, missing_extra
 from cardtable.logs import error_line
 from referee import __version__
@@ -108,11 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return CommandError.exit_status
     except JournalWriteError as exc:  # the disk refused the journal mid-game: not a bug
         print(error_line(f"referee: {exc}"), file=sys.stderr)
-        cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
-        return (TemporaryFailure.exit_status if cause.errno in (
-            errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS) else CommandError.exit_status)
+        return refused_write(str(exc), exc.__cause__ if isinstance(exc.__cause__, OSError)
+                             else exc).exit_status
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS):
+        if exc.errno not in DISK_ERRNOS:
             return _bug(exc)
         # a disk that is full (the output redirected to it, a report): may pass, not a bug
         where = f" {exc.filename}" if exc.filename else ""  # the output itself has no name

@@ -83,6 +83,18 @@ PERMANENT_ERRNOS = frozenset({errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.E
                               errno.ELOOP, errno.EINVAL})
 
 
+#: The ``errno`` values of a write a disk refused that may pass (a full, read-only or failing
+#: disk): a command that meets one says so with 75; any other refusal is a mistake to fix (2).
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+
+
+def refused_write(text: str, exc: OSError) -> CommandError:
+    """``text`` (what could not be written, and why) as the failure ``exc`` makes it: one that
+    may pass where the disk is full, read-only or failing (:data:`DISK_ERRNOS`), else one to
+    fix."""
+    return TemporaryFailure(text) if exc.errno in DISK_ERRNOS else CommandError(text)
+
+
 def startup_failure(exc: BaseException, where: str = "") -> CommandError:
     """What an exception that stopped ``referee run`` from starting means for its exit status:
     a :class:`CommandError` (2, which the systemd unit never restarts) for what only a person

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
 import html
 import io
 import json
@@ -26,7 +25,7 @@ from typing import Any
 
 from cardtable.analyse import CONFIDENCE, GameRecord, analysis, lengths, play_game
 from cardtable.commands.argtypes import path_name, seed_number, whole_number
-from cardtable.errors import CommandError, TemporaryFailure
+from cardtable.errors import CommandError, refused_write
 from cardtable.extras import require
 from cardtable.files import write_whole
 from referee.games import GAME_NAMES, games
@@ -252,10 +251,8 @@ def _cmd_analyse(args: argparse.Namespace) -> int:
         try:
             write_report(out, results, records)
         except OSError as exc:
-            why = f"cannot write the report in {out} ({exc.strerror or exc})"
-            raise (TemporaryFailure(why) if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO,
-                                                          errno.EROFS) else CommandError(why)
-                   ) from None
+            raise refused_write(f"cannot write the report in {out} ({exc.strerror or exc})",
+                                exc) from None
         except KeyboardInterrupt:  # a second Ctrl-C: say so rather than leave it unsaid
             err.print(f"stopped while the report was written: {out} may lack some of its "
                       "files (each there is whole)")
