@@ -635,6 +635,14 @@ def test_a_full_disk_stops_the_judging_not_the_table(tmp_path, monkeypatch) -> N
     assert state["cards_played"] == before
     assert "No space left on device" in state["alerts"]["journal"]
     assert "paused" in state["alerts"]["journal"]
+    # every display says the service's own sentence in its language (it parses the sentence:
+    # a change of its words here must show there)
+    from cardtable.display.scene import journal_alert
+    from cardtable.i18n import language
+
+    assert journal_alert(state["alerts"]["journal"], language("sv")) == (
+        f"Journalen kan inte skrivas (disken är full i {svc.journal_dir}): spelet står still "
+        "tills den kan det")
     assert any(v.verdict == "journal_error" for b, _ in rec.batches for v in b)
     svc.submit(Input(now.t, state["turn"], "slap"))
     svc.step()
