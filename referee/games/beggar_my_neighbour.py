@@ -237,24 +237,31 @@ class BeggarMyNeighbour:
         return self._start_t + self._limit_ns
 
     def legal_inputs(self, t: int) -> list[Input]:
-        """The one ``lay`` of the seat to act (its card when the face is known); none when over."""
-        if self._over:
+        """The one ``lay`` of the seat to act (its card when the face is known), as things stand
+        at ``t``: none when over, or when a running time limit has run out by ``t``."""
+        if self._done_by(t):
             return []
         return [Input(t=t, seat=self._turn, act="lay", card=self._stacks[self._turn][0])]
 
     def lay_input(self, t: int) -> Input | None:
-        """The one input :meth:`legal_inputs` offers at ``t``, or ``None`` when over."""
-        if self._over:
+        """The one input :meth:`legal_inputs` offers at ``t``, or ``None`` when it offers none."""
+        if self._done_by(t):
             return None
         return Input(t, self._turn, "lay", card=self._stacks[self._turn][0])
 
     def lay_of(self, t: int) -> tuple[int, Card | None] | None:
         """The seat and the card of :meth:`lay_input` at ``t``, without building the input."""
-        if self._over:
+        if self._done_by(t):
             return None
         return self._turn, self._stacks[self._turn][0]
 
     # ------------------------------------------------------------------------ internals
+
+    def _done_by(self, t: int) -> bool:
+        """Over, or over at ``t`` once time has passed to it (the time limit runs out at
+        start + limit, as :meth:`advance` would find): a virtual player lays nothing then."""
+        deadline = self.next_deadline()
+        return self._over or (deadline is not None and max(t, self._last_t or t) >= deadline)
 
     def _clock(self, t: int) -> int:
         """Inputs never go back in time: an early ``t`` is judged at the last one seen."""

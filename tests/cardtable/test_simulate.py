@@ -42,6 +42,17 @@ def test_journal_replays_to_the_simulations_verdicts(tmp_path, game: str, player
     assert result.state == sim.table.state()
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_time_limited_game_stops_laying_when_its_time_is_up(seed: int) -> None:
+    sim = Simulation("beggar-my-neighbour", 3, seed, options={"time_limit_s": 5})
+    verdicts = sim.run()
+    over = [v for v in verdicts if v.verdict == "game_over"]
+    assert len(over) == 1 and over[0].to_json()["reason"] == "time_limit"
+    # no virtual player lays after the limit ran out: nothing is refused, nothing journaled late
+    assert not [v for v in verdicts if v.verdict == "illegal"]
+    assert all(inp.t < over[0].t for inp in sim.table.inputs)
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), players=st.integers(2, 8),
        burn=st.booleans(), back_in=st.booleans())

@@ -378,6 +378,18 @@ def test_time_limit_shared_win_and_input_after_limit_is_not_judged():
     assert table.eng.state()["pile"] == ["2H", "2C"]
 
 
+def test_no_lay_is_offered_once_the_time_limit_has_run_out():
+    eng = engine("2H 3H 4H", "2C 3C 4C", time_limit_s=2.5)
+    table = Table(eng)
+    table.lay(0, t=1 * SECOND)  # the clock starts: the limit runs out at 3.5 s
+    assert eng.lay_of(3_500_000_000 - 1) == (1, Card.parse("2C"))
+    assert eng.lay_input(3_500_000_000 - 1) is not None
+    assert eng.legal_inputs(3_500_000_000) == []  # over at t, though nothing advanced it yet
+    assert eng.lay_input(4 * SECOND) is None and eng.lay_of(4 * SECOND) is None
+    assert not eng.over  # asking judges nothing
+    assert [v.verdict for v in eng.advance(4 * SECOND)] == ["game_over"]
+
+
 def test_finish_does_not_end_the_game_and_no_limit_never_ends():
     table = Table(engine("2H 3H", "2C 3C"))
     table.lay(0, t=1)
