@@ -199,7 +199,8 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any], lang: Lan
                             "{kept}",
                             "{game} on the full stack: {n} cards played; winner: {winners}; "
                             "{kept}", state["cards_played"]).format(
-            game=args.game, n=state["cards_played"], winners=winners, kept=kept))
+            game=games[args.game].title, n=state["cards_played"], winners=winners,
+            kept=kept))
     return 0
 
 
@@ -366,7 +367,7 @@ def _summary(sim: Simulation, lang: Language) -> str:
     tally = tally_words(games[sim.header.game].tally, state["tricks"], lang)
     return lang.ngettext("{game}: {n} card played, {tally}; winner: {winners}",
                          "{game}: {n} cards played, {tally}; winner: {winners}",
-                         state["cards_played"]).format(game=sim.header.game,
+                         state["cards_played"]).format(game=games[sim.header.game].title,
                                                        n=state["cards_played"], tally=tally,
                                                        winners=who)
 

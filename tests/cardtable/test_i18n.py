@@ -328,8 +328,8 @@ def test_simulate_tells_the_game_in_swedish_and_journals_nothing_of_it(tmp_path:
                          "--fast", "--journal", str(journal), "-o", f"language={lang}"]) == 0
         said[lang] = out.getvalue().splitlines()
     assert said["sv"][0].endswith("Cia utmanar: Dan ska lägga 4 kort")
-    assert said["sv"][-1] == "banka-bever: 116 kort spelade, 24 högar vunna; vinnare: Cia"
-    assert said["en"][-1] == "banka-bever: 116 cards played, 24 piles collected; winner: Cia"
+    assert said["sv"][-1] == "Banka bäver: 116 kort spelade, 24 högar vunna; vinnare: Cia"
+    assert said["en"][-1] == "Banka bäver: 116 cards played, 24 piles collected; winner: Cia"
     assert len(said["sv"]) == len(said["en"])
     assert (tmp_path / "sv.jsonl").read_bytes() == (tmp_path / "en.jsonl").read_bytes()
     assert "language" not in (tmp_path / "sv.jsonl").read_text().splitlines()[0]

@@ -249,7 +249,7 @@ def test_a_fast_vandatta_simulation_tells_every_play(tmp_path, capsys) -> None:
     assert len(plays) == len(inputs) > 20
     assert plays[0].startswith(("Anna plays the", "Bo plays the", "Cia plays the"))
     assert any(" draws a card" in p for p in plays)
-    assert lines[-1] == "vandatta: 32 cards played, 1 round played; winner: Anna"
+    assert lines[-1] == "Vändåtta: 32 cards played, 1 round played; winner: Anna"
 
 
 def test_summaries_count_in_the_singular_too() -> None:
