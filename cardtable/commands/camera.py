@@ -93,10 +93,7 @@ def _cmd_read(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(read.to_json(path)))
         else:
-            what = str(read.card) if read.card is not None else (
-                "no card" if read.quad is None else f"unclear: {read.reason}"
-                if read.reason not in ("", "unclear") else "unclear")
-            print(f"{visible(path)}: {what} ({read.confidence:.2f})")
+            print(f"{visible(path)}: {read_words(read)}")
         if path in targets:
             import cv2
 
@@ -108,6 +105,17 @@ def _cmd_read(args: argparse.Namespace) -> int:
             if not written:
                 raise CommandError(f"--show: cannot write {target}")
     return status
+
+
+def read_words(read: Any) -> str:
+    """One read for a person: ``8H (0.99)``, ``unclear: deck unsure`` or ``no card``. An
+    unclear read shows no figure: its confidence may be that of a card it did not name, and
+    "unclear (1.00)" read as a contradiction (``--json`` keeps it)."""
+    if read.card is not None:
+        return f"{read.card} ({read.confidence:.2f})"
+    if read.quad is None:
+        return "no card"
+    return f"unclear: {read.reason}" if read.reason not in ("", "unclear") else "unclear"
 
 
 def _drawings(show: Path | None, images: list[str]) -> dict[str, Path]:

@@ -342,7 +342,7 @@ def test_read_says_why_a_card_is_unclear(tmp_path: Path,
     cv2.imwrite(str(grey), cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY),
                                         cv2.COLOR_GRAY2BGR))
     assert main(["camera", "read", str(grey)]) == 0
-    assert capsys.readouterr().out == f"{grey}: unclear: no colour (0.00)\n"
+    assert capsys.readouterr().out == f"{grey}: unclear: no colour\n"
     assert main(["camera", "read", "--json", str(grey)]) == 0
     assert json.loads(capsys.readouterr().out) == {"image": str(grey), "card": None,
                                                    "confidence": 0.0, "reason": "no colour"}
@@ -411,3 +411,17 @@ def test_live_enrolment_from_a_video_takes_each_card_and_checks_the_deck(
     assert ("self-check: each card, read again from its photo turned round and askew, was "
             "read right") in captured.out
     assert len(set(EnrolledDeck.load(out).cards)) == 52
+
+
+def test_an_unclear_read_is_printed_without_a_figure() -> None:
+    """An unclear read's confidence may be that of a card it did not name (``--deck``: the
+    classifier sure, the deck not), so a person is not shown "unclear … (1.00)"."""
+    from cardtable.commands.camera import read_words
+    from hardware.camera.reader.recognise import Read
+
+    quad = np.zeros((4, 2), np.float32)
+    assert read_words(Read(Card.parse("8H"), 0.987, quad)) == "8H (0.99)"
+    assert read_words(Read(None, 1.0, quad, "deck unsure", Card.parse("8S"))) == (
+        "unclear: deck unsure")
+    assert read_words(Read(None, 0.7, quad, "unclear", Card.parse("8S"))) == "unclear"
+    assert read_words(Read(None, 0.0, None, "no card")) == "no card"
