@@ -117,9 +117,14 @@ def _key_words(key: str, lang: Language) -> str:
 def _carry_out(service: RefereeService, command: str, by: str, args: dict[str, Any],
                confirmed: bool, lang: Language) -> Outcome:
     if command == "pause":
+        if service.paused:  # said, and no second notice to the displays
+            return Outcome(True, lang.gettext("already paused: inputs are ignored until "
+                                              "'resume'"))
         service.pause(by)
         return Outcome(True, lang.gettext("paused: inputs are ignored until 'resume'"))
     if command == "resume":
+        if not service.paused:
+            return Outcome(True, lang.gettext("the game is not paused"))
         service.resume(by)
         return Outcome(True, lang.gettext("resumed"))
     if command == "end":

@@ -25,10 +25,17 @@ def test_console_and_page_give_the_same_answers_and_both_are_recorded(tmp_path) 
     said: list[str] = []
     console = ConsoleEdge(stream=io.StringIO(), echo=said.append)
     assert console.handle(svc, "pause")
-    assert said[-1] == operate(svc, "pause", by="Anna's phone").line()
+    assert console.handle(svc, "resume")
+    assert said[-2] == operate(svc, "pause", by="Anna's phone").line()
     assert rec.batches[-1][0][0].verdict == "paused"
     assert rec.batches[-1][0][0].get("by") == "Anna's phone"
+    # Twice: said so, and the displays are not told again.
+    batches = len(rec.batches)
+    assert console.handle(svc, "pause") and said[-1].startswith("already paused")
+    assert len(rec.batches) == batches and svc.paused
     assert console.handle(svc, "resume")
+    assert console.handle(svc, "resume") and said[-1] == "the game is not paused"
+    assert len(rec.batches) == batches + 1 and not svc.paused
     # A refusal: the same words on both, a '?' on the console.
     assert not console.handle(svc, "correct ZZ")
     refused = operate(svc, "correct", by="Anna's phone", args={"card": "ZZ"})
@@ -36,8 +43,9 @@ def test_console_and_page_give_the_same_answers_and_both_are_recorded(tmp_path) 
     assert "ZZ" in refused.text
     lines = log_lines(svc)
     assert [(x["by"], x["command"], x["ok"]) for x in lines] == [
-        ("console", "pause", True), ("Anna's phone", "pause", True),
-        ("console", "resume", True), ("console", "correct", False),
+        ("console", "pause", True), ("console", "resume", True),
+        ("Anna's phone", "pause", True), ("console", "pause", True),
+        ("console", "resume", True), ("console", "resume", True), ("console", "correct", False),
         ("Anna's phone", "correct", False)]
     assert lines[-1]["args"] == {"card": "ZZ"} and lines[-1]["text"] == refused.text
     assert read_log(svc, 2) == lines[-2:]
