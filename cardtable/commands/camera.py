@@ -178,8 +178,6 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         raise CommandError(f"--out {out}: {exc.strerror}") from None
     if out.exists() and not args.overwrite:
         raise CommandError(f"--out {out}: the file already exists; add --overwrite to replace it")
-    if (args.images is None) == (args.device is None):
-        raise CommandError("give --images DIR or --device DEV (one of them)")
     try:
         if args.images is not None:
             seen, problems = see_images(args.images)
@@ -335,10 +333,11 @@ def register(sub: Any) -> None:
                         "(the terminal says which card to lay, and when it was taken). At the "
                         "end each card's photo is read again, turned round and askew, and the "
                         "cards not read right are named.")
-    e.add_argument("--images", metavar="DIR", type=path_name,
-                   help="a folder of 52 photos named by card")
-    e.add_argument("--device", metavar="DEV", type=_source,
-                   help="a camera: /dev/video0, its number, or picamera (the Pi camera)")
+    source = e.add_mutually_exclusive_group(required=True)  # the usage shows: one of the two
+    source.add_argument("--images", metavar="DIR", type=path_name,
+                        help="a folder of 52 photos named by card")
+    source.add_argument("--device", metavar="DEV", type=_source,
+                        help="a camera: /dev/video0, its number, or picamera (the Pi camera)")
     e.add_argument("--out", required=True, metavar="DECK", type=path_name,
                    help="the deck file to write")
     e.add_argument("--overwrite", action="store_true", help="replace an existing deck file")

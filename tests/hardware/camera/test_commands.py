@@ -425,3 +425,15 @@ def test_an_unclear_read_is_printed_without_a_figure() -> None:
         "unclear: deck unsure")
     assert read_words(Read(None, 0.7, quad, "unclear", Card.parse("8S"))) == "unclear"
     assert read_words(Read(None, 0.0, None, "no card")) == "no card"
+
+
+def test_enroll_takes_photos_or_a_camera_and_its_usage_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "d.npz")
+    for args in ([], ["--images", str(tmp_path), "--device", "0"]):
+        with pytest.raises(SystemExit) as stop:
+            main(["camera", "enroll", "--out", out, *args])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert "(--images DIR | --device DEV)" in err  # the usage shows one or the other
+    assert not Path(out).exists()
