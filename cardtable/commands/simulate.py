@@ -70,6 +70,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if args.operator and not args.full_stack:
         raise CommandError("--operator goes with --full-stack: the operator page steers the "
                            "service of `referee run`")
+    if args.speed is not None and (args.fast or args.json) and not args.full_stack:
+        raise CommandError("--speed paces the live view, and --fast and --json print the game "
+                           "at once: give one or the other")
     if (args.bind is not None or args.port is not None) and not args.operator:
         raise CommandError("--bind and --port go with --operator")
     if args.table is not None and (problem := table_id_problem(args.table)) is not None:
@@ -102,6 +105,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                            f"{exc.strerror or exc}") from None
     if args.full_stack:
         return _cmd_full_stack(args, options, lang)
+    args.speed = 1.0 if args.speed is None else args.speed
     feed = None
     if args.broker:
         from cardtable.feed import TableFeed, parse_broker_url
@@ -204,10 +208,11 @@ def _cmd_full_stack(args: argparse.Namespace, options: dict[str, Any], lang: Lan
     return 0
 
 
-def full_stack_pace(*, fast: bool, camera: bool, speed: float,
+def full_stack_pace(*, fast: bool, camera: bool, speed: float | None,
                     settle_ms: float | None) -> tuple[float, float]:
     """The players' pace and the settle window (ms) of a full-stack game, from the command's
-    options (``speed`` 1.0 and ``settle_ms`` None when not given).
+    options (``speed`` and ``settle_ms`` None when not given: a given ``--speed`` is the pace,
+    ``--speed 1`` too).
 
     The table runs on the real clock. ``--fast`` (and ``--json``): the players act a hundred
     times faster than people and the settle window is 2 ms (their presses still lie further
@@ -217,10 +222,10 @@ def full_stack_pace(*, fast: bool, camera: bool, speed: float,
     from hardware.camera.config import CAMERA_SETTLE_MS
 
     if camera:
-        return speed, CAMERA_SETTLE_MS if settle_ms is None else settle_ms
+        return speed or 1.0, CAMERA_SETTLE_MS if settle_ms is None else settle_ms
     if fast:
-        return (100.0 if speed == 1.0 else speed), (2.0 if settle_ms is None else settle_ms)
-    return speed, DEFAULT_SETTLE_MS if settle_ms is None else settle_ms
+        return (100.0 if speed is None else speed), (2.0 if settle_ms is None else settle_ms)
+    return speed or 1.0, DEFAULT_SETTLE_MS if settle_ms is None else settle_ms
 
 
 class _VerdictLines:
@@ -425,10 +430,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_language_option(p)
     p.add_argument("--fast", action="store_true",
                    help="run as fast as possible, printing verdicts as text")
-    p.add_argument("--speed", type=pace, default=1.0,
+    p.add_argument("--speed", type=pace, default=None,
                    help="live view pace, 0.01 to 10000: 1 is real time, 4 four times faster, "
-                   "0.5 half as fast (default 1; with --full-stack the players' pace, which "
-                   "--fast sets to 100)")
+                   "0.5 half as fast (default 1; not with --fast or --json, which print the game "
+                   "at once; with --full-stack the players' pace, 100 with --fast unless "
+                   "--speed is given)")
     p.add_argument("--journal", metavar="PATH", type=path_name,
                    help="write the game's journal to PATH (a new file: an existing one is "
                    "refused, see --overwrite)")

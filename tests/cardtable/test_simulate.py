@@ -268,11 +268,21 @@ def test_the_full_stack_pace_of_fast_json_camera_and_given_values() -> None:
     from cardtable.commands.simulate import full_stack_pace
     from hardware.camera.config import CAMERA_SETTLE_MS
 
-    assert full_stack_pace(fast=True, camera=False, speed=1.0, settle_ms=None) == (100.0, 2.0)
-    assert full_stack_pace(fast=False, camera=False, speed=1.0, settle_ms=None) == (1.0, 20.0)
+    assert full_stack_pace(fast=True, camera=False, speed=None, settle_ms=None) == (100.0, 2.0)
+    assert full_stack_pace(fast=False, camera=False, speed=None, settle_ms=None) == (1.0, 20.0)
     assert full_stack_pace(fast=True, camera=False, speed=7.0, settle_ms=5.0) == (7.0, 5.0)
-    assert full_stack_pace(fast=True, camera=True, speed=1.0, settle_ms=None) == (
+    assert full_stack_pace(fast=True, camera=True, speed=None, settle_ms=None) == (
         1.0, CAMERA_SETTLE_MS)
+    # a --speed given is the pace, --speed 1 too (it had been taken for "not given": 100)
+    assert full_stack_pace(fast=True, camera=False, speed=1.0, settle_ms=None) == (1.0, 2.0)
+
+
+def test_speed_with_fast_or_json_is_refused_where_nothing_is_paced(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for flag in ("--fast", "--json"):
+        assert main(["simulate", "--game", "banka-bever", "--players", "2", flag,
+                     "--speed", "2"]) == 2
+        assert "give one or the other" in capsys.readouterr().err
 
 
 @pytest.mark.slow
