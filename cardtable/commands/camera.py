@@ -252,8 +252,10 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
               "round and askew, were not read right: " + ", ".join(
                   f"{card} left unclear ({why})" if got is None else f"{card} read as {got}"
                   for card, got, why in unread)
-              + "; the table may leave such a card unclear (type it at the console): enroll "
-              "the deck again from clearer photos to read it")
+              + "; the table may leave such a card unclear (type it at the console): "
+              + ("check that each photo shows the card it is named after, or "
+                 if any(got is not None for _, got, _ in unread) else "")
+              + "enroll the deck again from clearer photos to read it")
     else:
         print("self-check: each card, read again from its photo turned round and askew, was "
               "read right")

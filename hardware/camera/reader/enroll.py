@@ -12,6 +12,7 @@ askew, by the recogniser with the new deck; the cards it does not read are named
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -232,6 +233,7 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
     enroller = enroller or Enroller()
     seen: dict[Card, Seen] = {}
     problems: list[str] = []
+    photos: dict[str, list[Path]] = {}  # each photo's pixels, by digest: one photo twice
     for path in sorted(root.iterdir()):
         card = card_of(path)
         if card is None:
@@ -246,6 +248,8 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
         if colourless(image):
             problems.append(f"{path.name}: {NO_COLOUR}")
             continue
+        digest = hashlib.sha256(repr(image.shape).encode() + image.tobytes()).hexdigest()
+        photos.setdefault(digest, []).append(path)
         got = enroller.see(image)
         if got is None:
             problems.append(f"{path.name}: no card found in the photo")
@@ -258,6 +262,12 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
                           + (f"; not used: {problems[0]}" if problems else "")
                           + (f" (and {len(problems) - 1} more photos not usable)"
                              if len(problems) > 1 else ""))
+    same = [names for names in photos.values() if len(names) > 1]
+    if same:  # the deck would hold one card's face under several names
+        first = same[0]
+        raise EnrollError(f"{root}: {', '.join(p.name for p in first)} are the same photo"
+                          + (f" (and {len(same) - 1} more such sets)" if len(same) > 1 else "")
+                          + ": each card needs a photo of its own")
     return seen, problems
 
 

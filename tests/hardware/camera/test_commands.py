@@ -437,3 +437,26 @@ def test_enroll_takes_photos_or_a_camera_and_its_usage_says_so(
         err = capsys.readouterr().err
         assert "(--images DIR | --device DEV)" in err  # the usage shows one or the other
     assert not Path(out).exists()
+
+
+@pytest.mark.parametrize("unread, hint", [
+    ([("QH", "8H", ""), ("2C", None, "no index")], True),
+    ([("2C", None, "no index")], False)])
+def test_the_self_check_asks_for_the_photos_names_where_a_card_was_read_as_another(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        unread: list[tuple[str, str | None, str]], hint: bool) -> None:
+    from hardware.camera.reader import enroll
+    from hardware.camera.reader.classify import FEATURES, GLYPHS
+    from referee.cards import full_deck
+
+    seen = {card: enroll.Seen(np.zeros((1, 4 * FEATURES), np.float32),
+                              np.zeros(len(GLYPHS) + 1, np.float32)) for card in full_deck()}
+    monkeypatch.setattr(enroll, "see_images", lambda folder: (seen, []))
+    monkeypatch.setattr(enroll, "self_check", lambda deck, seen: [
+        (Card.parse(c), None if g is None else Card.parse(g), why) for c, g, why in unread])
+    out = tmp_path / "d.npz"
+    assert main(["camera", "enroll", "--images", str(tmp_path), "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"self-check: {len(unread)} of its cards" in said
+    assert ("check that each photo shows the card it is named after" in said) == hint
+    assert said.rstrip().endswith("enroll the deck again from clearer photos to read it")

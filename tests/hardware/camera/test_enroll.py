@@ -474,3 +474,29 @@ def test_a_photo_not_named_by_a_card_is_said_not_skipped(tmp_path: Path) -> None
     assert "52 of the 52 cards are missing" in said
     assert "queen.png: not named by a card (QH.png, 10S.jpg, AD.jpeg)" in said
     assert "README" not in said
+
+
+class _SeesAnything(Enroller):
+    """An enroller that takes any photo for a card (no networks: the folder is the test)."""
+
+    def __init__(self) -> None:
+        pass
+
+    def see(self, image: Any, quad: Any = None) -> Seen | None:
+        return Seen(np.zeros((1, 4 * FEATURES), np.float32),
+                    np.zeros(len(GLYPHS) + 1, np.float32))
+
+
+def test_one_photo_under_two_cards_names_is_refused(tmp_path: Path) -> None:
+    """The 2026-12-07 CLI audit: 52 copies of one photo were enrolled, and the self-check
+    then blamed the photos' clearness. The same pixels under two names are refused."""
+    rng = np.random.default_rng(5)
+    for card in full_deck():
+        cv2.imwrite(str(tmp_path / f"{card}.png"), rng.integers(0, 255, (80, 64, 3), np.uint8))
+    assert len(see_images(tmp_path, _SeesAnything())[0]) == 52  # 52 photos of their own
+    (tmp_path / "8H.png").write_bytes((tmp_path / "QH.png").read_bytes())
+    (tmp_path / "2C.png").write_bytes((tmp_path / "3C.png").read_bytes())
+    with pytest.raises(EnrollError) as err:
+        see_images(tmp_path, _SeesAnything())
+    assert str(err.value) == (f"{tmp_path}: 2C.png, 3C.png are the same photo (and 1 more "
+                              "such sets): each card needs a photo of its own")
