@@ -58,8 +58,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             print(json.dumps(v.to_json(), ensure_ascii=False))
         else:
             print(f"{format_time(v.t)}  {describe(v.to_json(), seats, lang)}")
-    if args.json:
-        print(json.dumps({"state": result.state}, ensure_ascii=False))
+    if args.json:  # a damaged journal's state is only up to the line before: said in the line
+        last: dict[str, object] = {"state": result.state}
+        if error is not None:
+            last["stopped"] = {"line": error.line, "reason": error.reason}
+        print(json.dumps(last, ensure_ascii=False))
     else:
         print(_state_text(result.state, lang))
     if error is not None:

@@ -107,7 +107,14 @@ def test_cli_replay_reports_malformed_line(tmp_path, capsys) -> None:
     assert main(["replay", str(path), "--json"]) == 1
     captured = capsys.readouterr()
     assert "line 3" in captured.err and "unknown act" in captured.err
-    assert json.loads(captured.out.splitlines()[-1])["state"]["cards_played"] == 1
+    last = json.loads(captured.out.splitlines()[-1])
+    assert last["state"]["cards_played"] == 1
+    # the last line says the state is only up to the line before (it had looked whole)
+    assert last["stopped"]["line"] == 3 and "unknown act" in last["stopped"]["reason"]
+    assert main(["replay", str(path.with_name("good.jsonl")), "--json"]) == 2  # missing
+    path.write_text("\n".join(path.read_text().splitlines()[:2]) + "\n")
+    assert main(["replay", str(path), "--json"]) == 0
+    assert "stopped" not in json.loads(capsys.readouterr().out.splitlines()[-1])
     assert main(["replay", str(tmp_path / "missing.jsonl")]) == 2
 
 
