@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -79,6 +80,9 @@ class OpenCvSource:
         else:
             if "://" not in source and not Path(source).exists():
                 raise SourceError(f"{source}: no such file")
+            # FFmpeg's own lines ("[tcp @ 0x…] Connection … refused") came before ours and
+            # said it again; quiet unless the person running it asked for them
+            os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
             self.cap = cv2.VideoCapture(source)
         if not self.cap.isOpened():
             raise CannotOpen(source)

@@ -460,3 +460,21 @@ def test_the_self_check_asks_for_the_photos_names_where_a_card_was_read_as_anoth
     assert f"self-check: {len(unread)} of its cards" in said
     assert ("check that each photo shows the card it is named after" in said) == hint
     assert said.rstrip().endswith("enroll the deck again from clearer photos to read it")
+
+
+def test_a_stream_that_refuses_is_said_in_one_line_without_ffmpeg_s_own() -> None:
+    """The 2026-12-07 CLI audit: FFmpeg's "[tcp @ 0x…] Connection … refused" came first."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "OPENCV_FFMPEG_LOGLEVEL"}
+    url = f"rtsp://127.0.0.1:{port}/x"
+    run = subprocess.run([sys.executable, "-m", "cardtable.cli", "camera", "watch", url],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 2
+    assert run.stderr == f"referee: cannot open {url}\n"
