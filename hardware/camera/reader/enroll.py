@@ -266,7 +266,8 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
     if same:  # the deck would hold one card's face under several names
         first = same[0]
         raise EnrollError(f"{root}: {', '.join(p.name for p in first)} are the same photo"
-                          + (f" (and {len(same) - 1} more such sets)" if len(same) > 1 else "")
+                          + (f" (and {len(same) - 1} more such set{'s' * (len(same) > 2)})"
+                             if len(same) > 1 else "")
                           + ": each card needs a photo of its own")
     return seen, problems
 

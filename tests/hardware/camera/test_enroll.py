@@ -499,4 +499,9 @@ def test_one_photo_under_two_cards_names_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EnrollError) as err:
         see_images(tmp_path, _SeesAnything())
     assert str(err.value) == (f"{tmp_path}: 2C.png, 3C.png are the same photo (and 1 more "
-                              "such sets): each card needs a photo of its own")
+                              "such set): each card needs a photo of its own")
+    (tmp_path / "9S.png").write_bytes((tmp_path / "3C.png").read_bytes())
+    (tmp_path / "4D.png").write_bytes((tmp_path / "5D.png").read_bytes())
+    with pytest.raises(EnrollError, match=r"2C.png, 3C.png, 9S.png are the same photo \(and 2 "
+                       r"more such sets\)"):
+        see_images(tmp_path, _SeesAnything())
