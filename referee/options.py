@@ -115,9 +115,10 @@ def _check(key: str, kind: str, value: Any) -> Any:
     if key == "time_limit_s":
         if value is None or value == "none":
             return None
+        # at least 1 ns: the table's clock; a shorter limit would be none at all (0 ns)
         if (isinstance(value, bool) or not isinstance(value, (int, float))
-                or not 0 < value <= _MAXIMA[key]):  # NaN fails the comparison too
-            raise OptionError(key, f"must be a number of seconds > 0 and at most "
+                or not 1e-9 <= value <= _MAXIMA[key]):  # NaN fails the comparison too
+            raise OptionError(key, f"must be a number of seconds from 0.000000001 (1 ns) to "
                               f"{_MAXIMA[key]}, or none, got {shown(value)}")
         return value
     return value  # pragma: no cover - every option is covered above
@@ -129,8 +130,9 @@ class OptionSpec:
     page builds its fields from these, so a new option appears there without page work).
 
     ``kind``: ``switch`` (true/false), ``choice`` (one of ``choices``), ``whole`` (a whole
-    number of ``unit`` >= ``minimum``) or ``seconds`` (a number of seconds > 0, or none when
-    ``optional``); ``allowed``: the allowed values in words, as docs/rules.md says them."""
+    number of ``unit`` >= ``minimum``) or ``seconds`` (a number of seconds of at least 1 ns,
+    or none when ``optional``); ``allowed``: the allowed values in words, as docs/rules.md says
+    them."""
 
     name: str
     kind: str
@@ -169,8 +171,8 @@ def option_specs(cls: type[TableOptions]) -> list[OptionSpec]:
                                     unit=unit, minimum=0, maximum=_MAXIMA[f.name]))
         else:  # time_limit_s
             specs.append(OptionSpec(f.name, "seconds", f.default, help_,
-                                    "a number of seconds greater than 0 and at most "
-                                    f"{_MAXIMA[f.name]}, or none", unit="seconds", minimum=0,
+                                    "a number of seconds from 0.000000001 (1 ns) to "
+                                    f"{_MAXIMA[f.name]}, or none", unit="seconds", minimum=1e-9,
                                     optional=True, maximum=_MAXIMA[f.name]))
     return specs
 

@@ -47,7 +47,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.slaps or args.stats:
         _timing(args, journal, finish=error is None, lang=language(args.lang))
         if error is not None:
-            print(f"referee replay: {args.journal}: {error}", file=sys.stderr)
+            print(f"referee: {args.journal}: {error}", file=sys.stderr)
             return 1
         return 0
     result = replay(journal, finish=error is None)
@@ -66,7 +66,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     else:
         print(_state_text(result.state, lang))
     if error is not None:
-        print(f"referee replay: {args.journal}: {error}", file=sys.stderr)
+        print(f"referee: {args.journal}: {error}", file=sys.stderr)
         return 1
     return 0
 

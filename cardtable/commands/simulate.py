@@ -71,8 +71,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise CommandError("--operator goes with --full-stack: the operator page steers the "
                            "service of `referee run`")
     if args.speed is not None and (args.fast or args.json) and not args.full_stack:
-        raise CommandError("--speed paces the live view, and --fast and --json print the game "
-                           "at once: give one or the other")
+        flag = "--fast" if args.fast else "--json"
+        raise CommandError(f"--speed paces the live view, and {flag} prints the game at once: "
+                           "give one of the two")
     if (args.bind is not None or args.port is not None) and not args.operator:
         raise CommandError("--bind and --port go with --operator")
     if args.table is not None and (problem := table_id_problem(args.table)) is not None:

@@ -107,6 +107,7 @@ def test_cli_replay_reports_malformed_line(tmp_path, capsys) -> None:
     assert main(["replay", str(path), "--json"]) == 1
     captured = capsys.readouterr()
     assert "line 3" in captured.err and "unknown act" in captured.err
+    assert captured.err.startswith(f"referee: {path}: line 3: ")  # as a damaged header's line
     last = json.loads(captured.out.splitlines()[-1])
     assert last["state"]["cards_played"] == 1
     # the last line says the state is only up to the line before (it had looked whole)
@@ -289,7 +290,8 @@ def test_speed_with_fast_or_json_is_refused_where_nothing_is_paced(
     for flag in ("--fast", "--json"):
         assert main(["simulate", "--game", "banka-bever", "--players", "2", flag,
                      "--speed", "2"]) == 2
-        assert "give one or the other" in capsys.readouterr().err
+        assert capsys.readouterr().err == (f"referee: --speed paces the live view, and {flag} "
+                                           "prints the game at once: give one of the two\n")
 
 
 @pytest.mark.slow
