@@ -254,7 +254,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
                   for card, got, why in unread)
               + "; the table may leave such a card unclear (type it at the console): "
               + ("check that each photo shows the card it is named after, or "
-                 if any(got is not None for _, got, _ in unread) else "")
+                 if any(got is not None for _, got, _ in unread) or len(unread) > 26 else "")
               + "enroll the deck again from clearer photos to read it")
     else:
         print("self-check: each card, read again from its photo turned round and askew, was "

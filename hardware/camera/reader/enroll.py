@@ -234,7 +234,19 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
     seen: dict[Card, Seen] = {}
     problems: list[str] = []
     photos: dict[str, list[Path]] = {}  # each photo's pixels, by digest: one photo twice
-    for path in sorted(root.iterdir()):
+    paths = sorted(root.iterdir())
+    named: dict[Card, list[Path]] = {}
+    for path in paths:
+        if (card := card_of(path)) is not None:
+            named.setdefault(card, []).append(path)
+    twice = [(card, found) for card, found in named.items() if len(found) > 1]
+    if twice:  # one of them would have been used without a word
+        card, found = twice[0]
+        raise EnrollError(f"{root}: {', '.join(p.name for p in found)} are {len(found)} photos "
+                          f"of {card}: keep one"
+                          + (f" (and {len(twice) - 1} more such card{'s' * (len(twice) > 2)})"
+                             if len(twice) > 1 else ""))
+    for path in paths:
         card = card_of(path)
         if card is None:
             if path.suffix.lower() in IMAGE_SUFFIXES:  # a photo misnamed: said, not skipped

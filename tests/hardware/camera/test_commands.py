@@ -441,7 +441,9 @@ def test_enroll_takes_photos_or_a_camera_and_its_usage_says_so(
 
 @pytest.mark.parametrize("unread, hint", [
     ([("QH", "8H", ""), ("2C", None, "no index")], True),
-    ([("2C", None, "no index")], False)])
+    ([("2C", None, "no index")], False),
+    # more than half the deck unread (52 near-copies of one photo, each a pixel off)
+    ([(str(c), None, "deck unsure") for c in full_deck()[:27]], True)])
 def test_the_self_check_asks_for_the_photos_names_where_a_card_was_read_as_another(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         unread: list[tuple[str, str | None, str]], hint: bool) -> None:

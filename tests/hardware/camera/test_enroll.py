@@ -505,3 +505,15 @@ def test_one_photo_under_two_cards_names_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EnrollError, match=r"2C.png, 3C.png, 9S.png are the same photo \(and 2 "
                        r"more such sets\)"):
         see_images(tmp_path, _SeesAnything())
+
+
+def test_two_photos_of_one_card_are_refused(tmp_path: Path) -> None:
+    """One of them had been used without a word (QH.png and QH.jpg); the same pixels under
+    both names had been called "the same photo", as if two cards were meant."""
+    rng = np.random.default_rng(6)
+    for card in full_deck():
+        cv2.imwrite(str(tmp_path / f"{card}.png"), rng.integers(0, 255, (80, 64, 3), np.uint8))
+    cv2.imwrite(str(tmp_path / "QH.jpg"), cv2.imread(str(tmp_path / "QH.png")))
+    with pytest.raises(EnrollError) as err:
+        see_images(tmp_path, _SeesAnything())
+    assert str(err.value) == f"{tmp_path}: QH.jpg, QH.png are 2 photos of QH: keep one"
