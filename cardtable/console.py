@@ -207,6 +207,7 @@ class ConsoleEdge:
     async def answer(self, service: RefereeService, line: str) -> bool:
         """Act on one line and echo what came of it; False if it was refused or not
         understood (its answer then starts with ``?``)."""
+        self._service = service  # a socket's console is never started: its table's language
         try:
             try:
                 parsed = parse_console_line(line, service.clock.now())
@@ -249,6 +250,7 @@ class ConsoleEdge:
     def handle(self, service: RefereeService, line: str) -> bool:
         """Act on one typed line without waiting for an input's judgement (inputs are handed
         in); False if it was refused or not understood."""
+        self._service = service
         try:
             parsed = parse_console_line(line, service.clock.now())
         except ValueError as exc:
@@ -268,7 +270,7 @@ class ConsoleEdge:
             self.echo(CONSOLE_HELP)
             return True
         if cmd == "quit":
-            self.echo("stopping the referee")
+            self.echo(self._language().gettext("stopping the referee"))
             service.stop()
             return True
         args: dict[str, Any] = {}

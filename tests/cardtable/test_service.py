@@ -519,6 +519,43 @@ def test_the_operator_console_over_a_unix_socket(tmp_path) -> None:
     assert not sock.exists()  # removed when the referee stops
 
 
+def test_the_console_socket_answers_in_the_table_s_language(tmp_path) -> None:
+    """A helper's audit: the socket's console answered a Swedish table in English (it had no
+    table to ask the language of, only the terminal's console had)."""
+    import tempfile
+
+    from cardtable.console import console_client
+
+    sock = Path(tempfile.mkdtemp(prefix="rc-", dir="/tmp")) / "console.sock"  # short: AF_UNIX
+    cfg = config(tmp_path, extra=f'console_socket = "{sock}"\nlanguage = "sv"')
+    svc = build_service(cfg, console=False)
+    svc.fsync = False
+
+    async def go() -> list[str]:
+        task = asyncio.create_task(svc.run())
+        async with asyncio.timeout(5):
+            while not sock.exists():
+                await asyncio.sleep(0.01)
+        replies: list[str] = []
+        await asyncio.to_thread(console_client, str(sock), ["pause", "pause", "resume"],
+                                out=replies.append)
+        svc.stop()
+        await task
+        return replies
+
+    replies = asyncio.run(go())
+    assert replies == ["pausat: inget räknas förrän 'resume'",
+                       "redan pausat: inget räknas förrän 'resume'", "fortsätter"]
+    # the terminal's console says its quit in the table's language too
+    from cardtable.console import ConsoleEdge
+
+    (tmp_path / "b").mkdir()
+    other = build_service(config(tmp_path / "b", extra='language = "sv"'), console=False)
+    said: list[str] = []
+    assert ConsoleEdge(stream=io.StringIO(), echo=said.append).handle(other, "quit")
+    assert said == ["domaren stängs av"]
+
+
 def test_console_command_says_when_no_referee_listens(tmp_path, capsys) -> None:
     from cardtable.cli import main
 
