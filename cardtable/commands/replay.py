@@ -44,8 +44,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         journal, error = before, exc
     except OSError as exc:
         raise CommandError(f"cannot read {args.journal}: {exc.strerror}") from None
+    stopped = None if error is None else {"line": error.line, "reason": error.reason}
     if args.slaps or args.stats:
-        _timing(args, journal, finish=error is None, lang=language(args.lang))
+        _timing(args, journal, finish=error is None, lang=language(args.lang), stopped=stopped)
         if error is not None:
             print(f"referee: {args.journal}: {error}", file=sys.stderr)
             return 1
@@ -60,8 +61,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             print(f"{format_time(v.t)}  {describe(v.to_json(), seats, lang)}")
     if args.json:  # a damaged journal's state is only up to the line before: said in the line
         last: dict[str, object] = {"state": result.state}
-        if error is not None:
-            last["stopped"] = {"line": error.line, "reason": error.reason}
+        if stopped is not None:
+            last["stopped"] = stopped
         print(json.dumps(last, ensure_ascii=False))
     else:
         print(_state_text(result.state, lang))
@@ -72,9 +73,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _timing(args: argparse.Namespace, journal: Journal, *, finish: bool,
-            lang: Language = ENGLISH_LANGUAGE) -> None:
+            lang: Language = ENGLISH_LANGUAGE, stopped: dict[str, object] | None = None) -> None:
     """``--slaps`` and ``--stats``: the races, then the statistics (``finish``: the journal is
-    whole, so pending graces run out at its end, as the plain replay does), in ``lang``."""
+    whole, so pending graces run out at its end, as the plain replay does), in ``lang``.
+    ``stopped``: where a damaged journal's reading stopped, said in the last JSON line."""
     seats = journal.header.seats
     title = games[journal.header.game].title
     if args.slaps:
@@ -84,6 +86,8 @@ def _timing(args: argparse.Namespace, journal: Journal, *, finish: bool,
                 print(json.dumps(race.to_json(seats), ensure_ascii=False))
             else:
                 print(race_text(race, seats, number, lang))
+        if args.json and stopped is not None and not args.stats:  # the last line says it
+            print(json.dumps({"stopped": stopped}, ensure_ascii=False))
         if not found and not args.json:
             print(lang.gettext("No slap races: {title} has no slaps.").format(title=title)
                   if journal.header.game != "banka-bever"
@@ -92,7 +96,10 @@ def _timing(args: argparse.Namespace, journal: Journal, *, finish: bool,
         state = replay(journal, finish=finish).state
         rows = seat_statistics(state)
         if args.json:
-            print(json.dumps({"over": state.get("over"), "seats": rows}, ensure_ascii=False))
+            line: dict[str, object] = {"over": state.get("over"), "seats": rows}
+            if stopped is not None:
+                line["stopped"] = stopped
+            print(json.dumps(line, ensure_ascii=False))
         elif not rows:
             print(lang.gettext("No slap statistics: {title} has no slaps.").format(title=title))
         else:

@@ -112,6 +112,11 @@ def test_cli_replay_reports_malformed_line(tmp_path, capsys) -> None:
     assert last["state"]["cards_played"] == 1
     # the last line says the state is only up to the line before (it had looked whole)
     assert last["stopped"]["line"] == 3 and "unknown act" in last["stopped"]["reason"]
+    # --stats and --slaps say it in their last JSON line too
+    assert main(["replay", str(path), "--json", "--stats"]) == 1
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["stopped"]["line"] == 3
+    assert main(["replay", str(path), "--json", "--slaps"]) == 1
+    assert json.loads(capsys.readouterr().out.splitlines()[-1]) == {"stopped": last["stopped"]}
     assert main(["replay", str(path.with_name("good.jsonl")), "--json"]) == 2  # missing
     path.write_text("\n".join(path.read_text().splitlines()[:2]) + "\n")
     assert main(["replay", str(path), "--json"]) == 0
