@@ -322,7 +322,8 @@ def register(sub: Any) -> None:
                    help="a deck file from referee camera enroll (higher accuracy)")
     r.add_argument("--index-letters", metavar="SETS", help=_LETTERS_HELP)
     r.add_argument("--json", action="store_true", help='one line per image: {"image": PATH, '
-                   '"card": "QH" or null, "confidence": 0.0-1.0}')
+                   '"card": "QH" or null, "confidence": 0.0-1.0}, and "reason" when the card '
+                   'is null (an image that cannot be read: a line on standard error instead)')
     r.add_argument("--show", metavar="PNG|DIR", type=path_name,
                    help="also draw what the camera saw: the "
                    "outline found and the card read, on the image (a folder for several: "
