@@ -63,8 +63,8 @@ ALLOWED = {"true, false": N_("true, false"), "none, burn": N_("none, burn"),
                "a whole number of milliseconds from 0 to 60000"),
            "a whole number of microseconds from 0 to 1000000": N_(
                "a whole number of microseconds from 0 to 1000000"),
-           "a number of seconds greater than 0 and at most 86400, or none": N_(
-               "a number of seconds greater than 0 and at most 86400, or none")}
+           "a number of seconds from 0.000000001 (1 ns) to 86400, or none": N_(
+               "a number of seconds from 0.000000001 (1 ns) to 86400, or none")}
 
 
 class OperatorSite(GuardedSite):
