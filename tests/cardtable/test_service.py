@@ -487,65 +487,50 @@ def test_a_gpio_backend_that_cannot_start_is_a_clear_config_error(tmp_path, monk
     assert info.value.key == "hardware.pin_factory" and "mock" in info.value.reason
 
 
-def test_the_operator_console_over_a_unix_socket(tmp_path) -> None:
-    """Under systemd there is no terminal: `referee console` steers the running referee."""
+def _over_the_socket(tmp_path: Path, extra: str, *talks: list[str]) -> tuple[Any, Path, list]:
+    """A referee with a console socket (``extra``: more ``[table]`` lines) running while
+    ``referee console`` sends each talk's lines; its replies, and ``paused`` after each talk."""
     import tempfile
 
     from cardtable.console import console_client
 
     sock = Path(tempfile.mkdtemp(prefix="rc-", dir="/tmp")) / "console.sock"  # short: AF_UNIX
-    cfg = config(tmp_path, extra=f'console_socket = "{sock}"')
-    svc = build_service(cfg, console=False)
+    svc = build_service(config(tmp_path, extra=f'console_socket = "{sock}"{extra}'),
+                        console=False)
     svc.fsync = False
 
-    async def go() -> list[str]:
+    async def go() -> list[Any]:
         task = asyncio.create_task(svc.run())
         async with asyncio.timeout(5):
             while not sock.exists():
                 await asyncio.sleep(0.01)
-        replies: list[str] = []
-        await asyncio.to_thread(console_client, str(sock), ["help", "bogus", "pause"],
-                                out=replies.append)
-        paused = svc.paused
-        await asyncio.to_thread(console_client, str(sock), ["resume"], out=replies.append)
+        replies: list[Any] = []
+        for lines in talks:
+            await asyncio.to_thread(console_client, str(sock), lines, out=replies.append)
+            replies.append(("paused", svc.paused))
         svc.stop()
         await task
-        return replies + [f"paused={paused}", f"now={svc.paused}"]
+        return replies
 
-    replies = asyncio.run(go())
-    assert any("Operator:" in r for r in replies)
-    assert any(r.startswith("? unknown command 'bogus'") for r in replies)
-    assert replies[-2:] == ["paused=True", "now=False"]
+    return svc, sock, asyncio.run(go())
+
+
+def test_the_operator_console_over_a_unix_socket(tmp_path) -> None:
+    """Under systemd there is no terminal: `referee console` steers the running referee."""
+    _, sock, replies = _over_the_socket(tmp_path, "", ["help", "bogus", "pause"], ["resume"])
+    assert any("Operator:" in r for r in replies if isinstance(r, str))
+    assert any(r.startswith("? unknown command 'bogus'") for r in replies if isinstance(r, str))
+    assert [r for r in replies if isinstance(r, tuple)] == [("paused", True), ("paused", False)]
     assert not sock.exists()  # removed when the referee stops
 
 
 def test_the_console_socket_answers_in_the_table_s_language(tmp_path) -> None:
     """A helper's audit: the socket's console answered a Swedish table in English (it had no
     table to ask the language of, only the terminal's console had)."""
-    import tempfile
-
-    from cardtable.console import console_client
-
-    sock = Path(tempfile.mkdtemp(prefix="rc-", dir="/tmp")) / "console.sock"  # short: AF_UNIX
-    cfg = config(tmp_path, extra=f'console_socket = "{sock}"\nlanguage = "sv"')
-    svc = build_service(cfg, console=False)
-    svc.fsync = False
-
-    async def go() -> list[str]:
-        task = asyncio.create_task(svc.run())
-        async with asyncio.timeout(5):
-            while not sock.exists():
-                await asyncio.sleep(0.01)
-        replies: list[str] = []
-        await asyncio.to_thread(console_client, str(sock), ["pause", "pause", "resume"],
-                                out=replies.append)
-        svc.stop()
-        await task
-        return replies
-
-    replies = asyncio.run(go())
+    _, _, replies = _over_the_socket(tmp_path, '\nlanguage = "sv"', ["pause", "pause", "resume"])
     assert replies == ["pausat: inget räknas förrän 'resume'",
-                       "redan pausat: inget räknas förrän 'resume'", "fortsätter"]
+                       "redan pausat: inget räknas förrän 'resume'", "fortsätter",
+                       ("paused", False)]
     # the terminal's console says its quit in the table's language too
     from cardtable.console import ConsoleEdge
 
