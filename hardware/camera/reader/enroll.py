@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -234,20 +234,14 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
     seen: dict[Card, Seen] = {}
     problems: list[str] = []
     photos: dict[str, list[Path]] = {}  # each photo's pixels, by digest: one photo twice
-    paths = sorted(root.iterdir())
-    named: dict[Card, list[Path]] = {}
-    for path in paths:
-        if (card := card_of(path)) is not None:
-            named.setdefault(card, []).append(path)
-    twice = [(card, found) for card, found in named.items() if len(found) > 1]
-    if twice:  # one of them would have been used without a word
-        card, found = twice[0]
-        raise EnrollError(f"{root}: {', '.join(p.name for p in found)} are {len(found)} photos "
-                          f"of {card}: keep one"
-                          + (f" (and {len(twice) - 1} more such card{'s' * (len(twice) > 2)})"
-                             if len(twice) > 1 else ""))
-    for path in paths:
-        card = card_of(path)
+    named = [(path, card_of(path)) for path in sorted(root.iterdir())]
+    by_card: dict[Card, list[Path]] = {}
+    for path, card in named:
+        if card is not None:
+            by_card.setdefault(card, []).append(path)
+    _refuse_several(root, by_card.values(), "card",  # one of them would be used without a word
+                    lambda found: f"are {len(found)} photos of {card_of(found[0])}", "keep one")
+    for path, card in named:
         if card is None:
             if path.suffix.lower() in IMAGE_SUFFIXES:  # a photo misnamed: said, not skipped
                 problems.append(f"{path.name}: not named by a card (QH.png, 10S.jpg, AD.jpeg)")
@@ -274,14 +268,21 @@ def see_images(folder: str | Path, enroller: Enroller | None = None
                           + (f"; not used: {problems[0]}" if problems else "")
                           + (f" (and {len(problems) - 1} more photos not usable)"
                              if len(problems) > 1 else ""))
-    same = [names for names in photos.values() if len(names) > 1]
-    if same:  # the deck would hold one card's face under several names
-        first = same[0]
-        raise EnrollError(f"{root}: {', '.join(p.name for p in first)} are the same photo"
-                          + (f" (and {len(same) - 1} more such set{'s' * (len(same) > 2)})"
-                             if len(same) > 1 else "")
-                          + ": each card needs a photo of its own")
+    _refuse_several(root, photos.values(), "set",  # one card's face under several names
+                    lambda found: "are the same photo", "each card needs a photo of its own")
     return seen, problems
+
+
+def _refuse_several(root: Path, groups: Iterable[list[Path]], kind: str,
+                    what: Callable[[list[Path]], str], advice: str) -> None:
+    """Refuse the folder where a group holds more than one photo: the first group's photos,
+    ``what`` they are, how many more such groups (of ``kind``) there are, and ``advice``."""
+    several = [found for found in groups if len(found) > 1]
+    if several:
+        more = len(several) - 1
+        raise EnrollError(f"{root}: {', '.join(p.name for p in several[0])} {what(several[0])}"
+                          + (f" (and {more} more such {kind}{'s' * (more > 1)})" if more else "")
+                          + f": {advice}")
 
 
 #: What :func:`take_live` makes of each frame (its ``watch``): no card found, the card taken

@@ -517,3 +517,8 @@ def test_two_photos_of_one_card_are_refused(tmp_path: Path) -> None:
     with pytest.raises(EnrollError) as err:
         see_images(tmp_path, _SeesAnything())
     assert str(err.value) == f"{tmp_path}: QH.jpg, QH.png are 2 photos of QH: keep one"
+    cv2.imwrite(str(tmp_path / "2C.jpeg"), cv2.imread(str(tmp_path / "3C.png")))
+    with pytest.raises(EnrollError) as err:
+        see_images(tmp_path, _SeesAnything())
+    assert str(err.value) == (f"{tmp_path}: 2C.jpeg, 2C.png are 2 photos of 2C (and 1 more "
+                              "such card): keep one")
