@@ -94,6 +94,10 @@ _CHOICES = {"false_slap_penalty": ("none", "burn")}
 #: every engine's arithmetic on it stays exact (a time limit of 1e400 s was infinity).
 _MAXIMA: dict[str, int] = {"collect_grace_ms": 60_000, "slap_resolution_us": 1_000_000,
                            "time_limit_s": 86_400}
+#: The least time limit: 1 ns, the table clock's step (a shorter one would be 0 ns, none at all).
+_LEAST_LIMIT_S = 1e-9
+#: The time limit's allowed values in words (the refusal and the registry say the same).
+_LIMIT_WORDS = f"a number of seconds from 0.000000001 (1 ns) to {_MAXIMA['time_limit_s']}, or none"
 
 
 def _check(key: str, kind: str, value: Any) -> Any:
@@ -115,11 +119,9 @@ def _check(key: str, kind: str, value: Any) -> Any:
     if key == "time_limit_s":
         if value is None or value == "none":
             return None
-        # at least 1 ns: the table's clock; a shorter limit would be none at all (0 ns)
         if (isinstance(value, bool) or not isinstance(value, (int, float))
-                or not 1e-9 <= value <= _MAXIMA[key]):  # NaN fails the comparison too
-            raise OptionError(key, f"must be a number of seconds from 0.000000001 (1 ns) to "
-                              f"{_MAXIMA[key]}, or none, got {shown(value)}")
+                or not _LEAST_LIMIT_S <= value <= _MAXIMA[key]):  # NaN fails it too
+            raise OptionError(key, f"must be {_LIMIT_WORDS}, got {shown(value)}")
         return value
     return value  # pragma: no cover - every option is covered above
 
@@ -170,10 +172,9 @@ def option_specs(cls: type[TableOptions]) -> list[OptionSpec]:
                                     f"a whole number of {unit} from 0 to {_MAXIMA[f.name]}",
                                     unit=unit, minimum=0, maximum=_MAXIMA[f.name]))
         else:  # time_limit_s
-            specs.append(OptionSpec(f.name, "seconds", f.default, help_,
-                                    "a number of seconds from 0.000000001 (1 ns) to "
-                                    f"{_MAXIMA[f.name]}, or none", unit="seconds", minimum=1e-9,
-                                    optional=True, maximum=_MAXIMA[f.name]))
+            specs.append(OptionSpec(f.name, "seconds", f.default, help_, _LIMIT_WORDS,
+                                    unit="seconds", minimum=_LEAST_LIMIT_S, optional=True,
+                                    maximum=_MAXIMA[f.name]))
     return specs
 
 
