@@ -248,13 +248,14 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         print(f"self-check: not done ({exc}); the deck is written")
         return 0
     if unread:
+        found = ", ".join(f"{card} left unclear ({why})" if got is None else f"{card} read as {got}"
+                          for card, got, why in unread)
+        # a card read as another, or most of the deck unread: photos under the wrong names?
+        names = any(got is not None for _, got, _ in unread) or len(unread) > 26
         print(f"self-check: {len(unread)} of its cards, read again from their photos turned "
-              "round and askew, were not read right: " + ", ".join(
-                  f"{card} left unclear ({why})" if got is None else f"{card} read as {got}"
-                  for card, got, why in unread)
-              + "; the table may leave such a card unclear (type it at the console): "
-              + ("check that each photo shows the card it is named after, or "
-                 if any(got is not None for _, got, _ in unread) or len(unread) > 26 else "")
+              f"round and askew, were not read right: {found}; the table may leave such a card "
+              "unclear (type it at the console): "
+              + ("check that each photo shows the card it is named after, or " if names else "")
               + "enroll the deck again from clearer photos to read it")
     else:
         print("self-check: each card, read again from its photo turned round and askew, was "
