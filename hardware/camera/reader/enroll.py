@@ -33,7 +33,9 @@ from hardware.camera.reader.recognise import (
 )
 from hardware.camera.reader.sources import Frame, read_image
 from hardware.camera.reader.templates import (
+    PICTURE_SIZE,
     EnrolledDeck,
+    centred,
     deck_meaning,
     descriptor,
     picture,
@@ -58,6 +60,11 @@ LARGER = 1.25
 #: too; the feature margins it replaced flagged 9 to 31 pairs a deck, whose cards read no worse
 #: than the rest (docs/camera.md, "Enrolling a deck").
 SHAKE_TURN, SHAKE_SCALE = 12.0, 0.7
+#: A card lying still is the card taken before where its corners' features are this alike
+#: (cosine) *and* its whole face this alike (correlation of :func:`picture`, either way round):
+#: two cards of one deck in a row were up to 0.978 alike by features alone (fold 1's decks,
+#: two photos each), which stalled the taking; by face at most 0.93, the same card 0.99.
+SAME_FEATURES, SAME_FACE = 0.97, 0.95
 
 
 #: Where :meth:`Enroller.index_at` sees a card's index (one classifier pass for all three).
@@ -305,7 +312,7 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
     that shows what the camera sees."""
     enroller = enroller or Enroller()
     seen: dict[Card, Seen] = {}
-    before: Array | None = None  # the last card taken, as a descriptor
+    before: tuple[Array, Array] | None = None  # the last card taken: descriptor, picture
 
     def saw(what: str, quad: Array | None) -> None:
         if watch is not None:
@@ -322,9 +329,10 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
                 run = []
                 saw(NO_CARD, None)
                 continue
-            d = descriptor(enroller.classifier.look(views(warp(image, quad))))
+            warped = warp(image, quad)
+            d = descriptor(enroller.classifier.look(views(warped)))
             length = float(np.linalg.norm(quad[0] - quad[3]))
-            if before is not None and max(float(d @ before), float(d @ turned(before))) > 0.97:
+            if before is not None and same_card(d, picture(warped), *before):
                 run = []  # still the card before
                 saw(CARD_BEFORE, quad)
                 continue
@@ -343,12 +351,23 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
                 if got is None:
                     run = []
                     continue
-                seen[card], before = replace(got, photo=image), d
+                seen[card], before = replace(got, photo=image), (d, picture(warped))
                 show(card, "taken")
                 break
         else:
             raise CameraStopped(card)
     return seen
+
+
+def same_card(d: Array, face: Array, d_before: Array, face_before: Array) -> bool:
+    """Whether a card (its :func:`descriptor` and :func:`picture`) is the one taken before,
+    either way round (:data:`SAME_FEATURES`, :data:`SAME_FACE`)."""
+    if max(float(d @ d_before), float(d @ turned(d_before))) <= SAME_FEATURES:
+        return False
+    w, h = PICTURE_SIZE
+    a, b = face.reshape(1, h, w, 3), face_before.reshape(1, h, w, 3)
+    both = centred(np.concatenate([a, b, b[:, ::-1, ::-1]]))
+    return float((both[1:] @ both[0]).max()) > SAME_FACE
 
 
 def court_letters(deck: EnrolledDeck) -> dict[str, list[str]]:

@@ -33,10 +33,10 @@ from referee.cards import Card, full_deck
 Array = npt.NDArray[Any]
 
 #: What a deck file holds: a file of another kind (another classifier) cannot be matched.
-TEMPLATE_KIND = "corner-features-v1"
+TEMPLATE_KIND = "corner-features-v2"
 #: The SHA-256 of the shipped classifier whose features a deck file of :data:`TEMPLATE_KIND`
 #: holds: a new classifier needs a new kind (tests/hardware/camera/test_weights.py checks).
-FEATURES_OF = "608e6041aa40554b0520b54bdddf44be21e0d5a19c4cf6ad6b88d57ac21222af"
+FEATURES_OF = "1d10e16d1e8de24d7fee2f78fb6ddf843cd5c2752e9d5774bb1b4d066cf7eb56"
 
 
 #: The size (width, height) an enrolled card's picture is shrunk to (:func:`picture`), and how
@@ -58,7 +58,7 @@ def picture(card: Array) -> Array:
     return np.asarray(small, np.float32).reshape(-1)
 
 
-def _centred(images: Array) -> Array:
+def centred(images: Array) -> Array:
     """Images (n x h x w x 3) as unit vectors, each colour less its mean (n x h*w*3; a flat
     image is all zeros: like nothing)."""
     flat = images.reshape(len(images), -1, 3).astype(np.float32)
@@ -240,7 +240,7 @@ class EnrolledDeck:
             return None
         k = PICTURE_SHIFT
         windows = self._picture_windows
-        inner = _centred(seen.reshape(1, h, w, 3)[:, k:h - k, k:w - k])[0]
+        inner = centred(seen.reshape(1, h, w, 3)[:, k:h - k, k:w - k])[0]
         sims = (windows @ inner).max(axis=0).reshape(52, 2).max(axis=1)
         first, second = (int(i) for i in np.argsort(-sims)[:2])
         deck = full_deck()
@@ -261,7 +261,7 @@ class EnrolledDeck:
         w, h = PICTURE_SIZE
         k = PICTURE_SHIFT
         faces = self.pictures.reshape(-1, h, w, 3)
-        return np.stack([_centred(faces[:, dy:dy + h - 2 * k, dx:dx + w - 2 * k])
+        return np.stack([centred(faces[:, dy:dy + h - 2 * k, dx:dx + w - 2 * k])
                          for dy in range(2 * k + 1) for dx in range(2 * k + 1)])
 
     def match(self, look: Look) -> Match:

@@ -769,21 +769,21 @@ def test_the_pips_count_is_asked_last_where_no_look_named_a_card(
 
 
 @pytest.mark.slow
-def test_an_eight_whose_index_reads_more_like_a_queen_is_named_by_its_pips(
+def test_a_six_whose_index_reads_more_like_a_ten_is_named_by_its_pips(
         recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A calibration scene of ``gnomangelo_bitmap`` (fold 1, never trained on): the classifier
-    holds its 8 of hearts more likely a queen (under 0.95: unclear), the pips counted are 8 of
-    hearts; the last resort names the 8H ("pips counted"). With the last resort's least chance
-    as high as the first's, the read is unclear."""
-    need_artwork("gnomangelo_bitmap")
-    scene = random_scene(40036, "gnomangelo_bitmap")
-    assert scene.top == Card.parse("8H")
+    """A calibration scene of ``anglo_bitmap`` (fold 1, never trained on): the classifier
+    holds its 6 of hearts more likely a 10 (0.55 to 0.42, under the threshold: unclear), the
+    pips counted are 6 of hearts; the last resort names the 6H at 0.42 ("pips counted"). With
+    the last resort's least chance as high as the first's (0.5), the read is unclear."""
+    need_artwork("anglo_bitmap")
+    scene = random_scene(40097, "anglo_bitmap")
+    assert scene.top == Card.parse("6H")
     frame = render(scene)
     read = recogniser.read(frame)
-    assert read.card == Card.parse("8H") and read.reason == "pips counted"
+    assert read.card == Card.parse("6H") and read.reason == "pips counted"
     monkeypatch.setattr(recognise, "COUNTED_LAST", recognise.COUNTED)
     unclear = recogniser.read(frame)
-    assert unclear.card is None and unclear.guess == Card.parse("QH")
+    assert unclear.card is None and unclear.guess == Card.parse("10H")
 
 
 @pytest.mark.parametrize(("frame", "said"), [
@@ -890,12 +890,12 @@ def test_a_nearly_square_outline_taken_the_wrong_way_round_is_read_turned_a_quar
     trapezoid = np.array([[0, 0], [100, 0], [80, 100], [20, 100]])  # a card at a slant
     assert squareness(trapezoid) == pytest.approx(2 * np.hypot(20, 100) / 160)
     need_artwork("paris")
-    frame = render(photo("paris", Card.parse("10H"), seed=2))
+    frame = render(photo("paris", Card.parse("10H"), seed=3))
     quad = recogniser.read(frame).quad
     assert quad is not None
     q = quad.reshape(4, 2).astype(np.float64)
     centre, across = q.mean(axis=0), (q[1] - q[0]) / np.linalg.norm(q[1] - q[0])
-    for wider, square in ((0.25, 1.24), (0.5, 1.03)):  # a quarter and a half as wide again
+    for wider, square in ((0.25, 1.26), (0.5, 1.05)):  # a quarter and a half as wide again
         stretch = np.eye(2) + wider * np.outer(across, across)
         shift = centre - stretch @ centre
         wide = cv2.warpAffine(frame, np.hstack([stretch, shift[:, None]]),
@@ -983,14 +983,15 @@ def test_an_outline_round_a_court_s_picture_is_read_again_grown(
     grown_read = recogniser.read_grown(frame, court)
     assert grown_read is not None and grown_read.card == Card.parse("QD")
     # round a court's picture; round an ace's pip, the outline 2.5 times smaller than the card
-    for deck, card, shrunk in (("anglo", "KD", 1.35), ("paris", "QS", 1.35), ("anglo", "AS", 2.5)):
-        frame = render(photo(deck, Card.parse(card), seed=3 if card == "QS" else 2))
+    for deck, card, shrunk, seed in (("anglo", "KD", 1.35, 6), ("paris", "QS", 1.35, 3),
+                                     ("anglo", "AS", 2.5, 2)):
+        frame = render(photo(deck, Card.parse(card), seed=seed))
         whole = recogniser.read(frame)
         assert whole.card == Card.parse(card) and whole.quad is not None
         q = whole.quad.reshape(4, 2)
         inner = (q.mean(axis=0) + (q - q.mean(axis=0)) / shrunk).astype(np.float32)
         assert recogniser.read_quad(frame, inner).reason == "no index", card
-        # grown a little less than it was shrunk (7 pixels short): its sides moved onto the
+        # grown a little less than it was shrunk (6 to 7 pixels short): its sides moved onto the
         # card's edges
         if shrunk == 1.35:
             assert np.abs(grown(frame, inner, 1.3) - q).max() < 1.5
