@@ -56,7 +56,8 @@ def test_a_filmed_game_through_the_recogniser(decks: None) -> None:
     a payment and swept away): each lay found was laid, in order, once, within two frame
     periods of the true lay, and at most one of the eight is missed (its card left unclear in
     every frame: the shipped classifier doubts this film's jack of clubs; over 21 such films
-    of fold 1's decks it found 164 of 168 lays and none that was not laid)."""
+    of fold 1's decks it found 164 of 168 lays in order and none out of order:
+    bench/camera.py --films 3)."""
     pytest.importorskip("cv2")
     from cardtable.simulate import Simulation
     from hardware.camera.reader.recognise import Recogniser
