@@ -252,8 +252,10 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
                           for card, got, why in unread)
         # a card read as another, or most of the deck unread: photos under the wrong names?
         names = any(got is not None for _, got, _ in unread) or len(unread) > 26
-        print(f"self-check: {len(unread)} of its cards, read again from their photos turned "
-              f"round and askew, were not read right: {found}; the table may leave such a card "
+        read_again = ("read again from its photo turned round and askew, was" if len(unread) == 1
+                      else "read again from their photos turned round and askew, were")
+        print(f"self-check: {len(unread)} of its cards, {read_again} not read right: {found}; "
+              "the table may leave such a card "
               "unclear (type it at the console): "
               + ("check that each photo shows the card it is named after, or " if names else "")
               + "enroll the deck again from clearer photos to read it")

@@ -459,7 +459,10 @@ def test_the_self_check_asks_for_the_photos_names_where_a_card_was_read_as_anoth
     out = tmp_path / "d.npz"
     assert main(["camera", "enroll", "--images", str(tmp_path), "--out", str(out)]) == 0
     said = capsys.readouterr().out
-    assert f"self-check: {len(unread)} of its cards" in said
+    assert f"self-check: {len(unread)} of its cards, " + (
+        "read again from its photo turned round and askew, was not read right"
+        if len(unread) == 1 else
+        "read again from their photos turned round and askew, were not read right") in said
     assert ("check that each photo shows the card it is named after" in said) == hint
     assert said.rstrip().endswith("enroll the deck again from clearer photos to read it")
 
