@@ -330,9 +330,9 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
                 saw(NO_CARD, None)
                 continue
             warped = warp(image, quad)
-            d = descriptor(enroller.classifier.look(views(warped)))
+            d, face = descriptor(enroller.classifier.look(views(warped))), picture(warped)
             length = float(np.linalg.norm(quad[0] - quad[3]))
-            if before is not None and same_card(d, picture(warped), *before):
+            if before is not None and same_card(d, face, *before):
                 run = []  # still the card before
                 saw(CARD_BEFORE, quad)
                 continue
@@ -351,7 +351,7 @@ def take_live(frames: Iterator[Frame], show: Callable[[Card, str], None],
                 if got is None:
                     run = []
                     continue
-                seen[card], before = replace(got, photo=image), (d, picture(warped))
+                seen[card], before = replace(got, photo=image), (d, face)
                 show(card, "taken")
                 break
         else:
