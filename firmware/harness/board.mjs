@@ -73,8 +73,13 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 const sleepMs = (ms) => Atomics.wait(sleeper, 0, 0, ms);
 
 let lastTickNs = T0;
+// A bouncing contact's edge n is stamped at its first edge's time plus n gaps, as the Pico's
+// irq stamps it within microseconds: on a loaded host the spin between two edges can stall
+// for longer than the firmware's 5 ms debounce window (seen once: 5.1 ms).
+let edgeStartNs = T0;
+let heldNs = null;
 function ticksUs() {
-  lastTickNs = hostNs();
+  lastTickNs = heldNs ?? hostNs();
   const elapsedNs = Number(lastTickNs - T0);
   const t = opts.tickStartUs + Math.floor(elapsedNs * (1 + opts.driftPpm * 1e-6) / 1000);
   return t % 2 ** 30;
@@ -264,6 +269,11 @@ mp.registerJsModule("harness", {
   // Busy, for the gaps between a bouncing contact's edges: a sleeping process on a loaded
   // machine wakes up milliseconds late.
   spin_us: (us) => { const until = hostNs() + BigInt(Math.round(us * 1000)); while (hostNs() < until); },
+  // The ticks read while edge n of a contact's edges (gap_us apart) is handled; -1: the clock.
+  edge_at: (n, gapUs) => {
+    if (n === 0) edgeStartNs = hostNs();
+    heldNs = n < 0 ? null : edgeStartNs + BigInt(Math.round(n * gapUs * 1000));
+  },
   take,
   report: (text) => report(JSON.parse(text)),
   urandom_hex: (n) => crypto.randomBytes(n).toString("hex"),

@@ -28,11 +28,17 @@ def service():
                 if "gpio" in msg:
                     pin = pins.get(msg["gpio"])
                     if pin is not None:
-                        # One edge, or a bouncing contact: levels ``gap_us`` apart.
+                        # One edge, or a bouncing contact: levels ``gap_us`` apart, each
+                        # stamped so (the spin only keeps the host's clock ahead of it).
+                        gap = msg.get("gap_us", 100)
                         for n, level in enumerate(msg.get("levels", [msg.get("level")])):
                             if n:
-                                harness.spin_us(msg.get("gap_us", 100))
-                            pin._drive(level)
+                                harness.spin_us(gap)
+                            harness.edge_at(n, gap)
+                            try:
+                                pin._drive(level)
+                            finally:
+                                harness.edge_at(-1, gap)
                 elif "tag" in msg:
                     reads.append((msg.get("reader", 0), bytes.fromhex(msg["tag"])))
     finally:
