@@ -6,10 +6,10 @@ figures are ``bench/camera_decks.py``.
 ``python3 bench/camera.py [--scenes N] [--lays N] [--films N]`` (defaults 300 frames a size, the
 whole game, no films; ``BENCH_SHORT=1``: 30 frames and 12 lays). ``--films N``: N more seeded
 games (seeds from 100) of each of fold 1's decks (the shipped networks never saw them), their
-first 8 lays each: how many were found, and how many found were not laid. Prints one JSON
-line. The frames are random scenes over the issue's range (the top card 120 pixels to 90 % of
-the frame, tilt, 0-4 beneath, any table) of the allowed decks, read with the shipped networks;
-the time is CPU time
+first 8 lays each: how many were found in order, and how many spurious (as ``lays_spurious``:
+not laid, or not in the order laid). Prints one JSON line. The frames are random scenes over
+the issue's range (the top card 120 pixels to 90 % of the frame, tilt, 0-4 beneath, any
+table) of the allowed decks, read with the shipped networks; the time is CPU time
 (``time.process_time``) of ``Recogniser.read``, OpenCV on one thread. ``reference_ms`` is the
 CPU time of a fixed blur, Canny and float sum on a 640x480 frame, measured at the start and after
 the frames: this shared machine's speed drifts, and the ratio says whether the recogniser or the
@@ -115,12 +115,12 @@ def lays_figures(n_lays: int | None) -> dict[str, object]:
 
 
 def films_figures(n: int, recogniser: Recogniser) -> dict[str, object]:
-    """``n`` films of each of fold 1's decks, 8 lays each: lays found and found not laid."""
+    """``n`` films of each of fold 1's decks, 8 lays each: lays found in order, and spurious."""
     films = [find_lays(8, deck, seed, recogniser)
              for deck in FOLDS[0] for seed in range(100, 100 + n)]
     return {"games": len(films), "lays": sum(f.lays for f in films),
             "found": sum(len(f.late_ms) for f in films),
-            "not_laid": sum(f.spurious for f in films)}
+            "spurious": sum(f.spurious for f in films)}
 
 
 def main() -> int:
