@@ -255,8 +255,7 @@ def _cmd_enroll(args: argparse.Namespace) -> int:
         read_again = ("read again from its photo turned round and askew, was" if len(unread) == 1
                       else "read again from their photos turned round and askew, were")
         print(f"self-check: {len(unread)} of its cards, {read_again} not read right: {found}; "
-              "the table may leave such a card "
-              "unclear (type it at the console): "
+              "the table may leave such a card unclear (type it at the console): "
               + ("check that each photo shows the card it is named after, or " if names else "")
               + "enroll the deck again from clearer photos to read it")
     else:
