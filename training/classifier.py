@@ -55,6 +55,11 @@ SIDEWAYS = 0.0
 #: The share of views blurred further (:func:`blurred`), and the most blur (Gaussian sigma,
 #: pixels of the view).
 BLUR, MOST_BLUR = 0.0, 3.0
+#: The share of views smeared as by the camera's motion (:func:`smeared`), and the longest
+#: smear (pixels of the view). A small card far from a 1280x960 camera's centre smears by up
+#: to 14 pixels of the warped card in the bench's scenes; the filmed samples, each card filling
+#: most of its frame, by 3 at most.
+MOTION, MOST_MOTION = 0.0, 10.0
 
 
 def fold_path(k: int) -> Path:
@@ -160,6 +165,39 @@ def blurred(xb: Any, share: float, gen: Any) -> Any:
     return out
 
 
+def smeared(xb: Any, share: float, gen: Any) -> Any:
+    """Views (N x 3 x H x W) of which about ``share`` are smeared along a line of 1.5 to
+    :data:`MOST_MOTION` pixels at any angle (a camera's motion blur), labels kept."""
+    import torch
+    from torch.nn import functional as F
+
+    if share <= 0:
+        return xb
+    n, c, h, w = xb.shape
+    pick = torch.rand(n, generator=gen) < share
+    length = torch.empty(n).uniform_(1.5, MOST_MOTION, generator=gen)
+    angle = torch.empty(n).uniform_(0.0, float(np.pi), generator=gen)
+    if not bool(pick.any()):
+        return xb
+    radius = int(np.ceil(MOST_MOTION / 2))
+    t = torch.arange(-radius, radius + 1, dtype=torch.float32)
+    yy, xx = torch.meshgrid(t, t, indexing="ij")
+    ux, uy = torch.cos(angle[pick])[:, None, None], torch.sin(angle[pick])[:, None, None]
+    along = xx[None] * ux + yy[None] * uy
+    across = (yy[None] * ux - xx[None] * uy).abs()
+    half = length[pick][:, None, None] / 2
+    # each tap weighted by how much of a one-pixel-wide segment covers it
+    k = (1 - across).clamp(min=0) * (half + 0.5 - along.abs()).clamp(0, 1)
+    k = (k / k.sum(dim=(1, 2), keepdim=True)).repeat_interleave(c, dim=0)
+    m = int(pick.sum())
+    flat = F.pad(xb[pick].reshape(1, m * c, h, w), (radius, radius, radius, radius),
+                 mode="replicate")
+    flat = F.conv2d(flat, k[:, None], groups=m * c)
+    out = xb.clone()
+    out[pick] = flat.reshape(m, c, h, w)
+    return out
+
+
 def sideways(xb: Any, yb: Any, share: float, gen: Any) -> tuple[Any, Any]:
     """Views (N x 3 x H x W) of which about ``share`` are turned a quarter either way (drawn
     back to H x W) and labelled as showing no glyph upright: an outline that makes a card
@@ -185,11 +223,12 @@ def sideways(xb: Any, yb: Any, share: float, gen: Any) -> tuple[Any, Any]:
 
 def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any = None,
           recolour_share: float = RECOLOUR, sideways_share: float = SIDEWAYS,
-          blur_share: float = BLUR) -> Any:
+          blur_share: float = BLUR, motion_share: float = MOTION) -> Any:
     """Fit the network to the samples (each card's four views, each a sample of its own),
     with the views' light, contrast and colour changed at random, ``recolour_share`` of
     them printed in one ink (:func:`recolour`), ``sideways_share`` turned on their side
-    (:func:`sideways`) and ``blur_share`` blurred (:func:`blurred`)."""
+    (:func:`sideways`), ``blur_share`` blurred (:func:`blurred`) and ``motion_share``
+    smeared (:func:`smeared`)."""
     import torch
     from torch.nn import functional as F
 
@@ -213,6 +252,7 @@ def train(views: Any, glyphs: Any, suits: Any, epochs: int, seed: int, log: Any 
             xb = recolour(xb, recolour_share, gen)
             xb, gb = sideways(xb, torch.from_numpy(yg[idx]), sideways_share, gen)
             xb = blurred(xb, blur_share, gen)
+            xb = smeared(xb, motion_share, gen)
             gain = torch.empty(BATCH, 3, 1, 1).uniform_(0.85, 1.15, generator=gen)
             contrast = torch.empty(BATCH, 1, 1, 1).uniform_(0.6, 1.3, generator=gen)
             mean = xb.mean(dim=(1, 2, 3), keepdim=True)
@@ -266,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blur", type=float, default=BLUR, metavar="SHARE",
                     help="the share of views blurred further, by a Gaussian of sigma 0.5 to "
                     f"{MOST_BLUR} pixels (default {BLUR}; 0: none)")
+    ap.add_argument("--motion", type=float, default=MOTION, metavar="SHARE",
+                    help="the share of views smeared as by the camera's motion, along 1.5 to "
+                    f"{MOST_MOTION} pixels (default {MOTION}; 0: none)")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -282,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     net = train(views, glyphs, suits, args.epochs, args.seed, log=sys.stderr,
                 recolour_share=args.recolour, sideways_share=args.sideways,
-                blur_share=args.blur)
+                blur_share=args.blur, motion_share=args.motion)
     export(net, out)
     record(out, "python3 -m training.classifier", REPRODUCIBLE)
     print(f"wrote {out} ({time.monotonic() - t0:.0f} s in all)", file=sys.stderr)

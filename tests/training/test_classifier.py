@@ -1,6 +1,7 @@
 """The classifier's training (training/classifier.py): some views printed anew in one ink of a
 random colour, so that a suit is learnt from its shape and not from its colour alone; some
-turned on their side and labelled as showing no glyph; some blurred. Needs PyTorch (the train
+turned on their side and labelled as showing no glyph; some blurred; some smeared as by the
+camera's motion. Needs PyTorch (the train
 extra); skipped without it."""
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hardware.camera.reader.classify import GLYPHS  # noqa: E402
-from training.classifier import MOST_BLUR, blurred, recolour, sideways  # noqa: E402
+from training.classifier import (  # noqa: E402
+    MOST_BLUR,
+    MOST_MOTION,
+    blurred,
+    recolour,
+    sideways,
+    smeared,
+)
 
 
 def _view(ink: tuple[float, float, float]) -> np.ndarray:
@@ -85,3 +93,29 @@ def test_a_blurred_view_keeps_its_ink_and_spreads_it_and_none_is_drawn_at_zero()
                        torch.rand(3, generator=torch.Generator().manual_seed(1)))
     some = (blurred(xb, 0.3, torch.Generator().manual_seed(3)) != xb).flatten(1).any(1)
     assert 60 < int(some.sum()) < 120
+
+
+def test_a_smeared_view_keeps_its_ink_and_draws_it_out_along_one_line() -> None:
+    xb = torch.zeros(400, 3, 31, 31)
+    xb[:, :, 15, 15] = 1.0  # one bright dot in each view
+    out = smeared(xb, 1.0, torch.Generator().manual_seed(5))
+    assert out.shape == xb.shape
+    assert torch.allclose(out.sum(dim=(2, 3)), xb.sum(dim=(2, 3)), atol=1e-4)  # ink kept
+    lit = out[:, 0] > 1e-3
+    ys, xs = torch.meshgrid(torch.arange(31.0), torch.arange(31.0), indexing="ij")
+    spans = []
+    for k in range(len(out)):
+        w = out[k, 0][lit[k]]
+        p = torch.stack([xs[lit[k]], ys[lit[k]]], 1) - 15.0
+        cov = (p * w[:, None]).T @ p / w.sum()
+        big, small = (float(e) for e in torch.linalg.eigvalsh(cov).flip(0))
+        assert small < 0.35  # a line one pixel wide, at any angle
+        spans.append((12 * big) ** 0.5)  # a uniform line's length from its spread
+    assert min(spans) < 3.0 and max(spans) > 0.8 * MOST_MOTION  # lengths 1.5 to MOST_MOTION
+    assert max(spans) <= MOST_MOTION + 1.5
+    gen = torch.Generator().manual_seed(1)
+    assert smeared(xb, 0.0, gen) is xb
+    assert torch.equal(torch.rand(3, generator=gen),
+                       torch.rand(3, generator=torch.Generator().manual_seed(1)))
+    some = (smeared(xb, 0.3, torch.Generator().manual_seed(3)) != xb).flatten(1).any(1)
+    assert 80 < int(some.sum()) < 160
