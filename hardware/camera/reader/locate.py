@@ -202,6 +202,15 @@ def grown(frame: Array, quad: Array, scale: float) -> Array:
     return on_edges(frame, centre + scale * (q - centre))
 
 
+def overlap(a: Array, b: Array) -> float:
+    """How much two convex outlines overlap: their common area over the area either covers
+    (0: apart or degenerate, 1: the same)."""
+    p, q = a.reshape(4, 2).astype(np.float32), b.reshape(4, 2).astype(np.float32)
+    common, _ = cv2.intersectConvexConvex(p, q)
+    either = float(cv2.contourArea(p)) + float(cv2.contourArea(q)) - float(common)
+    return float(common) / either if either > 0 else 0.0
+
+
 def whole(image: Array) -> Array:
     """``image`` without the last rows and columns (fewer than the step by which
     :meth:`Locator.chances` first shrinks it) that keep its size from being a whole number of
