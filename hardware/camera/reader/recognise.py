@@ -569,9 +569,7 @@ def enrolled_verdict(seen: bool, card: Card, chance: float, m: Match,
         # deck's clear picture of the same card, and the classifier not sure of another, the
         # deck's two witnesses name it
         sure_other = seen and card != m.card and chance >= DENY
-        p = clear_picture()
-        if p is not None and p.card == m.card and (not sure_other or p.score >= OVERRULE):
-            # a picture this alike overrules the classifier, as it does a weak agreement
+        if not sure_other and (p := clear_picture()) is not None and p.card == m.card:
             return Read(m.card, _sure(min(m.margin, p.margin)), quad)
         why = ("no index" if not seen else "classifier disagrees"
                if sure_other else "classifier unsure")
