@@ -217,24 +217,31 @@ class Recogniser:
     def _read(self, frame: Array) -> Read:
         first: Read | None = None
         weak: Read | None = None
+        disputed: Read | None = None  # the deck's clear witnesses against a sure classifier
         for spot in self.locator.look(frame, SPOT_TRIES).spots:
             if spot.on_top < ON_TOP:
                 # the outline takes in much the network sees as no top card: one beneath
                 first = first or Read(None, 0.0, spot.quad, "not the top card")
                 continue
             got = self.read_quad(frame, spot.quad)
+            if got.card is not None and disputed is not None and self.disputes(disputed, got):
+                return disputed
             if got.card is not None and got.confidence >= self.threshold:
                 return got if weak is None else self.against(weak, got)
             if got.card is not None:
                 weak = weak or got
             else:
                 first = first or got
+                if got.reason == "classifier disagrees":
+                    disputed = disputed or got
         # no place named a card (or only less surely than the threshold): another outline
         # of it, drawn out, gives the classifier another try (an outline cut short, or
         # taken the wrong way round; docs/camera.md)
         for spot in self.locator.look(frame, SPOT_TRIES, DRAWN_OUT).spots:
             if spot.on_top >= ON_TOP:
                 got = self.read_quad(frame, spot.quad)
+                if got.card is not None and disputed is not None and self.disputes(disputed, got):
+                    return disputed
                 if got.card is not None:
                     return got if weak is None else self.against(weak, got)
         if weak is not None:
@@ -254,6 +261,16 @@ class Recogniser:
                 and overlap(weak.quad, other.quad) >= SAME_PLACE):
             return Read(None, weak.confidence, weak.quad, "outlines disagree", weak.card)
         return weak
+
+    def disputes(self, disputed: Read, other: Read) -> bool:
+        """Whether ``other``, read on an outline of the same card (:data:`SAME_PLACE`) as a
+        read whose enrolled deck's clear features named one card and a sure classifier
+        another ("classifier disagrees"), names a card the deck did not: then neither is
+        named (a deck whose suits the classifier was never taught, a Swiss-suited one, had
+        its 8 of roses named the 8 of diamonds so, by the look drawn out)."""
+        return (other.card != disputed.guess and disputed.quad is not None
+                and other.quad is not None
+                and overlap(disputed.quad, other.quad) >= SAME_PLACE)
 
     def look(self, frame: Array, quad: Array) -> Look:
         """The classifier's reading of the card inside ``quad``."""

@@ -1116,3 +1116,43 @@ def test_outlines_overlap_by_their_common_area_over_the_area_either_covers() -> 
     assert overlap(square, square + (5, 0)) == pytest.approx(50 / 150)
     assert overlap(square, square + (20, 0)) == 0.0
     assert overlap(square, np.zeros((4, 2), np.float32)) == 0.0
+
+
+def test_the_deck_s_clear_witnesses_against_a_sure_classifier_are_not_overruled_elsewhere(
+        recogniser: Recogniser, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An enrolled read whose deck's clear features name one card and a sure classifier
+    another is unclear ("classifier disagrees"); another outline of the same card naming a
+    card the deck did not does not decide either: the read stays unclear. A Swiss-suited
+    deck's 8 of roses, enrolled, was named the 8 of diamonds so, by the look drawn out. An
+    outline of another card (one beneath) reads as before, as does one naming the deck's."""
+    need_artwork("berlin")
+    frame = render(photo("berlin", Card.parse("7C"), seed=301))
+    found = recogniser.locator.look(frame, SPOT_TRIES)
+    q1 = found.spots[0].quad
+    q2, side = q1 + 3.0, q1 + (q1[1] - q1[0]) * 0.5
+    eight_h, eight_d = Card.parse("8H"), Card.parse("8D")
+    disputed = Read(None, 0.09, q1, "classifier disagrees", eight_h)
+    asked: list[float] = []
+
+    def reads(other: Read) -> Read:
+        def look(image: np.ndarray, most: int = 2, pad: float = 0.0) -> Sight:
+            asked.append(pad)
+            return Sight(found.chance, [Spot(q1 if pad == 0.0 else other.quad, 0.9)])
+
+        monkeypatch.setattr(recogniser.locator, "look", look)
+        monkeypatch.setattr(recogniser, "read_quad",
+                            lambda image, quad: disputed if quad is q1 else other)
+        asked.clear()
+        return recogniser.read(frame)
+
+    assert reads(Read(eight_d, 0.978, q2)) is disputed and asked == [0.0, DRAWN_OUT]
+    assert reads(Read(eight_d, 1.0, q2)) is disputed
+    assert reads(Read(eight_h, 0.99, q2)).card == eight_h
+    assert overlap(q1, side) < SAME_PLACE and reads(Read(eight_d, 0.99, side)).card == eight_d
+    # two places in the frame as it is: the second, of the same card, is not taken either
+    monkeypatch.setattr(recogniser.locator, "look", lambda image, most=2, pad=0.0: Sight(
+        found.chance, [Spot(q1, 0.9), Spot(q2, 0.8)]))
+    other = Read(eight_d, 0.99, q2)
+    monkeypatch.setattr(recogniser, "read_quad",
+                        lambda image, quad: disputed if quad is q1 else other)
+    assert recogniser.read(frame) is disputed
