@@ -66,7 +66,7 @@ from referee.errors import RefereeError
 Array = npt.NDArray[Any]
 
 #: Out of the box, a read is named at this confidence or more (rank times suit).
-THRESHOLD = 0.97
+THRESHOLD = 0.95
 #: Views must see an index this surely (the surest view's chance of a glyph at all).
 INDEX = 0.5
 #: With an enrolled deck (:func:`decide_enrolled`): the least margin of the nearest card over

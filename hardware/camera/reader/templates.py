@@ -33,10 +33,10 @@ from referee.cards import Card, full_deck
 Array = npt.NDArray[Any]
 
 #: What a deck file holds: a file of another kind (another classifier) cannot be matched.
-TEMPLATE_KIND = "corner-features-v2"
+TEMPLATE_KIND = "corner-features-v3"
 #: The SHA-256 of the shipped classifier whose features a deck file of :data:`TEMPLATE_KIND`
 #: holds: a new classifier needs a new kind (tests/hardware/camera/test_weights.py checks).
-FEATURES_OF = "1d10e16d1e8de24d7fee2f78fb6ddf843cd5c2752e9d5774bb1b4d066cf7eb56"
+FEATURES_OF = "23799da35c13a9e9f4a67e27d0e1c4bfc8a3460774c013d41791c44955a6c216"
 
 
 #: The size (width, height) an enrolled card's picture is shrunk to (:func:`picture`), and how

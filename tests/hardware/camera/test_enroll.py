@@ -71,8 +71,9 @@ def test_an_enrolled_deck_reads_a_deck_the_classifier_cannot(swiss: EnrolledDeck
     mine = Recogniser(swiss)
     reads = [(top, mine.read(frame).card) for top, frame in swiss_scenes()]
     assert sum(card not in (None, top) for top, card in reads) == 0
-    # 6 of 16 here, by the deck's pictures (13 when the deck's features alone named cards;
-    # they no longer do: on real photos they were wrong more often than right)
+    # 11 of 16 here with the classifier taught smeared corners (6 with the one before; 13
+    # when the deck's features alone named cards, which they no longer do: on real photos
+    # they were wrong more often than right)
     assert sum(card == top for top, card in reads) >= 5
 
 
@@ -132,10 +133,9 @@ def test_a_deck_file_with_the_cards_misnamed_reads_unclear_not_wrong(
 def test_the_self_check_names_the_cards_it_does_not_read_again(tmp_path: Path) -> None:
     """Each card's photo read again, turned round and askew, by the enrolled deck: a folder
     whose 6S and 7S photos were swapped (each card enrolled under the other's name) has both
-    named, each read unclear or as the other; the folder as it should be, none. (The shipped
-    classifier reads each of the two photos, shaken, as its own card at 1.00, so neither
-    swapped name is read; the 5S of these photos it reads at only 0.80, too unsure to deny
-    the 6S that the swapped deck's picture names, so a 5S-6S swap would name the 5S alone.)"""
+    named, each read unclear or as the other; the folder as it should be, none. (Not every
+    swap has both named: of 11 pairs of these photos swapped, the shipped classifier has both
+    named in 8 and one in the others, e.g. the 5S alone of a 5S-6S swap; docs/camera.md.)"""
     need_artwork("anglo")
     for card in full_deck():
         cv2.imwrite(str(tmp_path / f"{card}.png"), render(photo("anglo", card, 3)))
@@ -451,13 +451,14 @@ def test_a_deck_says_it_prints_its_index_in_the_other_corners_by_most_of_its_car
 
 @pytest.mark.slow
 def test_the_deck_s_clear_picture_names_a_club_the_classifier_takes_for_a_spade() -> None:
-    """A calibration scene of a deck the networks never saw (gnomangelo, seed 40 017): the
-    classifier reads its 3 of clubs as the 3 of spades, and the deck's features only just
-    agree; the deck's whole-card picture, clearly the 3 of clubs, names it. Without the
-    pictures the same read is the 3 of spades, wrong."""
+    """A scene of a deck the networks never saw (gnomangelo, seed 60 311): the classifier
+    reads its 3 of clubs as the 3 of spades, surely, and the deck's features only just agree;
+    the deck's whole-card picture, clearly the 3 of clubs, names it. Without the pictures the
+    same read is the 3 of spades, wrong. (The example was seed 40 017 until the classifier
+    taught smeared corners, which is unsure of that one: without pictures it is unclear.)"""
     need_artwork("gnomangelo")
     deck = enrolled("gnomangelo")
-    scene = random_scene(40017, "gnomangelo")
+    scene = random_scene(60311, "gnomangelo")
     assert scene.top == Card.parse("3C")
     frame = render(scene)
     assert Recogniser(deck).read(frame).card == Card.parse("3C")

@@ -54,10 +54,11 @@ def test_two_reads_are_not_enough() -> None:
 def test_a_filmed_game_through_the_recogniser(decks: None) -> None:
     """The first lays of a seeded Banka bäver game filmed at 30 fps (among them a pile won by
     a payment and swept away): each lay found was laid, in order, once, within two frame
-    periods of the true lay, and at most one of the eight is missed (its card left unclear in
-    every frame: the shipped classifier doubts this film's jack of clubs; over 21 such films
-    of fold 1's decks it found 164 of 168 lays in order and none out of order:
-    bench/camera.py --films 3)."""
+    periods of the true lay, but for at most one of the eight, missed or found late (by at
+    most five frame periods): this film's jack of clubs is a card the classifiers doubt. The
+    one before left it unclear in every frame; the shipped one reads it surely in two frames
+    of every five (the camera's noise repeats), the first of them 3.4 frame periods after the
+    lay. Over 21 such films of fold 1's decks: bench/camera.py --films 3, docs/camera.md."""
     pytest.importorskip("cv2")
     from cardtable.simulate import Simulation
     from hardware.camera.reader.recognise import Recogniser
@@ -71,14 +72,16 @@ def test_a_filmed_game_through_the_recogniser(decks: None) -> None:
         if lay is not None:
             found.append((lay.t, lay.card))
     true = list(filmed.lays)
-    i = 0
+    frame = 1e9 / 30
+    i, late = 0, 0
     for t, card in found:
         while i < len(true) and true[i][1] != card:
             i += 1
         assert i < len(true), f"{card} was not laid (or not in this order)"
-        assert 0 <= t - true[i][0] <= 2 * 1e9 / 30, (card, t, true[i][0])
+        assert 0 <= t - true[i][0] <= 5 * frame, (card, t, true[i][0])
+        late += t - true[i][0] > 2 * frame
         i += 1
-    assert len(found) >= len(true) - 1, (found, true)
+    assert late + len(true) - len(found) <= 1, (found, true)
 
 
 def test_a_card_lands_on_a_pile_no_hand_covers(decks: None) -> None:
