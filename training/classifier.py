@@ -56,8 +56,8 @@ SIDEWAYS = 0.0
 #: pixels of the view).
 BLUR, MOST_BLUR = 0.0, 3.0
 #: The share of views smeared as by the camera's motion (:func:`smeared`), and the longest
-#: smear (pixels of the view). A small card far from a 1280x960 camera's centre smears by up
-#: to 14 pixels of the warped card in the bench's scenes; the filmed samples, each card filling
+#: smear (pixels of the view). In the bench's scenes a small card in a 1280x960 frame is
+#: smeared by up to 14 pixels of the warped card; in the filmed samples, each card filling
 #: most of its frame, by 3 at most.
 MOTION, MOST_MOTION = 0.0, 10.0
 
