@@ -6,6 +6,8 @@ extra); skipped without it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,17 @@ def test_a_view_turned_on_its_side_shows_no_glyph_and_keeps_its_size() -> None:
     assert 30 < int((some == len(GLYPHS)).sum()) < 90
 
 
+def _none_at_zero_about_a_share_else(augment: Any, xb: Any, low: int, high: int) -> None:
+    """``augment`` at share 0 changes nothing and draws nothing (the other changes' draws
+    stay those of before); at 0.3 it changes between ``low`` and ``high`` of the views."""
+    gen = torch.Generator().manual_seed(1)
+    assert augment(xb, 0.0, gen) is xb
+    assert torch.equal(torch.rand(3, generator=gen),
+                       torch.rand(3, generator=torch.Generator().manual_seed(1)))
+    some = (augment(xb, 0.3, torch.Generator().manual_seed(3)) != xb).flatten(1).any(1)
+    assert low < int(some.sum()) < high
+
+
 def test_a_blurred_view_keeps_its_ink_and_spreads_it_and_none_is_drawn_at_zero() -> None:
     v = _view((0.05, 0.05, 0.05))
     xb = torch.from_numpy(np.stack([v] * 300))
@@ -87,12 +100,7 @@ def test_a_blurred_view_keeps_its_ink_and_spreads_it_and_none_is_drawn_at_zero()
     assert bool((beyond < float(xb[0, 0, 5, 3]) - 0.005).all())
     assert float(middle.max() - middle.min()) > 0.1  # sigmas from 0.5 to MOST_BLUR
     assert MOST_BLUR >= 2.0  # past 1.5-2 px a club's lobes merge (docs/camera.md)
-    gen = torch.Generator().manual_seed(1)
-    assert blurred(xb, 0.0, gen) is xb
-    assert torch.equal(torch.rand(3, generator=gen),
-                       torch.rand(3, generator=torch.Generator().manual_seed(1)))
-    some = (blurred(xb, 0.3, torch.Generator().manual_seed(3)) != xb).flatten(1).any(1)
-    assert 60 < int(some.sum()) < 120
+    _none_at_zero_about_a_share_else(blurred, xb, 60, 120)
 
 
 def test_a_smeared_view_keeps_its_ink_and_draws_it_out_along_one_line() -> None:
@@ -113,9 +121,4 @@ def test_a_smeared_view_keeps_its_ink_and_draws_it_out_along_one_line() -> None:
         spans.append((12 * big) ** 0.5)  # a uniform line's length from its spread
     assert min(spans) < 3.0 and max(spans) > 0.8 * MOST_MOTION  # lengths 1.5 to MOST_MOTION
     assert max(spans) <= MOST_MOTION + 1.5
-    gen = torch.Generator().manual_seed(1)
-    assert smeared(xb, 0.0, gen) is xb
-    assert torch.equal(torch.rand(3, generator=gen),
-                       torch.rand(3, generator=torch.Generator().manual_seed(1)))
-    some = (smeared(xb, 0.3, torch.Generator().manual_seed(3)) != xb).flatten(1).any(1)
-    assert 80 < int(some.sum()) < 160
+    _none_at_zero_about_a_share_else(smeared, xb, 80, 160)
