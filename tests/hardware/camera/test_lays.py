@@ -72,14 +72,14 @@ def test_a_filmed_game_through_the_recogniser(decks: None) -> None:
         if lay is not None:
             found.append((lay.t, lay.card))
     true = list(filmed.lays)
-    frame = 1e9 / 30
+    period = 1e9 / 30  # a frame's, at 30 fps
     i, late = 0, 0
     for t, card in found:
         while i < len(true) and true[i][1] != card:
             i += 1
         assert i < len(true), f"{card} was not laid (or not in this order)"
-        assert 0 <= t - true[i][0] <= 5 * frame, (card, t, true[i][0])
-        late += t - true[i][0] > 2 * frame
+        assert 0 <= t - true[i][0] <= 5 * period, (card, t, true[i][0])
+        late += t - true[i][0] > 2 * period
         i += 1
     assert late + len(true) - len(found) <= 1, (found, true)
 
