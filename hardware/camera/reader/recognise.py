@@ -257,8 +257,7 @@ class Recogniser:
         ``other``: unclear where ``other`` is another card named at the threshold or more on
         an outline of the same card (:data:`SAME_PLACE`; not a card beneath)."""
         if (other.card != weak.card and other.confidence >= self.threshold
-                and weak.quad is not None and other.quad is not None
-                and overlap(weak.quad, other.quad) >= SAME_PLACE):
+                and same_place(weak, other)):
             return Read(None, weak.confidence, weak.quad, "outlines disagree", weak.card)
         return weak
 
@@ -268,9 +267,7 @@ class Recogniser:
         another ("classifier disagrees"), names a card the deck did not: then neither is
         named (a deck whose suits the classifier was never taught, a Swiss-suited one, had
         its 8 of roses named the 8 of diamonds so, by the look drawn out)."""
-        return (other.card != disputed.guess and disputed.quad is not None
-                and other.quad is not None
-                and overlap(disputed.quad, other.quad) >= SAME_PLACE)
+        return other.card != disputed.guess and same_place(disputed, other)
 
     def look(self, frame: Array, quad: Array) -> Look:
         """The classifier's reading of the card inside ``quad``."""
@@ -370,6 +367,12 @@ def checked(frame: Array) -> Array:
         raise FrameError(f"a frame of {w} x {h} pixels: no camera's (at most "
                          f"{MOST_ASPECT:g} times as wide as high, or as high as wide)")
     return frame
+
+
+def same_place(a: Read, b: Read) -> bool:
+    """Whether two reads are of outlines of the same card (:data:`SAME_PLACE`)."""
+    return (a.quad is not None and b.quad is not None
+            and overlap(a.quad, b.quad) >= SAME_PLACE)
 
 
 def too_oblong(w: int, h: int) -> bool:
